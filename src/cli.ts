@@ -1,0 +1,250 @@
+/**
+ * The `hookflow` command (SPEC 9). Each subcommand parses its own flags strictly (a typo is an
+ * error, not a silent default), loads the one config, and exits 0 on success, 1 on a failure,
+ * 2 on bad usage or bad configuration.
+ */
+import fs from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
+import { AppError } from './errors.js';
+import { decodeCursor } from './ids.js';
+import { presentWorkflow } from './http/present.js';
+import { createLogger } from './log.js';
+import { type Roles, startHookflow } from './main.js';
+import { LocalBus } from './queue/bus.js';
+import { openStore, type Store } from './store/store.js';
+import { TokenService } from './tokens/tokens.js';
+import { rowToWorkflow } from './store/workflows.js';
+import type { WorkflowCreate } from './workflows/model.js';
+import { WorkflowService } from './workflows/service.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const CONFIG_OPTIONS: Options = Object.fromEntries(CONFIG_FLAGS.map((f) => [f, { type: 'string' }]));
+
+const CONFIG_HELP = `Configuration (flag or environment variable):
+  --port, HOOKFLOW_PORT                 TCP port (default 5678)
+  --host, HOOKFLOW_HOST                 interface to bind (default 0.0.0.0)
+  --base-url, HOOKFLOW_BASE_URL         public URL of webhooks and links (default http://localhost:<port>)
+  --data-dir, HOOKFLOW_DATA_DIR         folder of the SQLite database (default ./data)
+  --database-url, HOOKFLOW_DATABASE_URL postgres://… to use PostgreSQL instead of SQLite
+  --log-level, HOOKFLOW_LOG_LEVEL       fatal|error|warn|info|debug|trace|silent (default info)
+  HOOKFLOW_MAX_BODY_BYTES               largest request body (default 16777216)
+  HOOKFLOW_ENCRYPTION_KEY               key for secrets at rest
+  HOOKFLOW_SQLITE_SYNCHRONOUS           FULL (default) or NORMAL
+  HOOKFLOW_EXECUTOR_CONCURRENCY         executions run at once (default 8)
+  HOOKFLOW_INGEST_MAX_PENDING           requests waiting for commit before 503 (default 10000)`;
+
+const HELP: Record<string, string> = {
+  main: `hookflow — webhook-driven workflow automation
+
+Usage: hookflow <command> [options]
+
+Commands:
+  start                       run everything in one process (webhooks, API, executor)
+  webhook                     run only the webhook/API role (distributed mode)
+  worker                      run only the executor role (distributed mode)
+  tokens create --name N      create an API token (printed alone on the last line)
+  tokens list                 list API tokens
+  tokens revoke ID            revoke an API token
+  workflows export [FILE]     write all workflows as JSON (to stdout without FILE)
+  workflows import FILE       create or update workflows from a JSON export
+
+Run \`hookflow <command> --help\` for a command's options.`,
+  start: `Usage: hookflow start [options]\n\nRuns webhooks, API and executor in one process.\n\n${CONFIG_HELP}`,
+  webhook: `Usage: hookflow webhook [options]\n\nRuns webhooks and the API without an executor (pair it with \`hookflow worker\` on a shared PostgreSQL).\n\n${CONFIG_HELP}`,
+  worker: `Usage: hookflow worker [options]\n\nRuns only the executor (pair it with \`hookflow webhook\` on a shared PostgreSQL).\n\n${CONFIG_HELP}`,
+  tokens: `Usage:
+  hookflow tokens create --name NAME   create an API token; the token is printed alone on the last line of stdout
+  hookflow tokens list                 list tokens (id, name, prefix, created, last used)
+  hookflow tokens revoke ID            revoke a token
+
+${CONFIG_HELP}`,
+  workflows: `Usage:
+  hookflow workflows export [FILE]     write all workflows (secrets masked) as JSON to FILE or stdout
+  hookflow workflows import FILE       create workflows from FILE (a workflow, an array, or an export);
+                                       a workflow whose id exists is replaced; "active": true activates it
+
+${CONFIG_HELP}`,
+};
+
+class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        console.log(HELP.main);
+        return command === undefined ? 2 : 0;
+      case 'start':
+        return await serve('start', rest, { http: true, worker: true });
+      case 'webhook':
+        return await serve('webhook', rest, { http: true, worker: false });
+      case 'worker':
+        return await serve('worker', rest, { http: false, worker: true });
+      case 'tokens':
+        return await tokens(rest);
+      case 'workflows':
+        return await workflows(rest);
+      default:
+        throw new UsageError(`Unknown command "${command}". Run \`hookflow --help\` to see the commands.`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`hookflow: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`hookflow: ${(err as Error).message}`);
+      return 2;
+    }
+    if (err instanceof AppError) {
+      console.error(`hookflow: ${err.message}${err.hint ? `\n${err.hint}` : ''}`);
+      return 1;
+    }
+    console.error(`hookflow: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+function parse(args: string[], options: Options = {}) {
+  return parseArgs({ args, options: { ...CONFIG_OPTIONS, ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+}
+
+function configFrom(args: string[]): Config {
+  return loadConfig({ env: process.env, argv: args, cwd: process.cwd() });
+}
+
+async function serve(name: string, args: string[], roles: Roles): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (values.help) return help(name);
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow ${name} --help\`.`);
+  const config = configFrom(args);
+  const log = createLogger(config.log.level);
+  const hookflow = await startHookflow({ config, log, roles });
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'shutting down: finishing in-flight requests and executions');
+      // A second signal while draining means "now".
+      process.once(signal, () => process.exit(1));
+      hookflow.close().then(resolve, (err) => {
+        log.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  log.info('stopped');
+  log.flush();
+  return 0;
+}
+
+/** Utility commands open the store directly (SQLite in WAL mode allows this beside a running server). */
+async function withStore<T>(args: string[], fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
+  const config = configFrom(args);
+  const store = await openStore(config.store, createLogger(config.log.level === 'info' ? 'warn' : config.log.level, 2));
+  try {
+    return await fn(store, config);
+  } finally {
+    await store.close();
+  }
+}
+
+async function tokens(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { name: { type: 'string' } });
+  const [sub, ...more] = positionals;
+  if (values.help || sub === undefined) return help('tokens', sub === undefined && !values.help);
+  switch (sub) {
+    case 'create': {
+      const name = (values as { name?: unknown }).name;
+      if (typeof name !== 'string' || name.trim() === '') throw new UsageError('tokens create needs --name NAME.');
+      return withStore(args, async (store) => {
+        const { token, apiToken } = await new TokenService({ store }).create(name.trim());
+        console.error(`Created API token "${apiToken.name}" (id ${apiToken.id}). It is shown once; store it now:`);
+        console.log(token);
+        return 0;
+      });
+    }
+    case 'list':
+      return withStore(args, async (store) => {
+        const service = new TokenService({ store });
+        let cursor: string | undefined;
+        console.log(['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED'].join('\t'));
+        do {
+          const page = await service.list(200, cursor);
+          for (const t of page.items) console.log([t.id, t.name, `${t.prefix}…`, t.createdAt, t.lastUsedAt ?? '-'].join('\t'));
+          cursor = page.nextCursor ? decodeCursor(page.nextCursor) : undefined;
+        } while (cursor);
+        return 0;
+      });
+    case 'revoke': {
+      const id = more[0];
+      if (!id) throw new UsageError('tokens revoke needs the token id (see `hookflow tokens list`).');
+      return withStore(args, async (store) => {
+        await new TokenService({ store }).revoke(id);
+        console.error(`Revoked token ${id}.`);
+        return 0;
+      });
+    }
+    default:
+      throw new UsageError(`Unknown tokens command "${sub}". Run \`hookflow tokens --help\`.`);
+  }
+}
+
+async function workflows(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args);
+  const [sub, file] = positionals;
+  if (values.help || sub === undefined) return help('workflows', sub === undefined && !values.help);
+  switch (sub) {
+    case 'export':
+      return withStore(args, async (store, config) => {
+        const rows = await store.db.selectFrom('workflows').selectAll().orderBy('id').execute();
+        const items = rows.map((r) => presentWorkflow(rowToWorkflow(r), config.http.baseUrl));
+        const text = `${JSON.stringify({ items }, null, 2)}\n`;
+        if (file && file !== '-') {
+          await fs.writeFile(file, text, { mode: 0o600 });
+          console.error(`Exported ${items.length} workflow(s) to ${file}.`);
+        } else {
+          process.stdout.write(text);
+        }
+        return 0;
+      });
+    case 'import': {
+      if (!file) throw new UsageError('workflows import needs a FILE.');
+      const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as unknown;
+      const list = Array.isArray(parsed)
+        ? parsed
+        : parsed && typeof parsed === 'object' && Array.isArray((parsed as { items?: unknown }).items)
+          ? (parsed as { items: unknown[] }).items
+          : [parsed];
+      return withStore(args, async (store) => {
+        const service = new WorkflowService({ store, bus: new LocalBus() });
+        let failed = 0;
+        for (const entry of list as (WorkflowCreate & { id?: string; active?: boolean })[]) {
+          try {
+            const input: WorkflowCreate = { name: entry.name, trigger: entry.trigger, steps: entry.steps ?? [] };
+            const w = await service.import(input, entry.id);
+            if (entry.active) await service.activate(w.id);
+            console.error(`Imported "${w.name}" (${w.id})${entry.active ? ', active' : ''}.`);
+          } catch (err) {
+            failed++;
+            console.error(`Could not import "${entry?.name ?? '?'}": ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }
+        return failed > 0 ? 1 : 0;
+      });
+    }
+    default:
+      throw new UsageError(`Unknown workflows command "${sub}". Run \`hookflow workflows --help\`.`);
+  }
+}
+
+function help(name: string, asError = false): number {
+  (asError ? console.error : console.log)(HELP[name] ?? HELP.main);
+  return asError ? 2 : 0;
+}

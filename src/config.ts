@@ -1,0 +1,203 @@
+/**
+ * The one validated configuration object. `loadConfig({ env, argv })` is the only reader of
+ * process.env in hookflow: every setting is declared once below with its env name, flag, default
+ * and meaning, parsed and validated together, and frozen. A bad value is never warned about and
+ * replaced by a default: loadConfig throws ConfigError naming every bad key, and the CLI exits 2.
+ */
+import path from 'node:path';
+
+export interface Config {
+  http: {
+    /** HOOKFLOW_PORT / --port: TCP port to listen on. */
+    port: number;
+    /** HOOKFLOW_HOST / --host: interface to bind. */
+    host: string;
+    /** HOOKFLOW_BASE_URL / --base-url: public URL every webhook and UI link is built from. */
+    baseUrl: string;
+    /** HOOKFLOW_MAX_BODY_BYTES: largest request body accepted anywhere (webhooks: also per trigger). */
+    maxBodyBytes: number;
+  };
+  store: {
+    /** HOOKFLOW_DATA_DIR / --data-dir: folder of the SQLite file (and generated keys). */
+    dataDir: string;
+    /** HOOKFLOW_DATABASE_URL / --database-url: `postgres://…` switches to PostgreSQL. */
+    databaseUrl: string | undefined;
+    /** HOOKFLOW_SQLITE_SYNCHRONOUS: FULL (default: a 2xx survives power loss) or NORMAL (survives a process crash). */
+    sqliteSynchronous: 'FULL' | 'NORMAL';
+  };
+  ingest: {
+    /** HOOKFLOW_INGEST_MAX_PENDING: accepted-but-not-yet-committed requests before answering 503 overloaded. */
+    maxPending: number;
+  };
+  executor: {
+    /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions run at once by one process. */
+    concurrency: number;
+  };
+  security: {
+    /** HOOKFLOW_ENCRYPTION_KEY: key for secrets at rest (generated into the data dir when unset). */
+    encryptionKey: string | undefined;
+  };
+  log: {
+    /** HOOKFLOW_LOG_LEVEL / --log-level: fatal | error | warn | info | debug | trace | silent. */
+    level: string;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string) => T | { error: string };
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= min && n <= max ? n : { error: `a whole number from ${min} to ${max}` };
+  };
+
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw) => {
+    const found = values.find((x) => x.toLowerCase() === raw.toLowerCase());
+    return found ?? { error: `one of ${values.join(', ')}` };
+  };
+
+const text: Parser<string> = (raw) => (raw.trim() === '' ? { error: 'a non-empty value' } : raw.trim());
+
+const httpUrl: Parser<string> = (raw) => {
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { error: 'an http:// or https:// URL' };
+    if (url.search || url.hash) return { error: 'a URL without query string or fragment' };
+    return url.toString().replace(/\/+$/, '');
+  } catch {
+    return { error: 'an absolute URL such as https://hooks.example.com' };
+  }
+};
+
+const postgresUrl: Parser<string> = (raw) => {
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+      return { error: 'a postgres:// URL (leave it unset for the embedded SQLite store)' };
+    }
+    return raw;
+  } catch {
+    return { error: 'a URL such as postgres://user@127.0.0.1:5432/hookflow' };
+  }
+};
+
+const encryptionKey: Parser<string> = (raw) =>
+  raw.length >= 32 ? raw : { error: 'at least 32 characters (e.g. `openssl rand -base64 32`)' };
+
+interface Setting<T> {
+  env: string;
+  flag?: string;
+  parse: Parser<T>;
+}
+
+// The schema: every setting, its env name, its flag. Defaults are applied in loadConfig below.
+const SETTINGS = {
+  port: { env: 'HOOKFLOW_PORT', flag: 'port', parse: integer(0, 65535) },
+  host: { env: 'HOOKFLOW_HOST', flag: 'host', parse: text },
+  baseUrl: { env: 'HOOKFLOW_BASE_URL', flag: 'base-url', parse: httpUrl },
+  maxBodyBytes: { env: 'HOOKFLOW_MAX_BODY_BYTES', parse: integer(1024, 1024 * 1024 * 1024) },
+  dataDir: { env: 'HOOKFLOW_DATA_DIR', flag: 'data-dir', parse: text },
+  databaseUrl: { env: 'HOOKFLOW_DATABASE_URL', flag: 'database-url', parse: postgresUrl },
+  sqliteSynchronous: { env: 'HOOKFLOW_SQLITE_SYNCHRONOUS', parse: oneOf('FULL', 'NORMAL') },
+  ingestMaxPending: { env: 'HOOKFLOW_INGEST_MAX_PENDING', parse: integer(1, 1_000_000) },
+  executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
+  encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
+  logLevel: {
+    env: 'HOOKFLOW_LOG_LEVEL',
+    flag: 'log-level',
+    parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof SETTINGS;
+type Values = { [K in keyof Settings]: Exclude<ReturnType<Settings[K]['parse']>, { error: string }> };
+
+/** The flags loadConfig understands, for `--help` and for the CLI's own argument check. */
+export const CONFIG_FLAGS: readonly string[] = Object.values(SETTINGS).flatMap((s: Setting<unknown>) =>
+  s.flag ? [s.flag] : [],
+);
+
+export interface LoadConfigInput {
+  env?: Record<string, string | undefined>;
+  /** Flags of the form `--name value` or `--name=value`; flags win over env. */
+  argv?: readonly string[];
+  cwd?: string;
+}
+
+export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput = {}): Config {
+  const flags = parseFlags(argv);
+  const problems: string[] = [];
+  const values: Partial<Record<keyof Settings, unknown>> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as [keyof Settings, Setting<unknown>][]) {
+    const fromFlag = setting.flag ? flags.get(setting.flag) : undefined;
+    const raw = fromFlag ?? env[setting.env];
+    if (raw === undefined || raw === '') continue;
+    const parsed = setting.parse(raw);
+    if (isError(parsed)) {
+      const name = fromFlag !== undefined ? `--${setting.flag}` : setting.env;
+      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${parsed.error}`);
+    } else {
+      values[key] = parsed;
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const v = values as Partial<Values>;
+  const port = v.port ?? 5678;
+  const config: Config = {
+    http: {
+      port,
+      host: v.host ?? '0.0.0.0',
+      baseUrl: v.baseUrl ?? `http://localhost:${port}`,
+      maxBodyBytes: v.maxBodyBytes ?? 16 * 1024 * 1024,
+    },
+    store: {
+      dataDir: path.resolve(cwd, v.dataDir ?? 'data'),
+      databaseUrl: v.databaseUrl,
+      sqliteSynchronous: v.sqliteSynchronous ?? 'FULL',
+    },
+    ingest: { maxPending: v.ingestMaxPending ?? 10_000 },
+    executor: { concurrency: v.executorConcurrency ?? 8 },
+    security: { encryptionKey: v.encryptionKey },
+    log: { level: v.logLevel ?? 'info' },
+  };
+  return deepFreeze(config);
+}
+
+function isError(x: unknown): x is { error: string } {
+  return typeof x === 'object' && x !== null && 'error' in x;
+}
+
+function parseFlags(argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>();
+  const known = new Set(CONFIG_FLAGS);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) continue;
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (!known.has(name)) continue;
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError([`--${name} needs a value`]);
+    flags.set(name, value);
+  }
+  return flags;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

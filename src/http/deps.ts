@@ -1,0 +1,32 @@
+import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/store.js';
+import type { TokenService } from '../tokens/tokens.js';
+import type { Receiver } from '../webhooks/receive.js';
+import type { TestListeners } from '../webhooks/test-listener.js';
+import type { WorkflowService } from '../workflows/service.js';
+import type { ExecutionService } from '../executions/service.js';
+
+/** Everything the HTTP layer talks to, built by main.ts. */
+export interface HttpDeps {
+  config: Config;
+  log: Logger;
+  store: Store;
+  metrics: Metrics;
+  tokens: TokenService;
+  workflows: WorkflowService;
+  executions: ExecutionService;
+  listeners: TestListeners;
+  receiver: Receiver;
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;

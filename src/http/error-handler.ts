@@ -1,0 +1,60 @@
+/**
+ * Every error leaves as the SPEC body `{code, message, hint?}` with its status: AppErrors as they
+ * are, Fastify's own errors mapped to our codes, anything else as `internal_error` (logged with the
+ * stack; the client sees no internals). 5xx are logged at error, 4xx at debug.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, coerceError, type FieldError } from '../errors.js';
+import { validationFailed } from '../workflows/service.js';
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const fe = (err ?? {}) as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string };
+  if (Array.isArray(fe.validation)) {
+    const fields: FieldError[] = fe.validation.slice(0, 20).map((v) => {
+      const extra = v.params && typeof v.params.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
+      const where = fe.validationContext && fe.validationContext !== 'body' ? `/${fe.validationContext}` : '';
+      return { field: `${where}${v.instancePath ?? ''}${extra}` || '/', message: v.message ?? 'is invalid' };
+    });
+    return validationFailed(fields);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is larger than this server accepts.', {
+        hint: 'Send a smaller body (see HOOKFLOW_MAX_BODY_BYTES).',
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('invalid_body', 'This endpoint takes a JSON body.', {
+        hint: 'Send the body with Content-Type: application/json.',
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_body', 'The request body is not valid JSON.', {
+        hint: 'Check the JSON syntax (quotes, commas, brackets) and send it again.',
+      });
+  }
+  if (fe.statusCode === 400) {
+    return new AppError('invalid_body', fe.message ?? 'The request could not be read.', {
+      hint: 'Check the request body and its Content-Type.',
+    });
+  }
+  if (fe.statusCode === 413) {
+    return new AppError('payload_too_large', 'The request body is larger than this server accepts.');
+  }
+  return coerceError(err);
+}
+
+export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(err);
+  if (appError.status >= 500 && appError.code === 'internal_error') {
+    request.log.error({ err }, 'request failed');
+  } else {
+    request.log.debug({ code: appError.code }, appError.message);
+  }
+  sendError(reply, appError);
+}
+
+export function sendError(reply: FastifyReply, error: AppError): void {
+  if (error.headers) reply.headers(error.headers);
+  reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error));
+}

@@ -1,0 +1,40 @@
+/** How stored records look on the wire (API and CLI export). Secrets never leave as they are. */
+import type { ExecutionRow } from '../store/schema.js';
+import type { Workflow } from '../workflows/model.js';
+import { maskAuth } from '../workflows/trigger.js';
+
+export function presentWorkflow(w: Workflow, baseUrl: string) {
+  return {
+    id: w.id,
+    name: w.name,
+    active: w.active,
+    version: w.version,
+    trigger: {
+      ...w.trigger,
+      auth: maskAuth(w.trigger.auth),
+      testUrl: `${baseUrl}/webhook-test/${w.trigger.path}`,
+      productionUrl: `${baseUrl}/webhook/${w.trigger.path}`,
+    },
+    steps: w.steps,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt,
+  };
+}
+
+export function presentExecution(row: ExecutionRow) {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    workflowVersion: row.workflow_version,
+    mode: row.mode,
+    status: row.status,
+    trigger: JSON.parse(row.trigger) as unknown,
+    steps: JSON.parse(row.steps) as unknown[],
+    error: row.error === null ? null : (JSON.parse(row.error) as unknown),
+    attempt: row.attempt,
+    retryOf: row.retry_of,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}

@@ -1,0 +1,80 @@
+import Type from 'typebox';
+import { decodeCursor } from '../../ids.js';
+import type { App, HttpDeps } from '../deps.js';
+import { presentExecution } from '../present.js';
+import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
+
+const StatusSchema = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('filtered'),
+]);
+
+const ExecutionSchema = Type.Object({
+  id: Type.String(),
+  workflowId: Type.String(),
+  workflowVersion: Type.Integer(),
+  mode: Type.Union([Type.Literal('test'), Type.Literal('production')]),
+  status: StatusSchema,
+  trigger: Type.Unknown(),
+  steps: Type.Array(Type.Unknown()),
+  error: Type.Unknown(),
+  attempt: Type.Integer(),
+  retryOf: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+  startedAt: Type.Union([Type.String(), Type.Null()]),
+  finishedAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+const ListQuery = Type.Intersect([
+  PageQuery,
+  Type.Object({
+    workflowId: Type.Optional(Type.String({ maxLength: 64 })),
+    status: Type.Optional(StatusSchema),
+    mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('production')])),
+  }),
+]);
+
+export function executionRoutes(app: App, { executions }: HttpDeps): void {
+  const tags = ['executions'];
+  app.get(
+    '/executions',
+    { schema: { tags, security: secured, querystring: ListQuery, response: { 200: pageOf(ExecutionSchema), ...errors(400, 401) } } },
+    async (req) =>
+      executions.list(
+        {
+          workflowId: req.query.workflowId,
+          status: req.query.status,
+          mode: req.query.mode,
+          before: decodeCursor(req.query.cursor),
+          limit: req.query.limit ?? 20,
+        },
+        presentExecution,
+      ),
+  );
+
+  app.get(
+    '/executions/:id',
+    { schema: { tags, security: secured, params: IdParams, response: { 200: ExecutionSchema, ...errors(401, 404) } } },
+    async (req) => presentExecution(await executions.get(req.params.id)),
+  );
+
+  app.get(
+    '/files/:id',
+    { schema: { tags, security: secured, params: IdParams } },
+    async (req, reply) => {
+      const file = await executions.file(req.params.id);
+      const safeName = file.filename.replace(/[^\w.\- ]/g, '_');
+      return reply
+        .type(file.mime_type)
+        .header('content-disposition', `attachment; filename="${safeName}"`)
+        .header('x-content-sha256', file.sha256)
+        // Never let a browser render an uploaded file as a page of this origin.
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .send(Buffer.from(file.data));
+    },
+  );
+}

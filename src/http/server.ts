@@ -1,0 +1,98 @@
+/**
+ * The HTTP server: builds the Fastify app (routes, errors, request ids, OpenAPI) from its deps.
+ * It does not listen by itself; main.ts (or a test) calls listen.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController } from 'fastify';
+import { AppError } from '../errors.js';
+import { apiAuth } from './api-auth.js';
+import type { App, HttpDeps } from './deps.js';
+import { errorHandler, sendError } from './error-handler.js';
+import { executionRoutes } from './routes/executions.js';
+import { healthRoutes } from './routes/health.js';
+import { testListenerRoutes } from './routes/test-listener.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { workflowRoutes } from './routes/workflows.js';
+
+const API_BODY_LIMIT = 1024 * 1024;
+// An incoming X-Request-Id is kept when it is short and plain (so a caller can correlate logs).
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function createServer(deps: HttpDeps): Promise<App> {
+  const { config, log } = deps;
+  const app = Fastify({
+    loggerInstance: log,
+    // No log line per request: the hot path stays quiet; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.http.maxBodyBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers in 30 s.
+    requestTimeout: 60_000,
+    connectionTimeout: 0,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    routerOptions: { maxParamLength: 1024, ignoreDuplicateSlashes: false },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  app.server.headersTimeout = 30_000;
+
+  // Responses are plain JSON.stringify: routes already build exactly what they mean to send, and
+  // the schemas serve validation and the OpenAPI document.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    sendError(
+      reply,
+      new AppError('route_not_found', `There is nothing at ${req.method} ${req.url.split('?')[0]}.`, {
+        hint: 'Webhook URLs start with /webhook/ or /webhook-test/; the API lives under /api/v1 (docs at /api/docs).',
+      }),
+    );
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    done();
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'hookflow API',
+        version: '1',
+        description: 'Management API of hookflow. Every call needs `Authorization: Bearer <API_TOKEN>`.',
+      },
+      servers: [{ url: config.http.baseUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  healthRoutes(app, deps);
+  webhookRoutes(app, deps);
+
+  await app.register(
+    async (api) => {
+      const typed = api.withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+      typed.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      typed.register(async (secured) => {
+        secured.addHook('onRequest', apiAuth(deps.tokens));
+        const s = secured as unknown as App;
+        workflowRoutes(s, deps);
+        tokenRoutes(s, deps);
+        executionRoutes(s, deps);
+        testListenerRoutes(s, deps);
+      });
+    },
+    { prefix: '/api/v1', bodyLimit: API_BODY_LIMIT } as { prefix: string },
+  );
+
+  return app;
+}

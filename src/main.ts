@@ -1,0 +1,113 @@
+/**
+ * Composition root: config → logger → store → bus → queue → webhooks → engine → http.
+ * The only module that knows the whole graph; everything else gets its deps as a named object.
+ * `close()` releases in reverse order: stop taking requests, commit what was accepted, let
+ * running executions finish, close the store.
+ */
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { ExecutionService } from './executions/service.js';
+import type { App } from './http/deps.js';
+import { createServer } from './http/server.js';
+import { Metrics } from './metrics.js';
+import { LocalBus } from './queue/bus.js';
+import { Queue } from './queue/queue.js';
+import { Worker } from './queue/worker.js';
+import { openStore, type Store } from './store/store.js';
+import { TokenService } from './tokens/tokens.js';
+import { Ingest } from './webhooks/ingest.js';
+import { Receiver } from './webhooks/receive.js';
+import { TestListeners } from './webhooks/test-listener.js';
+import { Triggers } from './webhooks/triggers.js';
+import { ExecutionWaiter } from './webhooks/waiter.js';
+import { WorkflowService } from './workflows/service.js';
+
+export interface Roles {
+  /** Serve webhooks, the API and the UI. */
+  http: boolean;
+  /** Run executions. */
+  worker: boolean;
+}
+
+export interface Hookflow {
+  app: App | undefined;
+  store: Store;
+  /** The URL the server listens on (with the real port when 0 was asked for). */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function startHookflow({
+  config,
+  log,
+  roles = { http: true, worker: true },
+}: {
+  config: Config;
+  log: Logger;
+  roles?: Roles;
+}): Promise<Hookflow> {
+  const store = await openStore(config.store, log);
+  const bus = new LocalBus();
+  const triggers = new Triggers({ store, bus, log });
+  await triggers.load();
+  const ingest = new Ingest({ store, bus, log, maxPending: config.ingest.maxPending });
+  const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
+  const waiter = new ExecutionWaiter({ store, bus });
+  const receiver = new Receiver({
+    triggers,
+    ingest,
+    listeners,
+    waiter,
+    bus,
+    log,
+    baseUrl: config.http.baseUrl,
+    maxBodyBytes: config.http.maxBodyBytes,
+  });
+  const metrics = new Metrics(() => ingest.pending);
+  const queue = new Queue({ store, workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
+  const worker = roles.worker
+    ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency })
+    : undefined;
+
+  let app: App | undefined;
+  let url: string | undefined;
+  try {
+    if (worker) await worker.start();
+    if (roles.http) {
+      app = await createServer({
+        config,
+        log,
+        store,
+        metrics,
+        tokens: new TokenService({ store }),
+        workflows: new WorkflowService({ store, bus }),
+        executions: new ExecutionService({ store }),
+        listeners,
+        receiver,
+      });
+      url = await app.listen({ host: config.http.host, port: config.http.port });
+      log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
+    }
+  } catch (err) {
+    await worker?.close(0);
+    await store.close();
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app?.close();
+      await ingest.close();
+      await worker?.close();
+      waiter.close();
+      triggers.close();
+      await bus.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app, store, url, close };
+}

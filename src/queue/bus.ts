@@ -1,0 +1,48 @@
+/**
+ * The bus: notices between components, and (on PostgreSQL) between processes. The embedded mode
+ * delivers in-process and awaits the handlers, so "save, then call the URL" works without delay.
+ */
+export interface BusEvents {
+  /** A workflow was created, saved, activated, deactivated or deleted: reload its triggers. */
+  'workflow.changed': { workflowId: string };
+  /** A test listener was opened, consumed, closed or expired. */
+  'listener.changed': { workflowId: string };
+  /** A test request was captured. */
+  'test.captured': { workflowId: string; eventId: string };
+  /** New executions are queued: wake a worker. */
+  'execution.queued': Record<string, never>;
+  /** An execution reached a final status. */
+  'execution.finished': { executionId: string; status: string };
+}
+export type BusChannel = keyof BusEvents;
+type Handler<C extends BusChannel> = (payload: BusEvents[C]) => void | Promise<void>;
+
+export interface Bus {
+  publish<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void>;
+  subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void;
+  close(): Promise<void>;
+}
+
+export class LocalBus implements Bus {
+  readonly #handlers = new Map<BusChannel, Set<Handler<BusChannel>>>();
+
+  async publish<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void> {
+    const handlers = this.#handlers.get(channel);
+    if (!handlers) return;
+    await Promise.all([...handlers].map((h) => h(payload)));
+  }
+
+  subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void {
+    let set = this.#handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.#handlers.set(channel, set);
+    }
+    set.add(handler as Handler<BusChannel>);
+    return () => set.delete(handler as Handler<BusChannel>);
+  }
+
+  async close(): Promise<void> {
+    this.#handlers.clear();
+  }
+}

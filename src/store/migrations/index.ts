@@ -1,0 +1,118 @@
+/**
+ * Migrations, one source for both dialects. They use only portable Kysely schema-builder types;
+ * the one dialect difference (the binary column type) comes in through the capability flags.
+ * Kysely's Migrator serialises concurrent runs: on PostgreSQL with an advisory lock
+ * (PostgresAdapter.acquireMigrationLock), on SQLite it is a no-op because the database file allows
+ * one writer at a time anyway.
+ */
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import type { DialectCapabilities } from '../store.js';
+
+type MigrationFactory = (caps: DialectCapabilities) => Migration;
+
+const migrations: Record<string, MigrationFactory> = {
+  '0001_initial': (caps) => ({
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('workflows')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('trigger', 'text', (c) => c.notNull())
+        .addColumn('steps', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+
+      // Every saved version, so an execution runs (and is retried with) the version it was accepted for.
+      await db.schema
+        .createTable('workflow_versions')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('definition', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('workflow_versions_pk', ['workflow_id', 'version'])
+        .execute();
+
+      await db.schema
+        .createTable('api_tokens')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .execute();
+
+      await db.schema
+        .createTable('executions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('workflow_version', 'integer', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('trigger', 'text', (c) => c.notNull())
+        .addColumn('steps', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('attempt', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('retry_of', 'text')
+        .addColumn('run_after', 'text', (c) => c.notNull())
+        .addColumn('locked_until', 'text')
+        .addColumn('locked_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .execute();
+      // The queue's claim scans queued rows by due time; lists filter by workflow and page by id.
+      await db.schema.createIndex('executions_status_run_after').on('executions').columns(['status', 'run_after']).execute();
+      await db.schema.createIndex('executions_workflow_id').on('executions').columns(['workflow_id', 'id']).execute();
+
+      await db.schema
+        .createTable('test_listeners')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workflow_id', 'text', (c) => c.notNull().unique())
+        .addColumn('keep_listening', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('test_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('execution_id', 'text')
+        .addColumn('item', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('test_events_workflow_id').on('test_events').columns(['workflow_id', 'id']).execute();
+
+      await db.schema
+        .createTable('learned_schemas')
+        .addColumn('workflow_id', 'text', (c) => c.primaryKey())
+        .addColumn('schema', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('blobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('execution_id', 'text')
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('mime_type', 'text', (c) => c.notNull())
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('data', sql.raw(caps.binaryType), (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
+};
+
+export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
+  return {
+    async getMigrations() {
+      return Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(caps)]));
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Table types of the one schema shared by SQLite and PostgreSQL. Portable column types only:
+ * ids and timestamps are text (ISO-8601 UTC, so they sort as text), flags are integers 0/1,
+ * structured values are JSON text; bytes are the dialect's binary type (see store.ts).
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface WorkflowsTable {
+  id: string;
+  name: string;
+  active: number;
+  version: number;
+  /** JSON of the stored trigger (without the derived URLs). */
+  trigger: string;
+  /** JSON array of steps. */
+  steps: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowVersionsTable {
+  workflow_id: string;
+  version: number;
+  /** JSON of the whole Workflow as saved. */
+  definition: string;
+  created_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  name: string;
+  /** sha256 hex of the token: the token itself is shown once and never stored. */
+  token_hash: string;
+  /** First characters of the token, to tell tokens apart in lists. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface ExecutionsTable {
+  id: string;
+  workflow_id: string;
+  workflow_version: number;
+  mode: 'test' | 'production';
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'filtered';
+  /** JSON of the trigger item. */
+  trigger: string;
+  /** JSON array of step results. */
+  steps: string;
+  /** JSON of the error, or null. */
+  error: string | null;
+  attempt: number;
+  retry_of: string | null;
+  /** Earliest time a worker may claim it (backoff). */
+  run_after: string;
+  /** Lease of the worker running it; a lapsed lease makes it claimable again. */
+  locked_until: string | null;
+  locked_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface TestListenersTable {
+  id: string;
+  workflow_id: string;
+  keep_listening: number;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface TestEventsTable {
+  id: string;
+  workflow_id: string;
+  execution_id: string | null;
+  /** JSON of the trigger item. */
+  item: string;
+  received_at: string;
+}
+
+export interface LearnedSchemasTable {
+  workflow_id: string;
+  /** JSON of the LearnedSchema (jsonSchema, fields, samples). */
+  schema: string;
+  updated_at: string;
+}
+
+export interface BlobsTable {
+  id: string;
+  execution_id: string | null;
+  sha256: string;
+  size: number;
+  mime_type: string;
+  filename: string;
+  data: Uint8Array;
+  created_at: string;
+}
+
+export interface Database {
+  workflows: WorkflowsTable;
+  workflow_versions: WorkflowVersionsTable;
+  api_tokens: ApiTokensTable;
+  executions: ExecutionsTable;
+  test_listeners: TestListenersTable;
+  test_events: TestEventsTable;
+  learned_schemas: LearnedSchemasTable;
+  blobs: BlobsTable;
+}
+
+export type WorkflowRow = Selectable<WorkflowsTable>;
+export type NewWorkflowRow = Insertable<WorkflowsTable>;
+export type WorkflowUpdate = Updateable<WorkflowsTable>;
+export type ExecutionRow = Selectable<ExecutionsTable>;
+export type NewExecutionRow = Insertable<ExecutionsTable>;
+export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type TestEventRow = Selectable<TestEventsTable>;
+export type TestListenerRow = Selectable<TestListenersTable>;
+export type BlobRow = Selectable<BlobsTable>;
+export type NewBlobRow = Insertable<BlobsTable>;
+export type { Generated };

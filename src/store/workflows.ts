@@ -1,0 +1,84 @@
+import type { Step, TriggerConfig, Workflow } from '../workflows/model.js';
+import type { Db } from './store.js';
+import type { WorkflowRow } from './schema.js';
+
+export function rowToWorkflow(row: WorkflowRow): Workflow {
+  return {
+    id: row.id,
+    name: row.name,
+    active: row.active === 1,
+    version: row.version,
+    trigger: JSON.parse(row.trigger) as TriggerConfig,
+    steps: JSON.parse(row.steps) as Step[],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function workflowToRow(w: Workflow): WorkflowRow {
+  return {
+    id: w.id,
+    name: w.name,
+    active: w.active ? 1 : 0,
+    version: w.version,
+    trigger: JSON.stringify(w.trigger),
+    steps: JSON.stringify(w.steps),
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+  };
+}
+
+export const workflowsRepo = {
+  async insert(db: Db, w: Workflow): Promise<void> {
+    await db.insertInto('workflows').values(workflowToRow(w)).execute();
+    await insertVersion(db, w);
+  },
+
+  /** Saves the row; a new version number also gets its own history row. */
+  async update(db: Db, w: Workflow, newVersion: boolean): Promise<void> {
+    const { id, created_at: _c, ...rest } = workflowToRow(w);
+    await db.updateTable('workflows').set(rest).where('id', '=', id).execute();
+    if (newVersion) await insertVersion(db, w);
+  },
+
+  /** The workflow as it was saved at `version`. */
+  async getVersion(db: Db, id: string, version: number): Promise<Workflow | undefined> {
+    const row = await db
+      .selectFrom('workflow_versions')
+      .select('definition')
+      .where('workflow_id', '=', id)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.definition) as Workflow) : undefined;
+  },
+
+  async get(db: Db, id: string): Promise<Workflow | undefined> {
+    const row = await db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? rowToWorkflow(row) : undefined;
+  },
+
+  /** Newest first; `before` is the id of the last item of the previous page. */
+  async list(db: Db, opts: { limit: number; before?: string | undefined }): Promise<WorkflowRow[]> {
+    let q = db.selectFrom('workflows').selectAll().orderBy('id', 'desc').limit(opts.limit);
+    if (opts.before) q = q.where('id', '<', opts.before);
+    return q.execute();
+  },
+
+  async listActive(db: Db): Promise<Workflow[]> {
+    const rows = await db.selectFrom('workflows').selectAll().where('active', '=', 1).execute();
+    return rows.map(rowToWorkflow);
+  },
+
+  async delete(db: Db, id: string): Promise<boolean> {
+    const res = await db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
+    await db.deleteFrom('workflow_versions').where('workflow_id', '=', id).execute();
+    return Number(res.numDeletedRows) > 0;
+  },
+};
+
+async function insertVersion(db: Db, w: Workflow): Promise<void> {
+  await db
+    .insertInto('workflow_versions')
+    .values({ workflow_id: w.id, version: w.version, definition: JSON.stringify(w), created_at: w.updatedAt })
+    .execute();
+}

@@ -1,0 +1,348 @@
+/**
+ * Turns a webhook request's query string and body into the trigger item's `query`, `body` and `files`
+ * (SPEC 4). Every parser here is fed untrusted bytes, so each one:
+ *  - fails only with `AppError('invalid_body')`, never with a library error or a crash;
+ *  - enforces limits by rejecting (a truncated body would silently hand a workflow wrong data);
+ *  - returns ordinary objects passed through `toPlain`, the one place prototype keys are handled.
+ *
+ * Prototype keys (same rule for query, form, JSON, XML and multipart fields):
+ *  - `__proto__` is dropped wherever it appears: assigning it is the classic prototype-pollution vector.
+ *  - `constructor` is dropped when its value is an object holding a `prototype` key: that shape is the
+ *    `constructor.prototype.x` gadget that pollutes through a naive deep merge downstream (the same rule
+ *    secure-json-parse's `constructorAction: 'remove'` applies).
+ *  - Any other `constructor` / `prototype` key is ordinary data, kept as an own data property: it only
+ *    shadows `Object.prototype.constructor` on that one object and cannot change any prototype.
+ *  (XML is stricter: fast-xml-parser refuses elements named `__proto__`/`constructor`/`prototype`, so such
+ *  documents are rejected as invalid_body.)
+ *
+ * Depth is counted as qs counts `[...]` groups, i.e. nesting below the top-level value: `a[b]=1` and
+ * `{"a":{"b":1}}` both have depth 1; anything deeper than `maxDepth` is rejected.
+ */
+import { createHash } from 'node:crypto';
+import busboy from 'busboy';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import qs from 'qs';
+import sjson from 'secure-json-parse';
+import { AppError } from '../errors.js';
+
+export interface ParseLimits {
+  /** Nesting depth for form/query `a[b][c]=` keys and for JSON/XML (default 20). */
+  maxDepth: number;
+  /** Max parameters in a query/form body, and max multipart fields (default 1000). */
+  maxKeys: number;
+  /** Max multipart files (default 20). */
+  maxFiles: number;
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = Object.freeze({ maxDepth: 20, maxKeys: 1000, maxFiles: 20 });
+
+export interface ParsedFile {
+  field: string;
+  filename: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  data: Buffer;
+}
+
+export interface ParsedBody {
+  body: unknown;
+  files: ParsedFile[];
+}
+
+/** Raw query string WITHOUT the leading '?' ('' for none) -> object. Repeated keys become arrays; a[b]=c nests (qs semantics). */
+export function parseQuery(raw: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Record<string, unknown> {
+  return parseUrlEncoded(raw, 'utf-8', limits, 'query string');
+}
+
+/** Parse a request body by its Content-Type header (may be undefined, may have params like charset/boundary). */
+export async function parseBody(
+  contentType: string | undefined,
+  raw: Buffer,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): Promise<ParsedBody> {
+  if (raw.length === 0) return { body: {}, files: [] };
+  const ct = parseContentType(contentType);
+  if (ct === undefined) return rawBody('application/octet-stream', raw);
+  const { type, charset } = ct;
+
+  if (type === 'application/x-www-form-urlencoded') {
+    const formCharset = FORM_CHARSETS.get(charset ?? 'utf-8');
+    if (formCharset === undefined) {
+      throw invalid(
+        `The form body's charset "${charset}" is not supported.`,
+        'Send form bodies as UTF-8 or ISO-8859-1.',
+      );
+    }
+    const text = raw.toString(formCharset === 'utf-8' ? 'utf8' : 'latin1');
+    return { body: parseUrlEncoded(text, formCharset, limits, 'form body'), files: [] };
+  }
+  if (type === 'application/json' || type.endsWith('+json')) {
+    return { body: parseJson(decodeText(raw, charset), limits), files: [] };
+  }
+  if (type === 'application/xml' || type === 'text/xml' || type.endsWith('+xml')) {
+    return { body: parseXml(decodeText(raw, charset), limits), files: [] };
+  }
+  if (type.startsWith('text/')) return { body: decodeText(raw, charset), files: [] };
+  // busboy needs the original header: the boundary is case-sensitive and may be quoted.
+  if (type === 'multipart/form-data') return parseMultipart(contentType ?? '', raw, limits);
+  return rawBody(type, raw);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Map, not object literal: a charset named e.g. "constructor" must not find an inherited property. */
+const FORM_CHARSETS = new Map<string, 'utf-8' | 'iso-8859-1'>([
+  ['utf-8', 'utf-8'],
+  ['utf8', 'utf-8'],
+  ['us-ascii', 'utf-8'],
+  ['iso-8859-1', 'iso-8859-1'],
+  ['latin1', 'iso-8859-1'],
+]);
+
+const MIME_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/;
+
+function invalid(message: string, hint: string, cause?: unknown): AppError {
+  return new AppError('invalid_body', message, { hint, cause });
+}
+
+/** A library error's message without its trailing period, to embed in our own sentence. */
+function reason(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\.\s*$/, '');
+}
+
+/** Lower-cased `type/subtype` and charset; undefined when there is no usable header at all. */
+function parseContentType(header: string | undefined): { type: string; charset?: string } | undefined {
+  const [essence = '', ...params] = (header ?? '').split(';');
+  const type = essence.trim().toLowerCase();
+  if (type === '') return undefined;
+  let charset: string | undefined;
+  for (const param of params) {
+    const eq = param.indexOf('=');
+    if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === 'charset') {
+      charset = param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase();
+    }
+  }
+  return { type, charset };
+}
+
+/**
+ * Deep-copies parser output into ordinary objects and arrays, dropping the prototype keys described at the
+ * top of this file and rejecting nesting deeper than maxDepth. Recursion is bounded by maxDepth, so even
+ * a 100 000-level JSON document cannot overflow the stack here.
+ */
+function toPlain(value: unknown, maxDepth: number, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > maxDepth) {
+    throw invalid(
+      `The body is nested more than ${maxDepth} levels deep.`,
+      'Flatten the payload; deeply nested bodies are refused to protect the server.',
+    );
+  }
+  if (Array.isArray(value)) return value.map((item: unknown) => toPlain(item, maxDepth, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (key === '__proto__') continue;
+    if (
+      key === 'constructor' &&
+      typeof item === 'object' &&
+      item !== null &&
+      Object.hasOwn(item, 'prototype')
+    ) {
+      continue;
+    }
+    // Plain assignment creates an own data property for every key except `__proto__` (the only accessor
+    // on Object.prototype), which was skipped above.
+    out[key] = toPlain(item, maxDepth, depth + 1);
+  }
+  return out;
+}
+
+/** Query strings, form bodies and multipart field names all nest the same way (qs). */
+function parseUrlEncoded(
+  text: string,
+  charset: 'utf-8' | 'iso-8859-1',
+  limits: ParseLimits,
+  what: string,
+): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = qs.parse(text, {
+      charset,
+      depth: limits.maxDepth,
+      strictDepth: true, // throw instead of qs's default of keeping the too-deep rest as one flat key
+      parameterLimit: limits.maxKeys,
+      // An array can hold at most one element per parameter; qs's default (20) would turn the 21st
+      // repeat of `a=` into an object with numeric keys. Indices beyond maxKeys are rejected instead.
+      arrayLimit: limits.maxKeys,
+      throwOnLimitExceeded: true, // qs silently drops parameters past the limit otherwise
+      // Null-prototype objects keep keys such as `toString` as data instead of qs discarding them;
+      // toPlain then makes them ordinary objects and drops the prototype keys.
+      plainObjects: true,
+      ignoreQueryPrefix: what === 'query string',
+    });
+  } catch (err) {
+    throw invalid(
+      `The ${what} exceeds a parsing limit: ${reason(err)}.`,
+      `Send at most ${limits.maxKeys} parameters nested at most ${limits.maxDepth} levels deep, or send JSON.`,
+      err,
+    );
+  }
+  return toPlain(parsed, limits.maxDepth) as Record<string, unknown>;
+}
+
+/** Decodes by the Content-Type charset; TextDecoder also strips a byte-order mark. */
+function decodeText(raw: Buffer, charset: string | undefined): string {
+  try {
+    // Non-fatal decoding: invalid bytes become U+FFFD, so only an unknown charset label throws here.
+    return new TextDecoder(charset ?? 'utf-8').decode(raw);
+  } catch (err) {
+    throw invalid(`The body's charset "${charset}" is not supported.`, 'Send the body as UTF-8.', err);
+  }
+}
+
+function parseJson(text: string, limits: ParseLimits): unknown {
+  let parsed: unknown;
+  try {
+    parsed = sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch (err) {
+    // JSON.parse's message carries the position, e.g. "... in JSON at position 7".
+    throw invalid(
+      `The body is not valid JSON: ${reason(err)}.`,
+      'Fix the JSON syntax, or send the Content-Type that matches the body.',
+      err,
+    );
+  }
+  return toPlain(parsed, limits.maxDepth);
+}
+
+function parseXml(text: string, limits: ParseLimits): unknown {
+  const hint = 'Send well-formed XML, or the Content-Type that matches the body.';
+  const check = XMLValidator.validate(text);
+  if (check !== true) {
+    const { msg, line, col } = check.err;
+    throw invalid(
+      `The body is not well-formed XML: ${msg.replace(/\.$/, '')} (line ${line}, column ${col}).`,
+      hint,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = new XMLParser({
+      // Attributes are kept next to child elements under an '@_' prefix (fast-xml-parser's default):
+      // <order id="7"><item>x</item></order> -> { order: { '@_id': '7', item: 'x' } }; text beside
+      // attributes or children goes under '#text'; repeated elements become arrays.
+      ignoreAttributes: false,
+      attributeNamePrefix: '@_',
+      // Values stay strings, as in the query and form: "007" must not become 7.
+      parseTagValue: false,
+      parseAttributeValue: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+      // Entities: the five XML ones and character references (&#233;) are decoded; DOCTYPE-declared
+      // entities are bounded so a "billion laughs" body cannot blow up memory, and external (SYSTEM)
+      // entities are refused by the parser.
+      htmlEntities: true,
+      processEntities: {
+        enabled: true,
+        maxEntityCount: 50,
+        maxEntitySize: 1_000,
+        maxTotalExpansions: 1_000,
+        maxExpandedLength: 100_000,
+      },
+      // Stops deep documents early; toPlain applies the exact depth limit to the result.
+      maxNestedTags: limits.maxDepth + 1,
+    }).parse(text);
+  } catch (err) {
+    throw invalid(`The XML body could not be parsed: ${reason(err)}.`, hint, err);
+  }
+  return toPlain(parsed, limits.maxDepth);
+}
+
+function fileOf(field: string, filename: string, mimeType: string, data: Buffer): ParsedFile {
+  const sha256 = createHash('sha256').update(data).digest('hex');
+  return { field, filename, mimeType, size: data.length, sha256, data };
+}
+
+/** Unknown or missing content types keep the bytes as one file named 'body'. */
+function rawBody(type: string, raw: Buffer): ParsedBody {
+  const mimeType = MIME_TYPE.test(type) ? type : 'application/octet-stream';
+  return { body: {}, files: [fileOf('body', 'body', mimeType, raw)] };
+}
+
+async function parseMultipart(header: string, raw: Buffer, limits: ParseLimits): Promise<ParsedBody> {
+  const { fields, files } = await readMultipart(header, raw, limits);
+  // Field names nest like form keys. Re-encoding the pairs lets qs apply the very same rules and limits;
+  // URLSearchParams escapes '[' and ']', which qs decodes before it splits a key into its brackets.
+  const body = parseUrlEncoded(new URLSearchParams(fields).toString(), 'utf-8', limits, 'multipart body');
+  return { body, files };
+}
+
+function readMultipart(
+  header: string,
+  raw: Buffer,
+  limits: ParseLimits,
+): Promise<{ fields: [string, string][]; files: ParsedFile[] }> {
+  return new Promise((resolve, reject) => {
+    const fields: [string, string][] = [];
+    const files: ParsedFile[] = [];
+    let settled = false;
+    const malformed = 'Send a complete multipart/form-data body and its boundary parameter.';
+    const tooMany = `Send at most ${limits.maxKeys} fields and ${limits.maxFiles} files.`;
+    const fail = (message: string, hint: string, cause?: unknown) => {
+      if (settled) return;
+      settled = true;
+      reject(invalid(message, hint, cause));
+    };
+
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': header },
+        // Size limits are left to the server's body-size limit: busboy's defaults would silently cut
+        // field names at 100 bytes and values at 1 MB.
+        limits: {
+          fields: limits.maxKeys,
+          files: limits.maxFiles,
+          fieldNameSize: Number.POSITIVE_INFINITY,
+          fieldSize: Number.POSITIVE_INFINITY,
+          fileSize: Number.POSITIVE_INFINITY,
+        },
+      });
+    } catch (err) {
+      // e.g. "Multipart: Boundary not found"
+      fail(`The multipart body cannot be read: ${reason(err)}.`, malformed, err);
+      return;
+    }
+
+    parser.on('field', (name, value) => fields.push([name, value]));
+    parser.on('file', (field, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // busboy destroys an unfinished file stream with "Unexpected end of file" when the body is cut
+      // short; without this listener that error would be unhandled and crash the process.
+      stream.on('error', (err) => fail(`The multipart body is malformed: ${reason(err)}.`, malformed, err));
+      stream.on('end', () =>
+        files.push(fileOf(field, info.filename ?? '', info.mimeType, Buffer.concat(chunks))),
+      );
+    });
+    parser.on('fieldsLimit', () =>
+      fail(`The multipart body has more than ${limits.maxKeys} fields.`, tooMany),
+    );
+    parser.on('filesLimit', () =>
+      fail(`The multipart body has more than ${limits.maxFiles} files.`, tooMany),
+    );
+    parser.on('error', (err) => fail(`The multipart body is malformed: ${reason(err)}.`, malformed, err));
+    // 'close' follows 'finish', which busboy delays until every file stream has ended.
+    parser.on('close', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ fields, files });
+    });
+    parser.end(raw);
+  });
+}

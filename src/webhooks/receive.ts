@@ -1,0 +1,264 @@
+/**
+ * One pipeline for test and production webhook calls (SPEC 3):
+ *   match → limits → auth → parse → persist → respond.
+ * The HTTP layer turns a request into an InboundRequest and calls `match` as soon as the URL is
+ * known (so 404/405/413 are answered before a body is read) and `accept` once the body is in.
+ * Nothing here knows Fastify.
+ */
+import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Bus } from '../queue/bus.js';
+import type { NewBlobRow } from '../store/schema.js';
+import { verifyAuth } from './auth/index.js';
+import type { Ingest } from './ingest.js';
+import { type ParsedFile, parseBody, parseQuery } from './parse.js';
+import { type Method, trimSlashes } from './path.js';
+import type { Mode, TriggerRoute, Triggers } from './triggers.js';
+import { notListening, type TestListeners } from './test-listener.js';
+import type { ExecutionWaiter } from './waiter.js';
+
+export interface InboundRequest {
+  method: string;
+  /** The part after `/webhook/` or `/webhook-test/`, as received (no query string). */
+  path: string;
+  /** The query string without `?` ('' when none). */
+  rawQuery: string;
+  /** Node's lower-cased header map. */
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  ip: string;
+  receivedAt: Date;
+}
+
+export interface Matched {
+  mode: Mode;
+  route: TriggerRoute;
+  params: Record<string, string>;
+  /** Largest body this trigger accepts. */
+  maxBodyBytes: number;
+}
+
+export interface Outcome {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON-serialisable value, a Buffer, or undefined for no body. */
+  body: unknown;
+  executionId?: string;
+}
+
+export interface TriggerItem {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: Record<string, string | string[]>;
+  body: unknown;
+  files: ItemFile[];
+  webhookUrl: string;
+  executionMode: Mode;
+  receivedAt: string;
+  auth?: { claims: Record<string, unknown> };
+}
+
+export interface ItemFile {
+  id: string;
+  field: string;
+  filename: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+}
+
+const MASK = '***';
+
+export interface ReceiverDeps {
+  triggers: Triggers;
+  ingest: Ingest;
+  listeners: TestListeners;
+  waiter: ExecutionWaiter;
+  bus: Bus;
+  log: Logger;
+  baseUrl: string;
+  maxBodyBytes: number;
+}
+
+export class Receiver {
+  readonly #d: ReceiverDeps;
+
+  constructor(deps: ReceiverDeps) {
+    this.#d = deps;
+  }
+
+  /** Find the trigger for a URL and method, or throw the SPEC's 404/405. */
+  match(mode: Mode, method: string, path: string): Matched {
+    const result = this.#d.triggers.registry(mode).match(method, path);
+    if (result.kind === 'method_not_allowed') {
+      throw new AppError('method_not_allowed', `This webhook does not accept ${method} requests.`, {
+        hint: `Send one of: ${result.allow.join(', ')}; or add ${method} to the trigger's methods.`,
+        headers: { allow: result.allow.join(', ') },
+      });
+    }
+    if (result.kind === 'found') {
+      const listener = result.entry.value.listener;
+      if (mode === 'test' && listener && listener.expiresAt <= Date.now()) throw notListening();
+      const own = result.entry.value.workflow.trigger.options.maxBodyBytes;
+      return {
+        mode,
+        route: result.entry.value,
+        params: result.params,
+        maxBodyBytes: own === undefined ? this.#d.maxBodyBytes : Math.min(own, this.#d.maxBodyBytes),
+      };
+    }
+    if (mode === 'test') throw notListening();
+    const listening = this.#d.triggers.test.match(method, path).kind === 'found';
+    throw new AppError('webhook_not_registered', `No active workflow is listening on ${method} /webhook/${trimSlashes(path)}.`, {
+      hint: listening
+        ? 'The workflow is not activated, but its test URL is listening: call /webhook-test/… while setting up, or activate the workflow to use this production URL.'
+        : 'Activate the workflow to use its production URL; while setting it up, click "Listen for test event" and call the /webhook-test/… URL instead.',
+    });
+  }
+
+  /** Refuse a declared body size over the trigger's limit before reading it. */
+  checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
+    if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
+  }
+
+  async accept(matched: Matched, req: InboundRequest): Promise<Outcome> {
+    if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
+    const { workflow, listener } = matched.route;
+    const trigger = workflow.trigger;
+    const auth = await verifyAuth(trigger.auth, { headers: req.headers, rawBody: req.body, now: req.receivedAt.getTime() });
+
+    const bodyless = req.method === 'GET' || req.method === 'HEAD';
+    const query = parseQuery(req.rawQuery);
+    const parsed = bodyless ? { body: {}, files: [] as ParsedFile[] } : await parseBody(header(req, 'content-type'), req.body);
+
+    const executionId = newId();
+    const receivedAt = req.receivedAt.toISOString();
+    const blobs: NewBlobRow[] = parsed.files.map((f) => ({
+      id: newId(),
+      execution_id: executionId,
+      sha256: f.sha256,
+      size: f.size,
+      mime_type: f.mimeType,
+      filename: f.filename,
+      data: f.data,
+      created_at: receivedAt,
+    }));
+    const path = trimSlashes(req.path);
+    const item: TriggerItem = {
+      method: req.method,
+      path,
+      params: matched.params,
+      query,
+      headers: itemHeaders(req.headers, auth.maskedHeaders),
+      body: parsed.body,
+      files: parsed.files.map((f, i) => ({
+        id: blobs[i]!.id,
+        field: f.field,
+        filename: f.filename,
+        mimeType: f.mimeType,
+        size: f.size,
+        sha256: f.sha256,
+      })),
+      webhookUrl: `${this.#d.baseUrl}/${matched.mode === 'test' ? 'webhook-test' : 'webhook'}/${path}`,
+      executionMode: matched.mode,
+      receivedAt,
+      ...(auth.claims ? { auth: { claims: auth.claims } } : {}),
+    };
+    // Serialised once: the same text goes into the execution and the test event.
+    const itemJson = JSON.stringify(item);
+    const eventId = newId();
+
+    // Wait for the execution's end only when the response depends on it; subscribe before
+    // committing so a fast worker cannot finish unseen.
+    const responseMode = trigger.response.mode;
+    const finished =
+      responseMode === 'immediately' ? undefined : this.#d.waiter.wait(executionId, trigger.response.timeoutMs ?? 30_000);
+
+    try {
+      await this.#d.ingest.commit(async (trx) => {
+        if (blobs.length > 0) await trx.insertInto('blobs').values(blobs).execute();
+        await trx
+          .insertInto('executions')
+          .values({
+            id: executionId,
+            workflow_id: workflow.id,
+            workflow_version: workflow.version,
+            mode: matched.mode,
+            status: 'queued',
+            trigger: itemJson,
+            steps: '[]',
+            error: null,
+            attempt: 1,
+            retry_of: null,
+            run_after: receivedAt,
+            locked_until: null,
+            locked_by: null,
+            created_at: receivedAt,
+            started_at: null,
+            finished_at: null,
+          })
+          .execute();
+        if (matched.mode === 'test' && listener) {
+          await this.#d.listeners.capture(trx, {
+            workflowId: workflow.id,
+            listenerId: listener.id,
+            keepListening: listener.keepListening,
+            eventId,
+            executionId,
+            item,
+            itemJson,
+            receivedAt,
+          });
+        }
+      });
+    } catch (err) {
+      finished?.cancel();
+      throw err;
+    }
+
+    if (matched.mode === 'test' && listener) {
+      const notices: Promise<void>[] = [this.#d.bus.publish('test.captured', { workflowId: workflow.id, eventId })];
+      if (!listener.keepListening) notices.push(this.#d.bus.publish('listener.changed', { workflowId: workflow.id }));
+      await Promise.all(notices).catch((err) => this.#d.log.error({ err }, 'capture notice failed'));
+    }
+
+    const headers = { 'x-hookflow-execution-id': executionId };
+    if (!finished || responseMode === 'immediately') {
+      const r = trigger.response;
+      if (r.noContent) return { status: 204, headers, body: undefined, executionId };
+      return {
+        status: r.status ?? 200,
+        headers,
+        body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
+        executionId,
+      };
+    }
+    return this.#d.waiter.respond(await finished.promise, executionId, responseMode, headers);
+  }
+}
+
+export type { Method };
+
+function header(req: InboundRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Headers as the item keeps them: credentials masked, hookflow's own session cookie dropped. */
+function itemHeaders(headers: InboundRequest['headers'], masked: string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = masked.includes(name) ? MASK : value;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): AppError {
+  return new AppError('payload_too_large', `The request body is larger than this webhook accepts (${limit} bytes).`, {
+    hint: 'Send a smaller body, or raise the trigger\'s options.maxBodyBytes (up to HOOKFLOW_MAX_BODY_BYTES).',
+  });
+}

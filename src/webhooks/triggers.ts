@@ -1,0 +1,112 @@
+/**
+ * The live routing state of webhook URLs: one registry for production (active workflows) and one
+ * for test URLs (workflows with an open test listener). Rebuilt from the store on start and
+ * reloaded per workflow on every bus notice, so the hot path never reads the database to find a
+ * trigger, and a restart loses no registration (FIELD-NOTES 2).
+ */
+import type { Logger } from 'pino';
+import type { Bus } from '../queue/bus.js';
+import type { Store } from '../store/store.js';
+import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
+import type { Workflow } from '../workflows/model.js';
+import { TriggerRegistry } from './registry.js';
+
+export type Mode = 'test' | 'production';
+
+export interface OpenListener {
+  id: string;
+  keepListening: boolean;
+  /** epoch ms */
+  expiresAt: number;
+}
+
+export interface TriggerRoute {
+  workflow: Workflow;
+  /** Set on test routes only. */
+  listener?: OpenListener;
+}
+
+export class Triggers {
+  readonly production = new TriggerRegistry<TriggerRoute>();
+  readonly test = new TriggerRegistry<TriggerRoute>();
+  readonly #store: Store;
+  readonly #log: Logger;
+  readonly #unsubscribe: (() => void)[];
+
+  constructor({ store, bus, log }: { store: Store; bus: Bus; log: Logger }) {
+    this.#store = store;
+    this.#log = log;
+    this.#unsubscribe = [
+      bus.subscribe('workflow.changed', ({ workflowId }) => this.reload(workflowId)),
+      bus.subscribe('listener.changed', ({ workflowId }) => this.reload(workflowId)),
+    ];
+  }
+
+  registry(mode: Mode): TriggerRegistry<TriggerRoute> {
+    return mode === 'production' ? this.production : this.test;
+  }
+
+  /** Load every active workflow and every open listener. */
+  async load(): Promise<void> {
+    const active = await workflowsRepo.listActive(this.#store.db);
+    this.production.replaceAll(active.map((w) => productionEntry(w)));
+    const rows = await this.#store.db
+      .selectFrom('test_listeners')
+      .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
+      .selectAll('workflows')
+      .select(['test_listeners.id as listener_id', 'keep_listening', 'expires_at'])
+      .where('expires_at', '>', new Date().toISOString())
+      .execute();
+    this.test.replaceAll(
+      rows.map((r) =>
+        testEntry(rowToWorkflow(r), {
+          id: r.listener_id,
+          keepListening: r.keep_listening === 1,
+          expiresAt: Date.parse(r.expires_at),
+        }),
+      ),
+    );
+    this.#log.info({ production: this.production.size, test: this.test.size }, 'webhook triggers loaded');
+  }
+
+  /** Re-read one workflow and its listener from the store and update both registries. */
+  async reload(workflowId: string): Promise<void> {
+    const workflow = await workflowsRepo.get(this.#store.db, workflowId);
+    this.production.remove(workflowId);
+    this.test.remove(workflowId);
+    if (!workflow) return;
+    if (workflow.active) this.production.set(productionEntry(workflow));
+    const listener = await this.#store.db
+      .selectFrom('test_listeners')
+      .selectAll()
+      .where('workflow_id', '=', workflowId)
+      .executeTakeFirst();
+    if (listener && Date.parse(listener.expires_at) > Date.now()) {
+      this.test.set(
+        testEntry(workflow, {
+          id: listener.id,
+          keepListening: listener.keep_listening === 1,
+          expiresAt: Date.parse(listener.expires_at),
+        }),
+      );
+    }
+  }
+
+  close(): void {
+    for (const u of this.#unsubscribe) u();
+  }
+}
+
+const productionEntry = (workflow: Workflow) => ({
+  workflowId: workflow.id,
+  path: workflow.trigger.path,
+  methods: workflow.trigger.methods,
+  value: { workflow },
+});
+
+const testEntry = (workflow: Workflow, listener: OpenListener) => ({
+  workflowId: workflow.id,
+  path: workflow.trigger.path,
+  methods: workflow.trigger.methods,
+  value: { workflow, listener },
+});

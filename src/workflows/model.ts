@@ -1,0 +1,200 @@
+/**
+ * Workflows as the API sees them: TypeBox schemas (validation + OpenAPI) and the domain types
+ * derived from them. The stored trigger is `TriggerConfig`; the API adds `testUrl`/`productionUrl`.
+ */
+import Type, { type Static } from 'typebox';
+import { METHODS } from '../webhooks/path.js';
+
+const Secret = Type.String({ minLength: 1, maxLength: 4096 });
+
+export const AuthSchema = Type.Union([
+  Type.Object({ type: Type.Literal('none') }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('basic'), username: Type.String({ minLength: 1, maxLength: 256 }), password: Secret },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('header'),
+      name: Type.String({ minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }),
+      value: Secret,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('jwt'),
+      algorithm: Type.Union([Type.Literal('HS256'), Type.Literal('RS256'), Type.Literal('ES256')]),
+      secret: Type.Optional(Secret),
+      publicKey: Type.Optional(Type.String({ minLength: 1, maxLength: 16384 })),
+      issuer: Type.Optional(Type.String()),
+      audience: Type.Optional(Type.String()),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('hmac'),
+      preset: Type.Union([
+        Type.Literal('github'),
+        Type.Literal('stripe'),
+        Type.Literal('slack'),
+        Type.Literal('shopify'),
+        Type.Literal('standard-webhooks'),
+        Type.Literal('custom'),
+      ]),
+      secret: Secret,
+      header: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+      algorithm: Type.Optional(Type.Union([Type.Literal('sha256'), Type.Literal('sha1'), Type.Literal('sha512')])),
+      encoding: Type.Optional(Type.Union([Type.Literal('hex'), Type.Literal('base64')])),
+      prefix: Type.Optional(Type.String({ maxLength: 64 })),
+      toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type AuthConfig = Static<typeof AuthSchema>;
+
+export const ResponseSchema = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('immediately'), Type.Literal('lastStep'), Type.Literal('respondStep')]),
+    status: Type.Optional(Type.Integer({ minimum: 200, maximum: 299 })),
+    body: Type.Optional(Type.Unknown()),
+    noContent: Type.Optional(Type.Boolean()),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 300_000 })),
+  },
+  { additionalProperties: false },
+);
+export type ResponseConfig = Static<typeof ResponseSchema>;
+
+export const TriggerOptionsSchema = Type.Object(
+  {
+    maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1 })),
+    allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 100 })),
+    ipAllowlist: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+    rateLimit: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+          perSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    idempotency: Type.Optional(
+      Type.Object(
+        {
+          header: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+          key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+          windowSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30 * 86_400 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    schemaCheck: Type.Optional(Type.Union([Type.Literal('off'), Type.Literal('warn'), Type.Literal('reject')])),
+  },
+  { additionalProperties: false },
+);
+export type TriggerOptions = Static<typeof TriggerOptionsSchema>;
+
+const MethodSchema = Type.Union([
+  Type.Literal('GET'),
+  Type.Literal('POST'),
+  Type.Literal('PUT'),
+  Type.Literal('PATCH'),
+  Type.Literal('DELETE'),
+  Type.Literal('HEAD'),
+]);
+
+/** What a client may send for a trigger; everything is optional and defaulted. */
+export const TriggerInputSchema = Type.Object(
+  {
+    type: Type.Optional(Type.Literal('webhook')),
+    methods: Type.Optional(Type.Array(MethodSchema, { minItems: 1, maxItems: METHODS.length, uniqueItems: true })),
+    path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    auth: Type.Optional(AuthSchema),
+    response: Type.Optional(ResponseSchema),
+    options: Type.Optional(TriggerOptionsSchema),
+    // Returned by the API; accepted and ignored on input so a GET result can be PUT back.
+    testUrl: Type.Optional(Type.String()),
+    productionUrl: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type TriggerInput = Static<typeof TriggerInputSchema>;
+
+export const StepSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    type: Type.String({ minLength: 1, maxLength: 64 }),
+  },
+  { additionalProperties: true },
+);
+export type Step = Static<typeof StepSchema> & Record<string, unknown>;
+
+const StepsSchema = Type.Array(StepSchema, { maxItems: 200 });
+
+export const WorkflowCreateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    trigger: Type.Optional(TriggerInputSchema),
+    steps: Type.Optional(StepsSchema),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowCreate = Static<typeof WorkflowCreateSchema>;
+
+/** PATCH body: a JSON merge patch (RFC 7386) of name, trigger and steps. */
+export const WorkflowPatchSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    trigger: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    steps: Type.Optional(StepsSchema),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowPatch = Static<typeof WorkflowPatchSchema>;
+
+export interface TriggerConfig {
+  type: 'webhook';
+  methods: (typeof METHODS)[number][];
+  path: string;
+  auth: AuthConfig;
+  response: ResponseConfig;
+  options: TriggerOptions;
+}
+
+export interface Workflow {
+  id: string;
+  name: string;
+  active: boolean;
+  version: number;
+  trigger: TriggerConfig;
+  steps: Step[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const WorkflowSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  active: Type.Boolean(),
+  version: Type.Integer(),
+  trigger: Type.Object({
+    type: Type.Literal('webhook'),
+    methods: Type.Array(MethodSchema),
+    path: Type.String(),
+    auth: Type.Record(Type.String(), Type.Unknown()),
+    response: Type.Record(Type.String(), Type.Unknown()),
+    options: Type.Record(Type.String(), Type.Unknown()),
+    testUrl: Type.String(),
+    productionUrl: Type.String(),
+  }),
+  steps: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+/** Where secrets live in an auth config; the API shows them as "***". */
+export const SECRET_FIELDS = ['password', 'value', 'secret'] as const;
+export const MASK = '***';

@@ -1,0 +1,223 @@
+/**
+ * Workflow lifecycle: create, save (PUT/PATCH, version + 1), delete, activate, deactivate.
+ * Path ownership is checked in the store under one named lock, so two processes cannot activate
+ * the same method+path at once. Every change is published on the bus; the webhook registry
+ * (webhooks/triggers.ts) reloads from it.
+ */
+import { Value } from 'typebox/value';
+import { AppError, type FieldError } from '../errors.js';
+import { newId, nowIso, type Page, toPage } from '../ids.js';
+import type { Bus } from '../queue/bus.js';
+import type { Store, Db } from '../store/store.js';
+import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
+import { pathShape } from '../webhooks/path.js';
+import {
+  type Step,
+  type TriggerInput,
+  TriggerInputSchema,
+  type Workflow,
+  type WorkflowCreate,
+  type WorkflowPatch,
+} from './model.js';
+import { buildTrigger } from './trigger.js';
+
+export const PATHS_LOCK = 'hookflow:paths';
+
+export class WorkflowService {
+  readonly #store: Store;
+  readonly #bus: Bus;
+
+  constructor({ store, bus }: { store: Store; bus: Bus }) {
+    this.#store = store;
+    this.#bus = bus;
+  }
+
+  async create(input: WorkflowCreate, id: string = newId()): Promise<Workflow> {
+    const trigger = unwrap(buildTrigger(input.trigger, undefined));
+    const now = nowIso();
+    const workflow: Workflow = {
+      id,
+      name: input.name,
+      active: false,
+      version: 1,
+      trigger,
+      steps: checkSteps(input.steps ?? []),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await workflowsRepo.insert(this.#store.db, workflow);
+    await this.#changed(workflow.id);
+    return workflow;
+  }
+
+  /** Import: replace the workflow with this id when it exists, else create it (keeping a well-formed id). */
+  async import(input: WorkflowCreate, id?: string): Promise<Workflow> {
+    if (id && (await workflowsRepo.get(this.#store.db, id))) return this.replace(id, input);
+    return this.create(input, id && /^[0-9a-f-]{36}$/.test(id) ? id : newId());
+  }
+
+  async get(id: string): Promise<Workflow> {
+    const workflow = await workflowsRepo.get(this.#store.db, id);
+    if (!workflow) throw notFound(id);
+    return workflow;
+  }
+
+  async list(limit: number, before: string | undefined): Promise<Page<Workflow>> {
+    const rows = await workflowsRepo.list(this.#store.db, { limit: limit + 1, before });
+    return toPage(rows, limit, rowToWorkflow);
+  }
+
+  /** PUT: replace name, trigger and steps. */
+  replace(id: string, input: WorkflowCreate): Promise<Workflow> {
+    return this.#save(id, (current) => ({
+      name: input.name,
+      trigger: input.trigger,
+      steps: input.steps ?? [],
+      previous: current,
+    }));
+  }
+
+  /** PATCH: a JSON merge patch of name, trigger and steps (RFC 7386: null removes a key). */
+  patch(id: string, patch: WorkflowPatch): Promise<Workflow> {
+    return this.#save(id, (current) => ({
+      name: patch.name ?? current.name,
+      trigger:
+        patch.trigger === undefined ? (current.trigger as TriggerInput) : checkTrigger(mergePatch(current.trigger, patch.trigger)),
+      steps: patch.steps ?? current.steps,
+      previous: current,
+    }));
+  }
+
+  async delete(id: string): Promise<void> {
+    const deleted = await this.#store.transaction(async (trx) => {
+      const ok = await workflowsRepo.delete(trx, id);
+      if (ok) {
+        await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
+        await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
+      }
+      return ok;
+    }, { lock: PATHS_LOCK });
+    if (!deleted) throw notFound(id);
+    await this.#changed(id);
+  }
+
+  activate(id: string): Promise<Workflow> {
+    return this.#setActive(id, true);
+  }
+
+  deactivate(id: string): Promise<Workflow> {
+    return this.#setActive(id, false);
+  }
+
+  async #setActive(id: string, active: boolean): Promise<Workflow> {
+    const workflow = await this.#store.transaction(async (trx) => {
+      const current = await workflowsRepo.get(trx, id);
+      if (!current) throw notFound(id);
+      if (current.active === active) return current;
+      const next: Workflow = { ...current, active, updatedAt: nowIso() };
+      if (active) await assertPathFree(trx, next);
+      await workflowsRepo.update(trx, next, false);
+      return next;
+    }, { lock: PATHS_LOCK });
+    await this.#changed(id);
+    return workflow;
+  }
+
+  async #save(
+    id: string,
+    build: (current: Workflow) => { name: string; trigger: TriggerInput | undefined; steps: Step[]; previous: Workflow },
+  ): Promise<Workflow> {
+    const workflow = await this.#store.transaction(async (trx) => {
+      const current = await workflowsRepo.get(trx, id);
+      if (!current) throw notFound(id);
+      const input = build(current);
+      const next: Workflow = {
+        ...current,
+        name: input.name,
+        trigger: unwrap(buildTrigger(input.trigger, current.trigger)),
+        steps: checkSteps(input.steps),
+        version: current.version + 1,
+        updatedAt: nowIso(),
+      };
+      // Saving an active workflow applies at once, so its new path must be free too.
+      if (next.active) await assertPathFree(trx, next);
+      await workflowsRepo.update(trx, next, true);
+      return next;
+    }, { lock: PATHS_LOCK });
+    await this.#changed(id);
+    return workflow;
+  }
+
+  #changed(workflowId: string): Promise<void> {
+    return this.#bus.publish('workflow.changed', { workflowId });
+  }
+}
+
+/** 409 when another active workflow serves one of the same methods on the same path shape. */
+async function assertPathFree(db: Db, workflow: Workflow): Promise<void> {
+  const shape = pathShape(workflow.trigger.path);
+  for (const other of await workflowsRepo.listActive(db)) {
+    if (other.id === workflow.id || pathShape(other.trigger.path) !== shape) continue;
+    const shared = other.trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
+    if (shared.length > 0) {
+      throw new AppError(
+        'path_conflict',
+        `Workflow "${other.name}" (${other.id}) is already active on ${shared.join(', ')} /webhook/${other.trigger.path}.`,
+        { hint: 'Deactivate that workflow, or give this trigger another path or method.' },
+      );
+    }
+  }
+}
+
+/** A merged trigger was not validated by the route schema (the patch was partial): check it here. */
+function checkTrigger(trigger: unknown): TriggerInput {
+  if (Value.Check(TriggerInputSchema, trigger)) return trigger;
+  const fields = Value.Errors(TriggerInputSchema, trigger)
+    .slice(0, 20)
+    .map((e) => ({ field: `/trigger${e.instancePath}`, message: e.message }));
+  throw validationFailed(fields);
+}
+
+function checkSteps(steps: Step[]): Step[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  steps.forEach((step, i) => {
+    if (seen.has(step.name)) errors.push({ field: `/steps/${i}/name`, message: `duplicate step name "${step.name}"` });
+    seen.add(step.name);
+  });
+  if (errors.length > 0) throw validationFailed(errors);
+  return steps;
+}
+
+function unwrap<T>(result: { trigger: T } | { errors: FieldError[] }): T {
+  if ('errors' in result) throw validationFailed(result.errors);
+  return result.trigger;
+}
+
+export function validationFailed(fields: FieldError[]): AppError {
+  return new AppError(
+    'validation_failed',
+    `The request is not valid: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}.`,
+    { fields, hint: 'Fix the fields named above and send the request again.' },
+  );
+}
+
+const notFound = (id: string) =>
+  new AppError('not_found', `There is no workflow with id ${id}.`, {
+    hint: 'List workflows with GET /api/v1/workflows to see their ids.',
+  });
+
+/** RFC 7386 JSON merge patch. Keys like __proto__ are skipped: the patch is user input. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,0 +1,61 @@
+/**
+ * Turning a client's trigger input into the stored TriggerConfig: defaults, path normalisation,
+ * cross-field rules the schema cannot say, and secrets (masked on the way out, kept when the
+ * client sends the mask back).
+ */
+import { randomUUID } from 'node:crypto';
+import type { FieldError } from '../errors.js';
+import { normalizePath } from '../webhooks/path.js';
+import { type AuthConfig, MASK, SECRET_FIELDS, type TriggerConfig, type TriggerInput } from './model.js';
+
+export function buildTrigger(
+  input: TriggerInput | undefined,
+  previous: TriggerConfig | undefined,
+): { trigger: TriggerConfig } | { errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const rawPath = input?.path ?? previous?.path ?? randomUUID();
+  const path = normalizePath(rawPath);
+  if (!path.ok) errors.push({ field: '/trigger/path', message: path.error });
+
+  const auth = restoreSecrets(input?.auth ?? { type: 'none' }, previous?.auth, errors);
+  if (auth.type === 'jwt') {
+    const needsSecret = auth.algorithm === 'HS256';
+    if (needsSecret && !auth.secret) errors.push({ field: '/trigger/auth/secret', message: 'HS256 needs a secret' });
+    if (!needsSecret && !auth.publicKey) {
+      errors.push({ field: '/trigger/auth/publicKey', message: `${auth.algorithm} needs a PEM publicKey` });
+    }
+  }
+  if (auth.type === 'hmac' && auth.preset === 'custom' && !auth.header) {
+    errors.push({ field: '/trigger/auth/header', message: 'the custom preset needs the signature header name' });
+  }
+  const response = input?.response ?? { mode: 'immediately' as const };
+  if (errors.length > 0 || !path.ok) return { errors };
+  return {
+    trigger: {
+      type: 'webhook',
+      methods: input?.methods ?? ['POST'],
+      path: path.path,
+      auth,
+      response,
+      options: input?.options ?? {},
+    },
+  };
+}
+
+/** A secret sent back as "***" keeps the stored value (PATCH/PUT of a GET result must not wipe it). */
+function restoreSecrets(auth: AuthConfig, previous: AuthConfig | undefined, errors: FieldError[]): AuthConfig {
+  const next: Record<string, unknown> = { ...auth };
+  for (const field of SECRET_FIELDS) {
+    if (next[field] !== MASK) continue;
+    const kept = previous && previous.type === auth.type ? (previous as Record<string, unknown>)[field] : undefined;
+    if (typeof kept === 'string') next[field] = kept;
+    else errors.push({ field: `/trigger/auth/${field}`, message: 'no stored secret to keep; send the real value' });
+  }
+  return next as AuthConfig;
+}
+
+export function maskAuth(auth: AuthConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...auth };
+  for (const field of SECRET_FIELDS) if (typeof out[field] === 'string') out[field] = MASK;
+  return out;
+}

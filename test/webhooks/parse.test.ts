@@ -1,0 +1,526 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseBody, parseQuery } from '../../src/webhooks/parse.js';
+
+const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).sort();
+
+// Every test, whatever it parsed, must leave Object.prototype exactly as it found it.
+afterEach(() => {
+  expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(PROTO_NAMES);
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+});
+
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+const limits = (overrides: Partial<ParseLimits>): ParseLimits => ({ ...DEFAULT_PARSE_LIMITS, ...overrides });
+
+/** The promise rejects with AppError('invalid_body') whose message matches `message`. */
+async function expectInvalid(promise: Promise<unknown>, message: RegExp): Promise<AppError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  const appErr = err as AppError;
+  expect(appErr.code).toBe('invalid_body');
+  expect(appErr.status).toBe(400);
+  expect(appErr.message).toMatch(message);
+  expect(appErr.hint).toBeTruthy();
+  return appErr;
+}
+const rejectsSync = (fn: () => unknown) => new Promise((resolve) => resolve(fn()));
+
+/** Ordinary objects all the way down, and no own `__proto__` key anywhere. */
+function expectOrdinary(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  if (!Array.isArray(value)) {
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.hasOwn(value, '__proto__')).toBe(false);
+  }
+  for (const item of Object.values(value)) expectOrdinary(item);
+}
+
+interface Part {
+  name: string;
+  value?: string;
+  filename?: string;
+  type?: string;
+  data?: Buffer;
+}
+function multipart(parts: Part[], boundary = 'XyZzy42'): Buffer {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`;
+    if (part.filename !== undefined) head += `; filename="${part.filename}"`;
+    if (part.type !== undefined) head += `\r\nContent-Type: ${part.type}`;
+    chunks.push(
+      Buffer.from(`${head}\r\n\r\n`),
+      part.data ?? Buffer.from(part.value ?? ''),
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(chunks);
+}
+const MP = 'multipart/form-data; boundary=XyZzy42';
+
+const nestedKey = (levels: number) => `a${'[b]'.repeat(levels)}=1`;
+const nestedJson = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+const manyParams = (n: number) => Array.from({ length: n }, (_, i) => `k${i}=v${i}`).join('&');
+
+describe('parseQuery', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['', {}],
+    ['a=1', { a: '1' }],
+    ['a=1&b=2', { a: '1', b: '2' }],
+    ['a=1&a=2&a=3', { a: ['1', '2', '3'] }],
+    ['a[]=1&a[]=2', { a: ['1', '2'] }],
+    ['a[0]=x&a[1]=y', { a: ['x', 'y'] }],
+    ['a[b][c]=d&a[b][e]=f', { a: { b: { c: 'd', e: 'f' } } }],
+    ['user[name]=Ann&user[tags][]=x&user[tags][]=y', { user: { name: 'Ann', tags: ['x', 'y'] } }],
+    ['q=hello+world%21&n=J%C3%B6rg', { q: 'hello world!', n: 'Jörg' }],
+    ['flag&empty=', { flag: '', empty: '' }],
+    ['bad=%E0%A4%A', { bad: '%E0%A4%A' }],
+    ['?a=1', { a: '1' }],
+    ['toString=1&valueOf=2', { toString: '1', valueOf: '2' }],
+  ])('%j', (raw, expected) => {
+    const result = parseQuery(raw);
+    expect(result).toEqual(expected);
+    expectOrdinary(result);
+  });
+
+  it('keeps 25 repeats of a key as one array (qs would switch to an object after 20)', () => {
+    const result = parseQuery(Array.from({ length: 25 }, (_, i) => `a=${i}`).join('&'));
+    expect(Array.isArray(result.a)).toBe(true);
+    expect(result.a).toHaveLength(25);
+  });
+
+  it.each<[string, string, ParseLimits, RegExp]>([
+    ['5000 params', manyParams(5000), DEFAULT_PARSE_LIMITS, /query string.*Parameter limit exceeded.*1000/],
+    ['maxKeys + 1 params', manyParams(4), limits({ maxKeys: 3 }), /Parameter limit/],
+    ['depth 21', nestedKey(21), DEFAULT_PARSE_LIMITS, /depth/],
+    ['depth 3 with maxDepth 2', nestedKey(3), limits({ maxDepth: 2 }), /depth/],
+    ['array index past maxKeys', 'a[5000]=x', DEFAULT_PARSE_LIMITS, /Array limit/],
+  ])('rejects %s', async (_name, raw, lim, message) => {
+    await expectInvalid(
+      rejectsSync(() => parseQuery(raw, lim)),
+      message,
+    );
+  });
+
+  it.each<[string, ParseLimits]>([
+    [manyParams(1000), DEFAULT_PARSE_LIMITS],
+    [manyParams(3), limits({ maxKeys: 3 })],
+    [nestedKey(20), DEFAULT_PARSE_LIMITS],
+    [nestedKey(2), limits({ maxDepth: 2 })],
+  ])('accepts input exactly at the limit (%#)', (raw, lim) => {
+    expect(() => parseQuery(raw, lim)).not.toThrow();
+  });
+});
+
+describe('prototype safety', () => {
+  // Shared by query and form bodies: hostile input -> expected data.
+  const hostileForms: [string, Record<string, unknown>][] = [
+    ['__proto__[polluted]=1', {}],
+    ['__proto__=1&a=2', { a: '2' }],
+    ['constructor[prototype][polluted]=1', {}],
+    ['a[__proto__][polluted]=1', { a: {} }],
+    ['a[constructor][prototype][polluted]=1&a[b]=2', { a: { b: '2' } }],
+    ['__proto__[toString]=x', {}],
+    ['constructor=x&prototype[a]=y', { constructor: 'x', prototype: { a: 'y' } }],
+  ];
+
+  it.each(hostileForms)('query %j', (raw, expected) => {
+    const result = parseQuery(raw);
+    expect(result).toEqual(expected);
+    expectOrdinary(result);
+  });
+
+  it.each(hostileForms)('form body %j', async (raw, expected) => {
+    const { body } = await parseBody('application/x-www-form-urlencoded', Buffer.from(raw));
+    expect(body).toEqual(expected);
+    expectOrdinary(body);
+  });
+
+  it('keeps constructor/prototype as own data properties that change no prototype', () => {
+    const result = parseQuery('constructor=x&prototype=y');
+    expect(Object.getOwnPropertyDescriptor(result, 'constructor')).toMatchObject({
+      value: 'x',
+      writable: true,
+    });
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    expect({}.constructor).toBe(Object);
+  });
+
+  it.each<[string, unknown]>([
+    ['{"__proto__":{"polluted":1}}', {}],
+    ['{"a":{"__proto__":{"polluted":1}},"b":2}', { a: {}, b: 2 }],
+    ['{"constructor":{"prototype":{"polluted":1}}}', {}],
+    ['[{"__proto__":{"polluted":1}}]', [{}]],
+    ['{"constructor":"x","prototype":{"a":1}}', { constructor: 'x', prototype: { a: 1 } }],
+  ])('JSON %s', async (raw, expected) => {
+    const { body } = await parseBody('application/json', Buffer.from(raw));
+    expect(body).toEqual(expected);
+    expectOrdinary(body);
+  });
+
+  it.each([
+    '<__proto__><polluted>1</polluted></__proto__>',
+    '<constructor><prototype>1</prototype></constructor>',
+  ])('XML %s is refused', async (raw) => {
+    await expectInvalid(parseBody('application/xml', Buffer.from(raw)), /XML.*reserved/);
+  });
+
+  it('XML attribute named __proto__ is prefixed data', async () => {
+    const { body } = await parseBody('text/xml', Buffer.from('<r __proto__="1" constructor="2"/>'));
+    expect(body).toEqual({ r: { '@___proto__': '1', '@_constructor': '2' } });
+    expectOrdinary(body);
+  });
+
+  it('multipart field names', async () => {
+    const raw = multipart([
+      { name: '__proto__[polluted]', value: '1' },
+      { name: 'constructor[prototype][polluted]', value: '1' },
+      { name: 'ok', value: 'yes' },
+    ]);
+    const { body } = await parseBody(MP, raw);
+    expect(body).toEqual({ ok: 'yes' });
+    expectOrdinary(body);
+  });
+});
+
+describe('parseBody: empty bodies', () => {
+  it.each([
+    undefined,
+    '',
+    'application/json',
+    'application/xml',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data',
+    'multipart/form-data; boundary=x',
+    'application/pdf',
+  ])('%s -> {}', async (contentType) => {
+    expect(await parseBody(contentType, Buffer.alloc(0))).toEqual({ body: {}, files: [] });
+  });
+});
+
+describe('parseBody: application/x-www-form-urlencoded', () => {
+  it.each<[string, Buffer, unknown]>([
+    ['application/x-www-form-urlencoded', Buffer.from('param1=x&param2=y'), { param1: 'x', param2: 'y' }],
+    ['Application/X-WWW-Form-Urlencoded; Charset=UTF-8', Buffer.from('a=1'), { a: '1' }],
+    ['application/x-www-form-urlencoded', Buffer.from('a=1&a=2&b[c]=3'), { a: ['1', '2'], b: { c: '3' } }],
+    [
+      'application/x-www-form-urlencoded',
+      Buffer.from('msg=hello+world&x=a%2Bb'),
+      { msg: 'hello world', x: 'a+b' },
+    ],
+    ['application/x-www-form-urlencoded', Buffer.from('n=J%C3%B6rg&raw=Jörg'), { n: 'Jörg', raw: 'Jörg' }],
+    ['application/x-www-form-urlencoded; charset=iso-8859-1', Buffer.from('n=J%F6rg'), { n: 'Jörg' }],
+    ['application/x-www-form-urlencoded; charset="latin1"', Buffer.from('n=Jörg', 'latin1'), { n: 'Jörg' }],
+  ])('%s %#', async (contentType, raw, expected) => {
+    expect(await parseBody(contentType, raw)).toEqual({ body: expected, files: [] });
+  });
+
+  it.each<[string, string, ParseLimits, RegExp]>([
+    ['5000 params', manyParams(5000), DEFAULT_PARSE_LIMITS, /form body.*Parameter limit.*1000/],
+    ['too deep', nestedKey(21), DEFAULT_PARSE_LIMITS, /form body.*depth/],
+    ['custom maxKeys', 'a=1&b=2', limits({ maxKeys: 1 }), /Parameter limit/],
+  ])('rejects %s', async (_name, raw, lim, message) => {
+    await expectInvalid(parseBody('application/x-www-form-urlencoded', Buffer.from(raw), lim), message);
+  });
+
+  it('rejects an unsupported charset instead of guessing', async () => {
+    await expectInvalid(
+      parseBody('application/x-www-form-urlencoded; charset=shift_jis', Buffer.from('a=1')),
+      /charset "shift_jis" is not supported/,
+    );
+  });
+});
+
+describe('parseBody: JSON', () => {
+  it.each<[string, string | Buffer, unknown]>([
+    ['application/json', '{"a":1,"b":[true,null,"x"]}', { a: 1, b: [true, null, 'x'] }],
+    ['application/json; charset=utf-8', '{"ü":"ö"}', { ü: 'ö' }],
+    ['APPLICATION/JSON', '[1,2]', [1, 2]],
+    ['application/vnd.api+json', '{"data":{"id":"1"}}', { data: { id: '1' } }],
+    ['application/cloudevents+json; charset=UTF-8', '"just a string"', 'just a string'],
+    ['application/json', '42', 42],
+    ['application/json', 'null', null],
+    [
+      'application/json',
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"bom":1}')]),
+      { bom: 1 },
+    ],
+    ['application/json; charset=utf-16le', Buffer.from('{"a":"é"}', 'utf16le'), { a: 'é' }],
+  ])('%s %#', async (contentType, raw, expected) => {
+    expect(await parseBody(contentType, Buffer.from(raw))).toEqual({ body: expected, files: [] });
+  });
+
+  it.each(['{"a":1,}', '{', '{"a":}', 'not json', "{'a':1}", '   ', '{"a":1} trailing'])(
+    'malformed %j -> invalid_body saying what and where',
+    async (raw) => {
+      await expectInvalid(
+        parseBody('application/json', Buffer.from(raw)),
+        /^The body is not valid JSON: .*(position|end|token)/,
+      );
+    },
+  );
+
+  it.each<[string, string, ParseLimits, boolean]>([
+    // Depth counts nesting below the top-level value, like `[...]` groups in a form key.
+    ['21 nested objects (depth 20)', nestedJson(21), DEFAULT_PARSE_LIMITS, true],
+    ['22 nested objects (depth 21)', nestedJson(22), DEFAULT_PARSE_LIMITS, false],
+    ['21 nested arrays', `${'['.repeat(21)}${']'.repeat(21)}`, DEFAULT_PARSE_LIMITS, true],
+    ['22 nested arrays', `${'['.repeat(22)}${']'.repeat(22)}`, DEFAULT_PARSE_LIMITS, false],
+    ['100 000 levels', `${'['.repeat(100_000)}${']'.repeat(100_000)}`, DEFAULT_PARSE_LIMITS, false],
+    ['3 nested objects, maxDepth 2', nestedJson(3), limits({ maxDepth: 2 }), true],
+    ['4 nested objects, maxDepth 2', nestedJson(4), limits({ maxDepth: 2 }), false],
+  ])('depth: %s', async (_name, raw, lim, ok) => {
+    const result = parseBody('application/json', Buffer.from(raw), lim);
+    if (ok) await expect(result).resolves.toBeDefined();
+    else await expectInvalid(result, /nested more than \d+ levels deep/);
+  });
+
+  it('a wide JSON body is not limited by maxKeys', async () => {
+    const wide = JSON.stringify(Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i])));
+    const { body } = await parseBody('application/json', Buffer.from(wide));
+    expect(Object.keys(body as object)).toHaveLength(5000);
+  });
+});
+
+describe('parseBody: XML', () => {
+  it.each<[string, string, unknown]>([
+    ['application/xml', '<order id="7"><item>x</item></order>', { order: { '@_id': '7', item: 'x' } }],
+    [
+      'text/xml; charset=utf-8',
+      '<?xml version="1.0"?><a><n>007</n><n>1.5</n></a>',
+      { a: { n: ['007', '1.5'] } },
+    ],
+    ['application/atom+xml', '<feed><title>T</title></feed>', { feed: { title: 'T' } }],
+    ['Application/XML', '<a b="true">text</a>', { a: { '@_b': 'true', '#text': 'text' } }],
+    ['application/xml', '<a>Tom &amp; Jerry &lt;3 &#233;&#x41;</a>', { a: 'Tom & Jerry <3 éA' }],
+    ['application/xml', '<!DOCTYPE a [<!ENTITY e "EXP">]><a>&e;</a>', { a: 'EXP' }],
+    ['application/xml', '<a><toString>1</toString></a>', { a: { __toString: '1' } }],
+  ])('%s %#', async (contentType, raw, expected) => {
+    const { body, files } = await parseBody(contentType, Buffer.from(raw));
+    expect(body).toEqual(expected);
+    expect(files).toEqual([]);
+    expectOrdinary(body);
+  });
+
+  it('accepts 20 nested elements with attributes (depth 20)', async () => {
+    const raw = `${'<a x="1">'.repeat(20)}${'</a>'.repeat(20)}`;
+    await expect(parseBody('application/xml', Buffer.from(raw))).resolves.toBeDefined();
+  });
+
+  it('honours the charset', async () => {
+    const raw = Buffer.from('<a>Jörg</a>', 'latin1');
+    expect((await parseBody('application/xml; charset=iso-8859-1', raw)).body).toEqual({ a: 'Jörg' });
+  });
+
+  it.each([
+    ['mismatched tags', '<a><b></a>', /not well-formed XML: .*\(line 1, column \d+\)/],
+    ['not XML', 'hello', /not well-formed XML/],
+    ['unclosed', '<a>', /not well-formed XML/],
+    [
+      'external entity',
+      '<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>',
+      /XML.*External entities/,
+    ],
+    ['oversized entity', `<!DOCTYPE a [<!ENTITY e "${'x'.repeat(5000)}">]><a>&e;</a>`, /XML.*size/],
+    ['expansion bomb', `<!DOCTYPE a [<!ENTITY e "${'x'.repeat(900)}">]><a>${'&e;'.repeat(2000)}</a>`, /XML/],
+    ['deep nesting', `${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}`, /nested|XML/],
+    ['21 levels', `${'<a x="1">'.repeat(22)}${'</a>'.repeat(22)}`, /nested|XML/],
+  ])('rejects %s', async (_name, raw, message) => {
+    await expectInvalid(parseBody('application/xml', Buffer.from(raw)), message);
+  });
+
+  it('does not expand nested "billion laughs" entities', async () => {
+    let doc = '<!DOCTYPE lolz [<!ENTITY lol "lol">';
+    for (let i = 1; i < 10; i++) doc += `<!ENTITY lol${i} "${`&lol${i === 1 ? '' : i - 1};`.repeat(10)}">`;
+    doc += ']><lolz>&lol9;</lolz>';
+    const result = await parseBody('application/xml', Buffer.from(doc)).catch((e: unknown) => e);
+    if (result instanceof AppError) expect(result.code).toBe('invalid_body');
+    else expect(JSON.stringify(result).length).toBeLessThan(1_000);
+  });
+});
+
+describe('parseBody: text/*', () => {
+  it.each<[string, Buffer, string]>([
+    ['text/plain', Buffer.from('hello ü'), 'hello ü'],
+    ['text/csv; charset=utf-8', Buffer.from('a,b\n1,2\n'), 'a,b\n1,2\n'],
+    ['TEXT/HTML', Buffer.from('<p>hi</p>'), '<p>hi</p>'],
+    ['text/plain; charset=iso-8859-1', Buffer.from([0x4a, 0xf6, 0x72, 0x67]), 'Jörg'],
+    ['text/plain; charset=utf-16le', Buffer.from('Jörg', 'utf16le'), 'Jörg'],
+    ['text/plain', Buffer.from([0x61, 0xff, 0x62]), 'a\ufffdb'],
+  ])('%s %#', async (contentType, raw, expected) => {
+    expect(await parseBody(contentType, raw)).toEqual({ body: expected, files: [] });
+  });
+
+  it('rejects an unknown charset', async () => {
+    await expectInvalid(parseBody('text/plain; charset=klingon', Buffer.from('x')), /charset "klingon"/);
+  });
+});
+
+describe('parseBody: multipart/form-data', () => {
+  const pdf = Buffer.from('%PDF-1.7 binary \u0000\u00ff', 'latin1');
+
+  it('puts fields in body and files in files', async () => {
+    const raw = multipart([
+      { name: 'title', value: 'Hello ü' },
+      { name: 'tag', value: 'a' },
+      { name: 'tag', value: 'b' },
+      { name: 'user[name]', value: 'Ann' },
+      { name: 'user[roles][]', value: 'admin' },
+      { name: 'doc', filename: 'report.pdf', type: 'application/pdf', data: pdf },
+      { name: 'doc', filename: 'notes.txt', type: 'text/plain', data: Buffer.from('notes') },
+    ]);
+    const { body, files } = await parseBody(MP, raw);
+    expect(body).toEqual({ title: 'Hello ü', tag: ['a', 'b'], user: { name: 'Ann', roles: ['admin'] } });
+    expectOrdinary(body);
+    expect(files).toEqual([
+      {
+        field: 'doc',
+        filename: 'report.pdf',
+        mimeType: 'application/pdf',
+        size: pdf.length,
+        sha256: sha256(pdf),
+        data: pdf,
+      },
+      {
+        field: 'doc',
+        filename: 'notes.txt',
+        mimeType: 'text/plain',
+        size: 5,
+        sha256: sha256(Buffer.from('notes')),
+        data: Buffer.from('notes'),
+      },
+    ]);
+  });
+
+  it.each<[string, string, string]>([
+    ['case-insensitive type', 'Multipart/Form-Data; boundary=XyZzy42', 'XyZzy42'],
+    ['quoted boundary', 'multipart/form-data; boundary="a b:c"', 'a b:c'],
+  ])('%s', async (_name, contentType, boundary) => {
+    const raw = multipart([{ name: 'a', value: '1' }], boundary);
+    expect(await parseBody(contentType, raw)).toEqual({ body: { a: '1' }, files: [] });
+  });
+
+  it('keeps long field names and values whole', async () => {
+    const name = 'n'.repeat(500);
+    const value = 'v'.repeat(2_000_000);
+    const { body } = await parseBody(MP, multipart([{ name, value }]));
+    expect((body as Record<string, string>)[name]).toHaveLength(2_000_000);
+  });
+
+  it('an empty file is still a file', async () => {
+    const { files } = await parseBody(
+      MP,
+      multipart([{ name: 'f', filename: 'e.bin', data: Buffer.alloc(0) }]),
+    );
+    expect(files).toMatchObject([
+      { field: 'f', filename: 'e.bin', size: 0, sha256: sha256(Buffer.alloc(0)) },
+    ]);
+  });
+
+  const good = multipart([
+    { name: 'a', value: '1' },
+    { name: 'f', filename: 'x.bin', type: 'application/octet-stream', data: Buffer.alloc(1000, 7) },
+  ]);
+  it.each<[string, string, Buffer, ParseLimits, RegExp]>([
+    ['missing boundary', 'multipart/form-data', good, DEFAULT_PARSE_LIMITS, /Boundary not found/],
+    ['wrong boundary', 'multipart/form-data; boundary=other', good, DEFAULT_PARSE_LIMITS, /malformed/],
+    [
+      'truncated in a file',
+      MP,
+      good.subarray(0, good.length - 500),
+      DEFAULT_PARSE_LIMITS,
+      /malformed.*Unexpected end/,
+    ],
+    ['truncated in a field', MP, good.subarray(0, 60), DEFAULT_PARSE_LIMITS, /malformed.*Unexpected end/],
+    ['missing final boundary', MP, good.subarray(0, good.length - 13), DEFAULT_PARSE_LIMITS, /malformed/],
+    ['garbage', MP, Buffer.from('this is not multipart'), DEFAULT_PARSE_LIMITS, /malformed/],
+    [
+      'bad part header',
+      MP,
+      Buffer.from('--XyZzy42\r\nno-colon-header\r\n\r\nx\r\n--XyZzy42--\r\n'),
+      DEFAULT_PARSE_LIMITS,
+      /malformed/,
+    ],
+    [
+      'too many files',
+      MP,
+      multipart(Array.from({ length: 3 }, (_, i) => ({ name: 'f', filename: `${i}.txt`, value: 'x' }))),
+      limits({ maxFiles: 2 }),
+      /more than 2 files/,
+    ],
+    [
+      'too many fields',
+      MP,
+      multipart(Array.from({ length: 5000 }, (_, i) => ({ name: `k${i}`, value: 'v' }))),
+      DEFAULT_PARSE_LIMITS,
+      /more than 1000 fields/,
+    ],
+    ['too deep', MP, multipart([{ name: 'a[b][c]', value: '1' }]), limits({ maxDepth: 1 }), /depth/],
+  ])('rejects %s', async (_name, contentType, raw, lim, message) => {
+    await expectInvalid(parseBody(contentType, raw, lim), message);
+  });
+});
+
+describe('parseBody: other content types are kept as a raw file', () => {
+  const bytes = Buffer.from([0, 1, 2, 250, 255]);
+  it.each<[string | undefined, string]>([
+    ['application/pdf', 'application/pdf'],
+    ['Image/PNG', 'image/png'],
+    ['application/octet-stream; foo=bar', 'application/octet-stream'],
+    ['multipart/mixed; boundary=x', 'multipart/mixed'],
+    [undefined, 'application/octet-stream'],
+    ['', 'application/octet-stream'],
+    ['  ; charset=utf-8', 'application/octet-stream'],
+    ['not a mime type', 'application/octet-stream'],
+  ])('%j -> %s', async (contentType, mimeType) => {
+    expect(await parseBody(contentType, bytes)).toEqual({
+      body: {},
+      files: [{ field: 'body', filename: 'body', mimeType, size: 5, sha256: sha256(bytes), data: bytes }],
+    });
+  });
+});
+
+describe('hostile input never escapes as anything but invalid_body', () => {
+  // Deterministic pseudo-random bytes (xorshift) so a failure is reproducible.
+  let seed = 0x2545f491;
+  const randomBytes = (n: number) => {
+    const out = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      out[i] = seed & 0xff;
+    }
+    return out;
+  };
+  const alphabet = Buffer.from('[]{}<>="&%+;:,/\\!?-_.aZ09 \r\n__proto__constructor--XyZzy42');
+  const structured = (n: number) => Buffer.from(randomBytes(n).map((b) => alphabet[b % alphabet.length]!));
+
+  it.each([
+    'application/json',
+    'application/x-www-form-urlencoded',
+    'application/xml',
+    'text/plain; charset=utf-16be',
+    MP,
+    'multipart/form-data; boundary=',
+    'application/x-whatever',
+  ])('%s', async (contentType) => {
+    for (let i = 0; i < 200; i++) {
+      const raw = i % 2 === 0 ? randomBytes(1 + (i % 300)) : structured(1 + (i % 300));
+      const outcome = await parseBody(contentType, raw).catch((e: unknown) => e);
+      if (outcome instanceof Error) {
+        expect(outcome).toBeInstanceOf(AppError);
+        expect((outcome as AppError).code).toBe('invalid_body');
+      } else {
+        expectOrdinary((outcome as { body: unknown }).body);
+      }
+    }
+  });
+});
