@@ -12,7 +12,9 @@ export function toAppError(err: unknown): AppError {
   const fe = (err ?? {}) as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
     const fields: FieldError[] = fe.validation.slice(0, 20).map((v) => {
-      const extra = v.params && typeof v.params.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
+      // The offending key of "must not have additional properties" / "must have required property".
+      const key = v.params?.additionalProperty ?? v.params?.missingProperty;
+      const extra = typeof key === 'string' ? `/${key}` : '';
       const where = fe.validationContext && fe.validationContext !== 'body' ? `/${fe.validationContext}` : '';
       return { field: `${where}${v.instancePath ?? ''}${extra}` || '/', message: v.message ?? 'is invalid' };
     });

@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
+import secureJson from 'secure-json-parse';
 import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
 import type { App, HttpDeps } from './deps.js';
@@ -81,6 +82,19 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   await app.register(
     async (api) => {
       const typed = api.withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+      // JSON bodies: an empty body counts as none (curl -H 'content-type: application/json' -X POST …/activate),
+      // and __proto__ / constructor.prototype keys are dropped (the body is merged into stored objects).
+      typed.removeContentTypeParser('application/json');
+      typed.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+        if (typeof text !== 'string' || text.trim() === '') return done(null, undefined);
+        try {
+          done(null, secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+        } catch {
+          done(new AppError('invalid_body', 'The request body is not valid JSON.', {
+            hint: 'Check the JSON syntax (quotes, commas, brackets) and send it again.',
+          }));
+        }
+      });
       typed.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       typed.register(async (secured) => {
         secured.addHook('onRequest', apiAuth(deps.tokens));

@@ -116,3 +116,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A fetch Response's JSON body, typed loosely for assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: test convenience
+export const json = (res: Response): Promise<any> => res.json();

@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/server.js';
+import { runCli, type ServerProcess, startServerProcess } from '../helpers/process.js';
+
+const children: ServerProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.child.kill('SIGKILL');
+});
+
+describe('hookflow CLI', () => {
+  it('refuses bad configuration with one line and exit code 2', async () => {
+    const ran = await runCli(['start'], { HOOKFLOW_PORT: 'eighty', HOOKFLOW_DATA_DIR: tempDir() });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr.trim().split('\n')).toHaveLength(1);
+    expect(ran.stderr).toContain('HOOKFLOW_PORT="eighty" is invalid');
+  });
+
+  it.each([[['start', '--prot', '1']], [['bogus']], [['tokens', 'create']]])('refuses bad usage %j with exit code 2', async (args) => {
+    const ran = await runCli(args, { HOOKFLOW_DATA_DIR: tempDir() });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toMatch(/hookflow: /);
+  });
+
+  it.each([['--help'], ['start', '--help'], ['tokens', '--help'], ['workflows', '--help']])('prints help for %s', async (...args) => {
+    const ran = await runCli(args);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/Usage/);
+  });
+
+  it('creates a token that the running server accepts, then shuts down gracefully on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const server = await startServerProcess({ HOOKFLOW_DATA_DIR: dataDir });
+    children.push(server);
+    const ran = await runCli(['tokens', 'create', '--name', 'ci'], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(ran.code).toBe(0);
+    const token = ran.stdout.trim().split('\n').at(-1)!;
+    expect(token).toMatch(/^hf_[A-Za-z0-9_-]{43}$/);
+
+    expect((await fetch(`${server.url}/api/v1/workflows`)).status).toBe(401);
+    const res = await fetch(`${server.url}/api/v1/workflows`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+
+    const listed = await runCli(['tokens', 'list'], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(listed.stdout).toContain('ci');
+    expect(listed.stdout).not.toContain(token);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toContain('stopped');
+  });
+
+  it('exports and imports workflows', async () => {
+    const dataDir = tempDir();
+    const file = path.join(dataDir, 'in.json');
+    fs.writeFileSync(
+      file,
+      JSON.stringify([{ name: 'Imported', trigger: { path: 'imported', methods: ['GET'] }, active: true }]),
+    );
+    const imported = await runCli(['workflows', 'import', file], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(imported.code).toBe(0);
+    expect(imported.stderr).toContain('Imported "Imported"');
+
+    const exported = await runCli(['workflows', 'export'], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(exported.code).toBe(0);
+    const { items } = JSON.parse(exported.stdout);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ name: 'Imported', active: true, trigger: { path: 'imported', methods: ['GET'] } });
+
+    // Importing the export again replaces by id instead of duplicating.
+    const out = path.join(dataDir, 'out.json');
+    fs.writeFileSync(out, exported.stdout);
+    expect((await runCli(['workflows', 'import', out], { HOOKFLOW_DATA_DIR: dataDir })).code).toBe(0);
+    const again = JSON.parse((await runCli(['workflows', 'export'], { HOOKFLOW_DATA_DIR: dataDir })).stdout);
+    expect(again.items).toHaveLength(1);
+    expect(again.items[0].version).toBe(2);
+  });
+});

@@ -1,0 +1,59 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded store on port 5678', () => {
+    const config = loadConfig({ env: {}, cwd: '/srv' });
+    expect(config.http).toEqual({
+      port: 5678,
+      host: '0.0.0.0',
+      baseUrl: 'http://localhost:5678',
+      maxBodyBytes: 16 * 1024 * 1024,
+    });
+    expect(config.store.dataDir).toBe(path.resolve('/srv', 'data'));
+    expect(config.store.databaseUrl).toBeUndefined();
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it.each([
+    [{ HOOKFLOW_PORT: '8080' }, (c: ReturnType<typeof loadConfig>) => c.http.port, 8080],
+    [{ HOOKFLOW_PORT: '8080' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'http://localhost:8080'],
+    [{ HOOKFLOW_BASE_URL: 'https://hooks.example.com/' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'https://hooks.example.com'],
+    [{ HOOKFLOW_BASE_URL: 'https://example.com/hf' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'https://example.com/hf'],
+    [{ HOOKFLOW_DATABASE_URL: 'postgres://u@h/db' }, (c: ReturnType<typeof loadConfig>) => c.store.databaseUrl, 'postgres://u@h/db'],
+    [{ HOOKFLOW_LOG_LEVEL: 'DEBUG' }, (c: ReturnType<typeof loadConfig>) => c.log.level, 'debug'],
+    [{ HOOKFLOW_MAX_BODY_BYTES: '2048' }, (c: ReturnType<typeof loadConfig>) => c.http.maxBodyBytes, 2048],
+  ])('reads %j', (env, pick, expected) => {
+    expect(pick(loadConfig({ env }))).toBe(expected);
+  });
+
+  it('lets flags win over env', () => {
+    const config = loadConfig({ env: { HOOKFLOW_PORT: '1000' }, argv: ['--port', '2000', '--data-dir=/tmp/x'] });
+    expect(config.http.port).toBe(2000);
+    expect(config.store.dataDir).toBe('/tmp/x');
+  });
+
+  it.each([
+    [{ HOOKFLOW_PORT: 'eighty' }, 'HOOKFLOW_PORT="eighty" is invalid: expected a whole number from 0 to 65535'],
+    [{ HOOKFLOW_PORT: '70000' }, 'HOOKFLOW_PORT'],
+    [{ HOOKFLOW_BASE_URL: 'localhost:5678' }, 'HOOKFLOW_BASE_URL'],
+    [{ HOOKFLOW_BASE_URL: 'ftp://x' }, 'an http:// or https:// URL'],
+    [{ HOOKFLOW_DATABASE_URL: 'mysql://x/y' }, 'a postgres:// URL'],
+    [{ HOOKFLOW_LOG_LEVEL: 'loud' }, 'one of fatal, error'],
+    [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],
+    [{ HOOKFLOW_MAX_BODY_BYTES: '-1' }, 'HOOKFLOW_MAX_BODY_BYTES'],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig({ env })).toThrow(ConfigError);
+    expect(() => loadConfig({ env })).toThrow(message);
+  });
+
+  it('reports every bad key at once', () => {
+    try {
+      loadConfig({ env: { HOOKFLOW_PORT: 'x', HOOKFLOW_LOG_LEVEL: 'y' } });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(2);
+    }
+  });
+});
