@@ -68,7 +68,7 @@ export async function startHookflow({
   const metrics = new Metrics(() => ingest.pending);
   const queue = new Queue({ store, workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
   const worker = roles.worker
-    ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency })
+    ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency, engine: config.engine })
     : undefined;
 
   let app: App | undefined;
@@ -83,7 +83,7 @@ export async function startHookflow({
         metrics,
         tokens: new TokenService({ store }),
         workflows: new WorkflowService({ store, bus }),
-        executions: new ExecutionService({ store }),
+        executions: new ExecutionService({ store, bus }),
         listeners,
         receiver,
       });

@@ -18,10 +18,26 @@ describe('loadConfig', () => {
 
   it.each([
     [{ HOOKFLOW_PORT: '8080' }, (c: ReturnType<typeof loadConfig>) => c.http.port, 8080],
-    [{ HOOKFLOW_PORT: '8080' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'http://localhost:8080'],
-    [{ HOOKFLOW_BASE_URL: 'https://hooks.example.com/' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'https://hooks.example.com'],
-    [{ HOOKFLOW_BASE_URL: 'https://example.com/hf' }, (c: ReturnType<typeof loadConfig>) => c.http.baseUrl, 'https://example.com/hf'],
-    [{ HOOKFLOW_DATABASE_URL: 'postgres://u@h/db' }, (c: ReturnType<typeof loadConfig>) => c.store.databaseUrl, 'postgres://u@h/db'],
+    [
+      { HOOKFLOW_PORT: '8080' },
+      (c: ReturnType<typeof loadConfig>) => c.http.baseUrl,
+      'http://localhost:8080',
+    ],
+    [
+      { HOOKFLOW_BASE_URL: 'https://hooks.example.com/' },
+      (c: ReturnType<typeof loadConfig>) => c.http.baseUrl,
+      'https://hooks.example.com',
+    ],
+    [
+      { HOOKFLOW_BASE_URL: 'https://example.com/hf' },
+      (c: ReturnType<typeof loadConfig>) => c.http.baseUrl,
+      'https://example.com/hf',
+    ],
+    [
+      { HOOKFLOW_DATABASE_URL: 'postgres://u@h/db' },
+      (c: ReturnType<typeof loadConfig>) => c.store.databaseUrl,
+      'postgres://u@h/db',
+    ],
     [{ HOOKFLOW_LOG_LEVEL: 'DEBUG' }, (c: ReturnType<typeof loadConfig>) => c.log.level, 'debug'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '2048' }, (c: ReturnType<typeof loadConfig>) => c.http.maxBodyBytes, 2048],
   ])('reads %j', (env, pick, expected) => {
@@ -29,13 +45,19 @@ describe('loadConfig', () => {
   });
 
   it('lets flags win over env', () => {
-    const config = loadConfig({ env: { HOOKFLOW_PORT: '1000' }, argv: ['--port', '2000', '--data-dir=/tmp/x'] });
+    const config = loadConfig({
+      env: { HOOKFLOW_PORT: '1000' },
+      argv: ['--port', '2000', '--data-dir=/tmp/x'],
+    });
     expect(config.http.port).toBe(2000);
     expect(config.store.dataDir).toBe('/tmp/x');
   });
 
   it.each([
-    [{ HOOKFLOW_PORT: 'eighty' }, 'HOOKFLOW_PORT="eighty" is invalid: expected a whole number from 0 to 65535'],
+    [
+      { HOOKFLOW_PORT: 'eighty' },
+      'HOOKFLOW_PORT="eighty" is invalid: expected a whole number from 0 to 65535',
+    ],
     [{ HOOKFLOW_PORT: '70000' }, 'HOOKFLOW_PORT'],
     [{ HOOKFLOW_BASE_URL: 'localhost:5678' }, 'HOOKFLOW_BASE_URL'],
     [{ HOOKFLOW_BASE_URL: 'ftp://x' }, 'an http:// or https:// URL'],

@@ -23,6 +23,10 @@ describe('error codes', () => {
   it('serialises to the SPEC wire shape', () => {
     const err = new AppError('method_not_allowed', 'No.', { hint: 'Use POST.', headers: { allow: 'POST' } });
     expect(err.status).toBe(405);
-    expect(JSON.parse(JSON.stringify(err))).toEqual({ code: 'method_not_allowed', message: 'No.', hint: 'Use POST.' });
+    expect(JSON.parse(JSON.stringify(err))).toEqual({
+      code: 'method_not_allowed',
+      message: 'No.',
+      hint: 'Use POST.',
+    });
   });
 });

@@ -19,7 +19,6 @@ export const PageQuery = Type.Object({
 export const pageOf = <T extends Type.TSchema>(item: T) =>
   Type.Object({ items: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()]) });
 
-export const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, ErrorSchema]));
+export const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorSchema]));
 
 export const secured = [{ bearerAuth: [] }];

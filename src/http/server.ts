@@ -40,7 +40,9 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
     routerOptions: { maxParamLength: 1024, ignoreDuplicateSlashes: false },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.server.headersTimeout = 30_000;
@@ -88,11 +90,16 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       typed.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
         if (typeof text !== 'string' || text.trim() === '') return done(null, undefined);
         try {
-          done(null, secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+          done(
+            null,
+            secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }),
+          );
         } catch {
-          done(new AppError('invalid_body', 'The request body is not valid JSON.', {
-            hint: 'Check the JSON syntax (quotes, commas, brackets) and send it again.',
-          }));
+          done(
+            new AppError('invalid_body', 'The request body is not valid JSON.', {
+              hint: 'Check the JSON syntax (quotes, commas, brackets) and send it again.',
+            }),
+          );
         }
       });
       typed.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -17,7 +17,9 @@ export function allowedOrigin(trigger: TriggerConfig, origin: string | undefined
 export function corsHeaders(trigger: TriggerConfig, origin: string | undefined): Record<string, string> {
   const allow = allowedOrigin(trigger, origin);
   if (allow === undefined) return {};
-  return allow === '*' ? { 'access-control-allow-origin': '*' } : { 'access-control-allow-origin': allow, vary: 'Origin' };
+  return allow === '*'
+    ? { 'access-control-allow-origin': '*' }
+    : { 'access-control-allow-origin': allow, vary: 'Origin' };
 }
 
 export function preflightHeaders(

@@ -77,7 +77,9 @@ export class Ingest {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
         await this.#commitBatch(batch);
-        void this.#bus.publish('execution.queued', {}).catch((err) => this.#log.error({ err }, 'wake-up failed'));
+        void this.#bus
+          .publish('execution.queued', {})
+          .catch((err) => this.#log.error({ err }, 'wake-up failed'));
       }
     } finally {
       this.#flushing = false;

@@ -112,27 +112,38 @@ export class Receiver {
     }
     if (mode === 'test') throw notListening();
     const listening = this.#d.triggers.test.match(method, path).kind === 'found';
-    throw new AppError('webhook_not_registered', `No active workflow is listening on ${method} /webhook/${trimSlashes(path)}.`, {
-      hint: listening
-        ? 'The workflow is not activated, but its test URL is listening: call /webhook-test/… while setting up, or activate the workflow to use this production URL.'
-        : 'Activate the workflow to use its production URL; while setting it up, click "Listen for test event" and call the /webhook-test/… URL instead.',
-    });
+    throw new AppError(
+      'webhook_not_registered',
+      `No active workflow is listening on ${method} /webhook/${trimSlashes(path)}.`,
+      {
+        hint: listening
+          ? 'The workflow is not activated, but its test URL is listening: call /webhook-test/… while setting up, or activate the workflow to use this production URL.'
+          : 'Activate the workflow to use its production URL; while setting it up, click "Listen for test event" and call the /webhook-test/… URL instead.',
+      },
+    );
   }
 
   /** Refuse a declared body size over the trigger's limit before reading it. */
   checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
-    if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
+    if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes)
+      throw tooLarge(matched.maxBodyBytes);
   }
 
   async accept(matched: Matched, req: InboundRequest): Promise<Outcome> {
     if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
-    const auth = await verifyAuth(trigger.auth, { headers: req.headers, rawBody: req.body, now: req.receivedAt.getTime() });
+    const auth = await verifyAuth(trigger.auth, {
+      headers: req.headers,
+      rawBody: req.body,
+      now: req.receivedAt.getTime(),
+    });
 
     const bodyless = req.method === 'GET' || req.method === 'HEAD';
     const query = parseQuery(req.rawQuery);
-    const parsed = bodyless ? { body: {}, files: [] as ParsedFile[] } : await parseBody(header(req, 'content-type'), req.body);
+    const parsed = bodyless
+      ? { body: {}, files: [] as ParsedFile[] }
+      : await parseBody(header(req, 'content-type'), req.body);
 
     const executionId = newId();
     const receivedAt = req.receivedAt.toISOString();
@@ -175,7 +186,9 @@ export class Receiver {
     // committing so a fast worker cannot finish unseen.
     const responseMode = trigger.response.mode;
     const finished =
-      responseMode === 'immediately' ? undefined : this.#d.waiter.wait(executionId, trigger.response.timeoutMs ?? 30_000);
+      responseMode === 'immediately'
+        ? undefined
+        : this.#d.waiter.wait(executionId, trigger.response.timeoutMs ?? 30_000);
 
     try {
       await this.#d.ingest.commit(async (trx) => {
@@ -220,8 +233,11 @@ export class Receiver {
     }
 
     if (matched.mode === 'test' && listener) {
-      const notices: Promise<void>[] = [this.#d.bus.publish('test.captured', { workflowId: workflow.id, eventId })];
-      if (!listener.keepListening) notices.push(this.#d.bus.publish('listener.changed', { workflowId: workflow.id }));
+      const notices: Promise<void>[] = [
+        this.#d.bus.publish('test.captured', { workflowId: workflow.id, eventId }),
+      ];
+      if (!listener.keepListening)
+        notices.push(this.#d.bus.publish('listener.changed', { workflowId: workflow.id }));
       await Promise.all(notices).catch((err) => this.#d.log.error({ err }, 'capture notice failed'));
     }
 
@@ -248,7 +264,10 @@ function header(req: InboundRequest, name: string): string | undefined {
 }
 
 /** Headers as the item keeps them: credentials masked, hookflow's own session cookie dropped. */
-function itemHeaders(headers: InboundRequest['headers'], masked: string[]): Record<string, string | string[]> {
+function itemHeaders(
+  headers: InboundRequest['headers'],
+  masked: string[],
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
@@ -258,7 +277,11 @@ function itemHeaders(headers: InboundRequest['headers'], masked: string[]): Reco
 }
 
 function tooLarge(limit: number): AppError {
-  return new AppError('payload_too_large', `The request body is larger than this webhook accepts (${limit} bytes).`, {
-    hint: 'Send a smaller body, or raise the trigger\'s options.maxBodyBytes (up to HOOKFLOW_MAX_BODY_BYTES).',
-  });
+  return new AppError(
+    'payload_too_large',
+    `The request body is larger than this webhook accepts (${limit} bytes).`,
+    {
+      hint: "Send a smaller body, or raise the trigger's options.maxBodyBytes (up to HOOKFLOW_MAX_BODY_BYTES).",
+    },
+  );
 }

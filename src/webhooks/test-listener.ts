@@ -50,32 +50,43 @@ export class TestListeners {
     this.#baseUrl = baseUrl;
   }
 
-  async open(workflowId: string, opts: { timeoutSeconds?: number; keepListening?: boolean }): Promise<ListenerInfo> {
+  async open(
+    workflowId: string,
+    opts: { timeoutSeconds?: number; keepListening?: boolean },
+  ): Promise<ListenerInfo> {
     const seconds = opts.timeoutSeconds ?? DEFAULT_LISTEN_SECONDS;
     const keepListening = opts.keepListening ?? false;
     const now = new Date();
     const expiresAt = new Date(now.getTime() + seconds * 1000).toISOString();
     const id = newId();
-    const workflow = await this.#store.transaction(async (trx) => {
-      const workflow = await workflowsRepo.get(trx, workflowId);
-      if (!workflow) throw notFound(workflowId);
-      await trx.deleteFrom('test_listeners').where('expires_at', '<=', now.toISOString()).execute();
-      await assertNoListenerConflict(trx, workflow, now.toISOString());
-      await trx.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
-      await trx
-        .insertInto('test_listeners')
-        .values({
-          id,
-          workflow_id: workflowId,
-          keep_listening: keepListening ? 1 : 0,
-          expires_at: expiresAt,
-          created_at: now.toISOString(),
-        })
-        .execute();
-      return workflow;
-    }, { lock: 'hookflow:paths' });
+    const workflow = await this.#store.transaction(
+      async (trx) => {
+        const workflow = await workflowsRepo.get(trx, workflowId);
+        if (!workflow) throw notFound(workflowId);
+        await trx.deleteFrom('test_listeners').where('expires_at', '<=', now.toISOString()).execute();
+        await assertNoListenerConflict(trx, workflow, now.toISOString());
+        await trx.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
+        await trx
+          .insertInto('test_listeners')
+          .values({
+            id,
+            workflow_id: workflowId,
+            keep_listening: keepListening ? 1 : 0,
+            expires_at: expiresAt,
+            created_at: now.toISOString(),
+          })
+          .execute();
+        return workflow;
+      },
+      { lock: 'hookflow:paths' },
+    );
     await this.#bus.publish('listener.changed', { workflowId });
-    return { listenerId: id, expiresAt, testUrl: `${this.#baseUrl}/webhook-test/${workflow.trigger.path}`, keepListening };
+    return {
+      listenerId: id,
+      expiresAt,
+      testUrl: `${this.#baseUrl}/webhook-test/${workflow.trigger.path}`,
+      keepListening,
+    };
   }
 
   async close(workflowId: string): Promise<void> {
@@ -168,7 +179,16 @@ export class TestListeners {
    */
   async capture(
     trx: Db,
-    args: { workflowId: string; listenerId: string; keepListening: boolean; eventId: string; executionId: string; item: unknown; itemJson: string; receivedAt: string },
+    args: {
+      workflowId: string;
+      listenerId: string;
+      keepListening: boolean;
+      eventId: string;
+      executionId: string;
+      item: unknown;
+      itemJson: string;
+      receivedAt: string;
+    },
   ): Promise<void> {
     const listener = trx
       .selectFrom('test_listeners')
@@ -233,16 +253,22 @@ async function assertNoListenerConflict(db: Db, workflow: Workflow, now: string)
       throw new AppError(
         'path_conflict',
         `Workflow "${row.name}" (${row.id}) is already listening for test events on ${shared.join(', ')} /webhook-test/${trigger.path}.`,
-        { hint: 'Stop that listener (or wait for it to expire), or give this trigger another path or method.' },
+        {
+          hint: 'Stop that listener (or wait for it to expire), or give this trigger another path or method.',
+        },
       );
     }
   }
 }
 
 export function notListening(): AppError {
-  return new AppError('test_webhook_not_listening', 'This test URL is not listening for requests right now.', {
-    hint: 'Click "Listen for test event" in the workflow editor (or POST /api/v1/workflows/:id/test-listener, or run `hookflow listen <workflowId>`), then call the test URL again.',
-  });
+  return new AppError(
+    'test_webhook_not_listening',
+    'This test URL is not listening for requests right now.',
+    {
+      hint: 'Click "Listen for test event" in the workflow editor (or POST /api/v1/workflows/:id/test-listener, or run `hookflow listen <workflowId>`), then call the test URL again.',
+    },
+  );
 }
 
 const notFound = (id: string) =>

@@ -72,7 +72,7 @@ export class ExecutionWaiter {
       throw new AppError(
         'execution_failed',
         `The workflow failed${error.step ? ` in step "${error.step}"` : ''}: ${error.message ?? 'unknown error'}`,
-        { executionId, headers, hint: 'Open the execution to see each step\'s input, output and error.' },
+        { executionId, headers, hint: "Open the execution to see each step's input, output and error." },
       );
     }
     const steps = JSON.parse(row.steps) as StepRecord[];
@@ -82,7 +82,12 @@ export class ExecutionWaiter {
         const r = respond.output as { status?: number; headers?: Record<string, string>; body?: unknown };
         return { status: r.status ?? 200, headers: { ...r.headers, ...headers }, body: r.body, executionId };
       }
-      return { status: 200, headers, body: { message: 'Workflow finished without a respond step', executionId }, executionId };
+      return {
+        status: 200,
+        headers,
+        body: { message: 'Workflow finished without a respond step', executionId },
+        executionId,
+      };
     }
     const last = steps.length > 0 ? steps[steps.length - 1]!.output : JSON.parse(row.trigger);
     return { status: 200, headers, body: last ?? {}, executionId };

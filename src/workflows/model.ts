@@ -10,7 +10,11 @@ const Secret = Type.String({ minLength: 1, maxLength: 4096 });
 export const AuthSchema = Type.Union([
   Type.Object({ type: Type.Literal('none') }, { additionalProperties: false }),
   Type.Object(
-    { type: Type.Literal('basic'), username: Type.String({ minLength: 1, maxLength: 256 }), password: Secret },
+    {
+      type: Type.Literal('basic'),
+      username: Type.String({ minLength: 1, maxLength: 256 }),
+      password: Secret,
+    },
     { additionalProperties: false },
   ),
   Type.Object(
@@ -45,7 +49,9 @@ export const AuthSchema = Type.Union([
       ]),
       secret: Secret,
       header: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-      algorithm: Type.Optional(Type.Union([Type.Literal('sha256'), Type.Literal('sha1'), Type.Literal('sha512')])),
+      algorithm: Type.Optional(
+        Type.Union([Type.Literal('sha256'), Type.Literal('sha1'), Type.Literal('sha512')]),
+      ),
       encoding: Type.Optional(Type.Union([Type.Literal('hex'), Type.Literal('base64')])),
       prefix: Type.Optional(Type.String({ maxLength: 64 })),
       toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
@@ -70,7 +76,9 @@ export type ResponseConfig = Static<typeof ResponseSchema>;
 export const TriggerOptionsSchema = Type.Object(
   {
     maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1 })),
-    allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 100 })),
+    allowedOrigins: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+    ),
     ipAllowlist: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
     rateLimit: Type.Optional(
       Type.Object(
@@ -91,7 +99,9 @@ export const TriggerOptionsSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    schemaCheck: Type.Optional(Type.Union([Type.Literal('off'), Type.Literal('warn'), Type.Literal('reject')])),
+    schemaCheck: Type.Optional(
+      Type.Union([Type.Literal('off'), Type.Literal('warn'), Type.Literal('reject')]),
+    ),
   },
   { additionalProperties: false },
 );
@@ -110,7 +120,9 @@ const MethodSchema = Type.Union([
 export const TriggerInputSchema = Type.Object(
   {
     type: Type.Optional(Type.Literal('webhook')),
-    methods: Type.Optional(Type.Array(MethodSchema, { minItems: 1, maxItems: METHODS.length, uniqueItems: true })),
+    methods: Type.Optional(
+      Type.Array(MethodSchema, { minItems: 1, maxItems: METHODS.length, uniqueItems: true }),
+    ),
     path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
     auth: Type.Optional(AuthSchema),
     response: Type.Optional(ResponseSchema),

@@ -5,6 +5,7 @@
  * (webhooks/triggers.ts) reloads from it.
  */
 import { Value } from 'typebox/value';
+import { validateSteps } from '../engine/run.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
@@ -82,21 +83,26 @@ export class WorkflowService {
     return this.#save(id, (current) => ({
       name: patch.name ?? current.name,
       trigger:
-        patch.trigger === undefined ? (current.trigger as TriggerInput) : checkTrigger(mergePatch(current.trigger, patch.trigger)),
+        patch.trigger === undefined
+          ? (current.trigger as TriggerInput)
+          : checkTrigger(mergePatch(current.trigger, patch.trigger)),
       steps: patch.steps ?? current.steps,
       previous: current,
     }));
   }
 
   async delete(id: string): Promise<void> {
-    const deleted = await this.#store.transaction(async (trx) => {
-      const ok = await workflowsRepo.delete(trx, id);
-      if (ok) {
-        await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
-        await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
-      }
-      return ok;
-    }, { lock: PATHS_LOCK });
+    const deleted = await this.#store.transaction(
+      async (trx) => {
+        const ok = await workflowsRepo.delete(trx, id);
+        if (ok) {
+          await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
+          await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
+        }
+        return ok;
+      },
+      { lock: PATHS_LOCK },
+    );
     if (!deleted) throw notFound(id);
     await this.#changed(id);
   }
@@ -110,40 +116,51 @@ export class WorkflowService {
   }
 
   async #setActive(id: string, active: boolean): Promise<Workflow> {
-    const workflow = await this.#store.transaction(async (trx) => {
-      const current = await workflowsRepo.get(trx, id);
-      if (!current) throw notFound(id);
-      if (current.active === active) return current;
-      const next: Workflow = { ...current, active, updatedAt: nowIso() };
-      if (active) await assertPathFree(trx, next);
-      await workflowsRepo.update(trx, next, false);
-      return next;
-    }, { lock: PATHS_LOCK });
+    const workflow = await this.#store.transaction(
+      async (trx) => {
+        const current = await workflowsRepo.get(trx, id);
+        if (!current) throw notFound(id);
+        if (current.active === active) return current;
+        const next: Workflow = { ...current, active, updatedAt: nowIso() };
+        if (active) await assertPathFree(trx, next);
+        await workflowsRepo.update(trx, next, false);
+        return next;
+      },
+      { lock: PATHS_LOCK },
+    );
     await this.#changed(id);
     return workflow;
   }
 
   async #save(
     id: string,
-    build: (current: Workflow) => { name: string; trigger: TriggerInput | undefined; steps: Step[]; previous: Workflow },
+    build: (current: Workflow) => {
+      name: string;
+      trigger: TriggerInput | undefined;
+      steps: Step[];
+      previous: Workflow;
+    },
   ): Promise<Workflow> {
-    const workflow = await this.#store.transaction(async (trx) => {
-      const current = await workflowsRepo.get(trx, id);
-      if (!current) throw notFound(id);
-      const input = build(current);
-      const next: Workflow = {
-        ...current,
-        name: input.name,
-        trigger: unwrap(buildTrigger(input.trigger, current.trigger)),
-        steps: checkSteps(input.steps),
-        version: current.version + 1,
-        updatedAt: nowIso(),
-      };
-      // Saving an active workflow applies at once, so its new path must be free too.
-      if (next.active) await assertPathFree(trx, next);
-      await workflowsRepo.update(trx, next, true);
-      return next;
-    }, { lock: PATHS_LOCK });
+    const workflow = await this.#store.transaction(
+      async (trx) => {
+        const current = await workflowsRepo.get(trx, id);
+        if (!current) throw notFound(id);
+        const input = build(current);
+        const next: Workflow = {
+          ...current,
+          name: input.name,
+          trigger: unwrap(buildTrigger(input.trigger, current.trigger)),
+          steps: checkSteps(input.steps),
+          version: current.version + 1,
+          updatedAt: nowIso(),
+        };
+        // Saving an active workflow applies at once, so its new path must be free too.
+        if (next.active) await assertPathFree(trx, next);
+        await workflowsRepo.update(trx, next, true);
+        return next;
+      },
+      { lock: PATHS_LOCK },
+    );
     await this.#changed(id);
     return workflow;
   }
@@ -178,14 +195,10 @@ function checkTrigger(trigger: unknown): TriggerInput {
   throw validationFailed(fields);
 }
 
+/** Unknown step types, duplicate names, bad fields and expressions that do not compile: 400 naming each. */
 function checkSteps(steps: Step[]): Step[] {
-  const errors: FieldError[] = [];
-  const seen = new Set<string>();
-  steps.forEach((step, i) => {
-    if (seen.has(step.name)) errors.push({ field: `/steps/${i}/name`, message: `duplicate step name "${step.name}"` });
-    seen.add(step.name);
-  });
-  if (errors.length > 0) throw validationFailed(errors);
+  const errors = validateSteps(steps);
+  if (errors.length > 0) throw validationFailed(errors.slice(0, 50));
   return steps;
 }
 

@@ -20,13 +20,17 @@ export function buildTrigger(
   const auth = restoreSecrets(input?.auth ?? { type: 'none' }, previous?.auth, errors);
   if (auth.type === 'jwt') {
     const needsSecret = auth.algorithm === 'HS256';
-    if (needsSecret && !auth.secret) errors.push({ field: '/trigger/auth/secret', message: 'HS256 needs a secret' });
+    if (needsSecret && !auth.secret)
+      errors.push({ field: '/trigger/auth/secret', message: 'HS256 needs a secret' });
     if (!needsSecret && !auth.publicKey) {
       errors.push({ field: '/trigger/auth/publicKey', message: `${auth.algorithm} needs a PEM publicKey` });
     }
   }
   if (auth.type === 'hmac' && auth.preset === 'custom' && !auth.header) {
-    errors.push({ field: '/trigger/auth/header', message: 'the custom preset needs the signature header name' });
+    errors.push({
+      field: '/trigger/auth/header',
+      message: 'the custom preset needs the signature header name',
+    });
   }
   const response = input?.response ?? { mode: 'immediately' as const };
   if (errors.length > 0 || !path.ok) return { errors };
@@ -43,13 +47,22 @@ export function buildTrigger(
 }
 
 /** A secret sent back as "***" keeps the stored value (PATCH/PUT of a GET result must not wipe it). */
-function restoreSecrets(auth: AuthConfig, previous: AuthConfig | undefined, errors: FieldError[]): AuthConfig {
+function restoreSecrets(
+  auth: AuthConfig,
+  previous: AuthConfig | undefined,
+  errors: FieldError[],
+): AuthConfig {
   const next: Record<string, unknown> = { ...auth };
   for (const field of SECRET_FIELDS) {
     if (next[field] !== MASK) continue;
-    const kept = previous && previous.type === auth.type ? (previous as Record<string, unknown>)[field] : undefined;
+    const kept =
+      previous && previous.type === auth.type ? (previous as Record<string, unknown>)[field] : undefined;
     if (typeof kept === 'string') next[field] = kept;
-    else errors.push({ field: `/trigger/auth/${field}`, message: 'no stored secret to keep; send the real value' });
+    else
+      errors.push({
+        field: `/trigger/auth/${field}`,
+        message: 'no stored secret to keep; send the real value',
+      });
   }
   return next as AuthConfig;
 }

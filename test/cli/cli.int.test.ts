@@ -17,17 +17,23 @@ describe('hookflow CLI', () => {
     expect(ran.stderr).toContain('HOOKFLOW_PORT="eighty" is invalid');
   });
 
-  it.each([[['start', '--prot', '1']], [['bogus']], [['tokens', 'create']]])('refuses bad usage %j with exit code 2', async (args) => {
-    const ran = await runCli(args, { HOOKFLOW_DATA_DIR: tempDir() });
-    expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/hookflow: /);
-  });
+  it.each([[['start', '--prot', '1']], [['bogus']], [['tokens', 'create']]])(
+    'refuses bad usage %j with exit code 2',
+    async (args) => {
+      const ran = await runCli(args, { HOOKFLOW_DATA_DIR: tempDir() });
+      expect(ran.code).toBe(2);
+      expect(ran.stderr).toMatch(/hookflow: /);
+    },
+  );
 
-  it.each([['--help'], ['start', '--help'], ['tokens', '--help'], ['workflows', '--help']])('prints help for %s', async (...args) => {
-    const ran = await runCli(args);
-    expect(ran.code).toBe(0);
-    expect(ran.stdout).toMatch(/Usage/);
-  });
+  it.each([['--help'], ['start', '--help'], ['tokens', '--help'], ['workflows', '--help']])(
+    'prints help for %s',
+    async (...args) => {
+      const ran = await runCli(args);
+      expect(ran.code).toBe(0);
+      expect(ran.stdout).toMatch(/Usage/);
+    },
+  );
 
   it('creates a token that the running server accepts, then shuts down gracefully on SIGTERM', async () => {
     const dataDir = tempDir();
@@ -39,7 +45,9 @@ describe('hookflow CLI', () => {
     expect(token).toMatch(/^hf_[A-Za-z0-9_-]{43}$/);
 
     expect((await fetch(`${server.url}/api/v1/workflows`)).status).toBe(401);
-    const res = await fetch(`${server.url}/api/v1/workflows`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${server.url}/api/v1/workflows`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(res.status).toBe(200);
 
     const listed = await runCli(['tokens', 'list'], { HOOKFLOW_DATA_DIR: dataDir });
@@ -66,7 +74,11 @@ describe('hookflow CLI', () => {
     expect(exported.code).toBe(0);
     const { items } = JSON.parse(exported.stdout);
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ name: 'Imported', active: true, trigger: { path: 'imported', methods: ['GET'] } });
+    expect(items[0]).toMatchObject({
+      name: 'Imported',
+      active: true,
+      trigger: { path: 'imported', methods: ['GET'] },
+    });
 
     // Importing the export again replaces by id instead of duplicating.
     const out = path.join(dataDir, 'out.json');

@@ -16,7 +16,10 @@ describe('crash safety', () => {
   it('keeps every acknowledged request across a SIGKILL', async () => {
     const dataDir = tempDir();
     const env = { HOOKFLOW_DATA_DIR: dataDir, HOOKFLOW_LOG_LEVEL: 'warn' };
-    const token = (await runCli(['tokens', 'create', '--name', 'crash'], env)).stdout.trim().split('\n').at(-1)!;
+    const token = (await runCli(['tokens', 'create', '--name', 'crash'], env)).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
     const first = await startServerProcess(env);
@@ -28,7 +31,10 @@ describe('crash safety', () => {
         body: JSON.stringify({ name: 'crash', trigger: { path: 'crash' } }),
       }),
     );
-    expect((await fetch(`${first.url}/api/v1/workflows/${wf.id}/activate`, { method: 'POST', headers: auth })).status).toBe(200);
+    expect(
+      (await fetch(`${first.url}/api/v1/workflows/${wf.id}/activate`, { method: 'POST', headers: auth }))
+        .status,
+    ).toBe(200);
 
     // 20 clients post in a loop until the server dies under them.
     const acknowledged: string[] = [];
@@ -36,7 +42,10 @@ describe('crash safety', () => {
     const client = async (n: number) => {
       for (let i = 0; !stop; i++) {
         try {
-          const res = await fetch(`${first.url}/webhook/crash`, { method: 'POST', body: `client=${n}&i=${i}` });
+          const res = await fetch(`${first.url}/webhook/crash`, {
+            method: 'POST',
+            body: `client=${n}&i=${i}`,
+          });
           if (res.ok) acknowledged.push((await json(res)).executionId);
         } catch {
           return; // connection refused or reset: the process is gone
@@ -65,7 +74,9 @@ describe('crash safety', () => {
     for (;;) {
       const pending = await Promise.all(
         ['queued', 'running'].map(async (status) => {
-          const res = await fetch(`${second.url}/api/v1/executions?status=${status}&limit=1`, { headers: auth });
+          const res = await fetch(`${second.url}/api/v1/executions?status=${status}&limit=1`, {
+            headers: auth,
+          });
           return (await json(res)).items.length;
         }),
       );

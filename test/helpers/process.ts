@@ -31,7 +31,9 @@ export async function freePort(): Promise<number> {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {
       const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      srv.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -48,7 +50,13 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'start'], {
-    env: { ...process.env, HOOKFLOW_LOG_LEVEL: 'info', HOOKFLOW_HOST: '127.0.0.1', HOOKFLOW_PORT: String(port), ...env },
+    env: {
+      ...process.env,
+      HOOKFLOW_LOG_LEVEL: 'info',
+      HOOKFLOW_HOST: '127.0.0.1',
+      HOOKFLOW_PORT: String(port),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

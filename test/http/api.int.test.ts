@@ -27,7 +27,9 @@ describe('management API auth', () => {
   it('puts X-Request-Id on every response, keeping a sane incoming one', async () => {
     const ok = await server.api('GET', '/api/v1/workflows');
     expect(ok.headers.get('x-request-id')).toMatch(UUID);
-    const denied = await fetch(`${server.url}/api/v1/workflows`, { headers: { 'x-request-id': 'trace-123' } });
+    const denied = await fetch(`${server.url}/api/v1/workflows`, {
+      headers: { 'x-request-id': 'trace-123' },
+    });
     expect(denied.headers.get('x-request-id')).toBe('trace-123');
     const missing = await fetch(`${server.url}/nothing-here`);
     expect(missing.status).toBe(404);
@@ -53,7 +55,10 @@ describe('workflows', () => {
   });
 
   it('normalises the path: leading and trailing slashes are ignored', async () => {
-    const res = await server.api('POST', '/api/v1/workflows', { name: 'p', trigger: { path: '/shop/orders/:id/' } });
+    const res = await server.api('POST', '/api/v1/workflows', {
+      name: 'p',
+      trigger: { path: '/shop/orders/:id/' },
+    });
     expect(res.status).toBe(201);
     expect(res.body.trigger.path).toBe('shop/orders/:id');
     expect(res.body.trigger.productionUrl).toBe('http://hookflow.test/webhook/shop/orders/:id');
@@ -67,7 +72,17 @@ describe('workflows', () => {
     ['bad path segment', { name: 'x', trigger: { path: 'a b/c' } }, '/trigger/path'],
     ['unknown auth type', { name: 'x', trigger: { auth: { type: 'magic' } } }, '/trigger/auth'],
     ['unknown top-level field', { name: 'x', colour: 'red' }, 'colour'],
-    ['duplicate step names', { name: 'x', steps: [{ name: 's', type: 'set', fields: {} }, { name: 's', type: 'set', fields: {} }] }, '/steps/1/name'],
+    [
+      'duplicate step names',
+      {
+        name: 'x',
+        steps: [
+          { name: 's', type: 'set', fields: {} },
+          { name: 's', type: 'set', fields: {} },
+        ],
+      },
+      '/steps/1/name',
+    ],
   ])('refuses %s with 400 validation_failed naming the field', async (_name, body, field) => {
     const before = await server.api('GET', '/api/v1/workflows?limit=200');
     const res = await server.api('POST', '/api/v1/workflows', body);
@@ -90,7 +105,8 @@ describe('workflows', () => {
   });
 
   it('gets, replaces, patches and deletes, bumping the version on every save', async () => {
-    const created = (await server.api('POST', '/api/v1/workflows', { name: 'v', trigger: { path: 'crud' } })).body;
+    const created = (await server.api('POST', '/api/v1/workflows', { name: 'v', trigger: { path: 'crud' } }))
+      .body;
     const got = await server.api('GET', `/api/v1/workflows/${created.id}`);
     expect(got.status).toBe(200);
     expect(got.body).toEqual(created);
@@ -100,7 +116,11 @@ describe('workflows', () => {
       trigger: { path: 'crud2', methods: ['GET', 'POST'] },
     });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ name: 'v2', version: 2, trigger: { path: 'crud2', methods: ['GET', 'POST'] } });
+    expect(put.body).toMatchObject({
+      name: 'v2',
+      version: 2,
+      trigger: { path: 'crud2', methods: ['GET', 'POST'] },
+    });
 
     const patch = await server.api('PATCH', `/api/v1/workflows/${created.id}`, {
       trigger: { response: { mode: 'immediately', status: 202 } },
@@ -112,7 +132,9 @@ describe('workflows', () => {
       trigger: { path: 'crud2', methods: ['GET', 'POST'], response: { status: 202 } },
     });
 
-    const badPatch = await server.api('PATCH', `/api/v1/workflows/${created.id}`, { trigger: { methods: ['NOPE'] } });
+    const badPatch = await server.api('PATCH', `/api/v1/workflows/${created.id}`, {
+      trigger: { methods: ['NOPE'] },
+    });
     expect(badPatch.status).toBe(400);
     expect(badPatch.body.code).toBe('validation_failed');
     expect((await server.api('GET', `/api/v1/workflows/${created.id}`)).body.version).toBe(3);
@@ -132,7 +154,11 @@ describe('workflows', () => {
     ['POST', '/deactivate'],
   ])('answers 404 not_found for %s of an unknown id%s', async (method, suffix) => {
     const body = method === 'PUT' ? { name: 'x' } : method === 'PATCH' ? {} : undefined;
-    const res = await server.api(method, `/api/v1/workflows/01a1fffd-0000-7000-8000-000000000000${suffix}`, body);
+    const res = await server.api(
+      method,
+      `/api/v1/workflows/01a1fffd-0000-7000-8000-000000000000${suffix}`,
+      body,
+    );
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
   });
@@ -153,9 +179,24 @@ describe('workflows', () => {
 
 describe('activation', () => {
   it('refuses a second active workflow on the same method and path with 409 path_conflict', async () => {
-    const a = (await server.api('POST', '/api/v1/workflows', { name: 'A', trigger: { path: 'shared/:id', methods: ['POST'] } })).body;
-    const b = (await server.api('POST', '/api/v1/workflows', { name: 'B', trigger: { path: 'shared/:other', methods: ['PUT', 'POST'] } })).body;
-    const c = (await server.api('POST', '/api/v1/workflows', { name: 'C', trigger: { path: 'shared/:x', methods: ['GET'] } })).body;
+    const a = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'A',
+        trigger: { path: 'shared/:id', methods: ['POST'] },
+      })
+    ).body;
+    const b = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'B',
+        trigger: { path: 'shared/:other', methods: ['PUT', 'POST'] },
+      })
+    ).body;
+    const c = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'C',
+        trigger: { path: 'shared/:x', methods: ['GET'] },
+      })
+    ).body;
 
     const activated = await server.api('POST', `/api/v1/workflows/${a.id}/activate`);
     expect(activated.status).toBe(200);
@@ -171,7 +212,9 @@ describe('activation', () => {
     expect((await server.api('POST', `/api/v1/workflows/${c.id}/activate`)).status).toBe(200);
 
     // Saving C onto A's method is a conflict too, and changes nothing.
-    const save = await server.api('PATCH', `/api/v1/workflows/${c.id}`, { trigger: { methods: ['GET', 'POST'] } });
+    const save = await server.api('PATCH', `/api/v1/workflows/${c.id}`, {
+      trigger: { methods: ['GET', 'POST'] },
+    });
     expect(save.status).toBe(409);
     expect((await server.api('GET', `/api/v1/workflows/${c.id}`)).body.trigger.methods).toEqual(['GET']);
 
@@ -180,7 +223,9 @@ describe('activation', () => {
   });
 
   it('serves the production URL only while active, and a save applies at once', async () => {
-    const wf = (await server.api('POST', '/api/v1/workflows', { name: 'live', trigger: { path: 'live-one' } })).body;
+    const wf = (
+      await server.api('POST', '/api/v1/workflows', { name: 'live', trigger: { path: 'live-one' } })
+    ).body;
     const call = (path: string) => fetch(`${server.url}/webhook/${path}`, { method: 'POST', body: 'a=1' });
     expect((await call('live-one')).status).toBe(404);
     await server.api('POST', `/api/v1/workflows/${wf.id}/activate`);
@@ -205,10 +250,14 @@ describe('tokens', () => {
     expect(listed).toMatchObject({ name: 'ci', prefix: created.body.token.slice(0, 8) });
     expect(JSON.stringify(list.body)).not.toContain(created.body.token);
 
-    const withNew = await fetch(`${server.url}/api/v1/workflows`, { headers: { authorization: `Bearer ${created.body.token}` } });
+    const withNew = await fetch(`${server.url}/api/v1/workflows`, {
+      headers: { authorization: `Bearer ${created.body.token}` },
+    });
     expect(withNew.status).toBe(200);
     expect((await server.api('DELETE', `/api/v1/tokens/${created.body.id}`)).status).toBe(204);
-    const revoked = await fetch(`${server.url}/api/v1/workflows`, { headers: { authorization: `Bearer ${created.body.token}` } });
+    const revoked = await fetch(`${server.url}/api/v1/workflows`, {
+      headers: { authorization: `Bearer ${created.body.token}` },
+    });
     expect(revoked.status).toBe(401);
     expect((await server.api('DELETE', `/api/v1/tokens/${created.body.id}`)).status).toBe(404);
   });
@@ -242,9 +291,17 @@ describe('operations', () => {
     const doc = await json(res);
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/api/v1/workflows', '/api/v1/workflows/{id}', '/api/v1/workflows/{id}/activate', '/api/v1/tokens', '/api/v1/executions']),
+      expect.arrayContaining([
+        '/api/v1/workflows',
+        '/api/v1/workflows/{id}',
+        '/api/v1/workflows/{id}/activate',
+        '/api/v1/tokens',
+        '/api/v1/executions',
+      ]),
     );
-    expect(doc.paths['/api/v1/workflows'].post.requestBody.content['application/json'].schema.required).toContain('name');
+    expect(
+      doc.paths['/api/v1/workflows'].post.requestBody.content['application/json'].schema.required,
+    ).toContain('name');
     const docs = await fetch(`${server.url}/api/docs`, { redirect: 'follow' });
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('swagger');

@@ -15,7 +15,14 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
   const tags = ['tokens'];
   app.get(
     '/tokens',
-    { schema: { tags, security: secured, querystring: PageQuery, response: { 200: pageOf(TokenSchema), ...errors(401) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        querystring: PageQuery,
+        response: { 200: pageOf(TokenSchema), ...errors(401) },
+      },
+    },
     async (req) => tokens.list(req.query.limit ?? 20, decodeCursor(req.query.cursor)),
   );
 
@@ -25,8 +32,14 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
       schema: {
         tags,
         security: secured,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
-        response: { 201: Type.Intersect([TokenSchema, Type.Object({ token: Type.String() })]), ...errors(400, 401) },
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 128 }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Intersect([TokenSchema, Type.Object({ token: Type.String() })]),
+          ...errors(400, 401),
+        },
       },
     },
     async (req, reply) => {
@@ -38,7 +51,14 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
 
   app.delete(
     '/tokens/:id',
-    { schema: { tags, security: secured, params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors(401, 404) },
+      },
+    },
     async (req, reply) => {
       await tokens.revoke(req.params.id);
       return reply.code(204).send(null);

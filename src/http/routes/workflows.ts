@@ -11,13 +11,27 @@ export function workflowRoutes(app: App, { workflows, config }: HttpDeps): void 
 
   app.post(
     '/workflows',
-    { schema: { tags, security: secured, body: WorkflowCreateSchema, response: { 201: WorkflowSchema, ...errors(400, 401) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        body: WorkflowCreateSchema,
+        response: { 201: WorkflowSchema, ...errors(400, 401) },
+      },
+    },
     async (req, reply) => reply.code(201).send(present(await workflows.create(req.body))),
   );
 
   app.get(
     '/workflows',
-    { schema: { tags, security: secured, querystring: PageQuery, response: { 200: pageOf(WorkflowSchema), ...errors(400, 401) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        querystring: PageQuery,
+        response: { 200: pageOf(WorkflowSchema), ...errors(400, 401) },
+      },
+    },
     async (req) => {
       const page = await workflows.list(req.query.limit ?? 20, decodeCursor(req.query.cursor));
       return { items: page.items.map(present), nextCursor: page.nextCursor };
@@ -26,25 +40,55 @@ export function workflowRoutes(app: App, { workflows, config }: HttpDeps): void 
 
   app.get(
     '/workflows/:id',
-    { schema: { tags, security: secured, params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 200: WorkflowSchema, ...errors(401, 404) },
+      },
+    },
     async (req) => present(await workflows.get(req.params.id)),
   );
 
   app.put(
     '/workflows/:id',
-    { schema: { tags, security: secured, params: IdParams, body: WorkflowCreateSchema, response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        body: WorkflowCreateSchema,
+        response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
+      },
+    },
     async (req) => present(await workflows.replace(req.params.id, req.body)),
   );
 
   app.patch(
     '/workflows/:id',
-    { schema: { tags, security: secured, params: IdParams, body: WorkflowPatchSchema, response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        body: WorkflowPatchSchema,
+        response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
+      },
+    },
     async (req) => present(await workflows.patch(req.params.id, req.body)),
   );
 
   app.delete(
     '/workflows/:id',
-    { schema: { tags, security: secured, params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors(401, 404) },
+      },
+    },
     async (req, reply) => {
       await workflows.delete(req.params.id);
       return reply.code(204).send(null);
@@ -53,13 +97,27 @@ export function workflowRoutes(app: App, { workflows, config }: HttpDeps): void 
 
   app.post(
     '/workflows/:id/activate',
-    { schema: { tags, security: secured, params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
+      },
+    },
     async (req) => present(await workflows.activate(req.params.id)),
   );
 
   app.post(
     '/workflows/:id/deactivate',
-    { schema: { tags, security: secured, params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 200: WorkflowSchema, ...errors(401, 404) },
+      },
+    },
     async (req) => present(await workflows.deactivate(req.params.id)),
   );
 }
