@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
@@ -82,6 +83,7 @@ export async function startHookflow({
         store,
         metrics,
         tokens: new TokenService({ store }),
+        accounts: new Accounts({ store }),
         workflows: new WorkflowService({ store, bus }),
         executions: new ExecutionService({ store, bus }),
         listeners,

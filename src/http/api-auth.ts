@@ -1,27 +1,45 @@
 /**
- * Authentication of the management API: `Authorization: Bearer <API_TOKEN>` on every call.
- * (Cookie sessions for the UI come with the accounts work.)
+ * Authentication of the management API: `Authorization: Bearer <API_TOKEN>` (scripts), or the UI's
+ * session cookie. A cookie is sent by the browser on its own, so every cookie-authenticated write
+ * must also carry the session's CSRF token in `X-CSRF-Token` (a header another site cannot set).
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { type Accounts, SESSION_COOKIE } from '../accounts/accounts.js';
 import { AppError } from '../errors.js';
 import type { TokenService } from '../tokens/tokens.js';
 
-export function apiAuth(tokens: TokenService) {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function apiAuth(tokens: TokenService, accounts: Accounts) {
   return async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) {
+    if (header !== undefined) {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (match && (await tokens.verify(match[1]!))) return;
+      throw new AppError('unauthorized', 'The API token is unknown or was revoked.', {
+        hint: 'Send Authorization: Bearer <API_TOKEN>; create a token with `hookflow tokens create --name <name>`.',
+        headers: { 'www-authenticate': 'Bearer realm="hookflow api", error="invalid_token"' },
+      });
+    }
+    const session = await accounts.session(request.cookies[SESSION_COOKIE]);
+    if (!session) {
       throw new AppError('unauthorized', 'This API needs an API token.', {
         hint: 'Send Authorization: Bearer <API_TOKEN>; create a token with `hookflow tokens create --name <name>`.',
         headers: { 'www-authenticate': 'Bearer realm="hookflow api"' },
       });
     }
-    const token = await tokens.verify(match[1]!);
-    if (!token) {
-      throw new AppError('unauthorized', 'The API token is unknown or was revoked.', {
-        hint: 'Create a new token with `hookflow tokens create --name <name>`.',
-        headers: { 'www-authenticate': 'Bearer realm="hookflow api", error="invalid_token"' },
+    if (!SAFE_METHODS.has(request.method) && !sameToken(request.headers['x-csrf-token'], session.csrfToken)) {
+      throw new AppError('csrf_failed', 'This request is missing the CSRF token of your session.', {
+        hint: 'Reload the page and try again; scripts should use an API token instead of the session cookie.',
       });
     }
   };
+}
+
+function sameToken(given: string | string[] | undefined, expected: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
 }

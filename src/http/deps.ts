@@ -7,6 +7,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
@@ -23,6 +24,7 @@ export interface HttpDeps {
   store: Store;
   metrics: Metrics;
   tokens: TokenService;
+  accounts: Accounts;
   workflows: WorkflowService;
   executions: ExecutionService;
   listeners: TestListeners;

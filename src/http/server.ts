@@ -3,6 +3,7 @@
  * It does not listen by itself; main.ts (or a test) calls listen.
  */
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,10 +13,12 @@ import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
+import { authRoutes } from './routes/auth.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
 import { testListenerRoutes } from './routes/test-listener.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { uiRoutes } from './routes/ui.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 
@@ -64,6 +67,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     done();
   });
 
+  await app.register(cookie);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -80,6 +84,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
 
   healthRoutes(app, deps);
   webhookRoutes(app, deps);
+  uiRoutes(app, deps);
 
   await app.register(
     async (api) => {
@@ -103,8 +108,9 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         }
       });
       typed.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      authRoutes(typed, deps);
       typed.register(async (secured) => {
-        secured.addHook('onRequest', apiAuth(deps.tokens));
+        secured.addHook('onRequest', apiAuth(deps.tokens, deps.accounts));
         const s = secured as unknown as App;
         workflowRoutes(s, deps);
         tokenRoutes(s, deps);

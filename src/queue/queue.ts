@@ -46,7 +46,7 @@ export class Queue {
       .orderBy('id')
       .limit(limit);
     if (this.#store.caps.skipLocked) due = due.forUpdate().skipLocked();
-    return db
+    const rows = await db
       .updateTable('executions')
       .set({
         // A lapsed running row is a crashed attempt: this claim is the next attempt.
@@ -59,6 +59,9 @@ export class Queue {
       .where('id', 'in', due)
       .returningAll()
       .execute();
+    // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
+    // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
+    return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Extend the lease of executions this worker is still running. */

@@ -96,7 +96,27 @@ export interface BlobsTable {
   created_at: string;
 }
 
+export interface UsersTable {
+  id: string;
+  email: string;
+  /** `scrypt$N$r$p$<salt b64>$<hash b64>` */
+  password_hash: string;
+  role: 'owner' | 'member';
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** sha256 hex of the cookie value. */
+  id: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
   workflows: WorkflowsTable;
   workflow_versions: WorkflowVersionsTable;
   api_tokens: ApiTokensTable;

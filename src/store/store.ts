@@ -60,5 +60,8 @@ export async function migrate(store: Store, log: Logger): Promise<void> {
   for (const r of results ?? []) {
     if (r.status === 'Success') log.info({ migration: r.migrationName }, 'migration applied');
   }
-  if (error) throw new Error(`Database migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  if (error)
+    throw new Error(`Database migration failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
 }

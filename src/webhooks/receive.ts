@@ -6,6 +6,7 @@
  * Nothing here knows Fastify.
  */
 import type { Logger } from 'pino';
+import { SESSION_COOKIE } from '../accounts/accounts.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
@@ -111,7 +112,9 @@ export class Receiver {
       };
     }
     if (mode === 'test') throw notListening();
-    const listening = this.#d.triggers.test.match(method, path).kind === 'found';
+    // An expired listener stays in the test registry until its workflow is reloaded: it is not listening.
+    const test = this.#d.triggers.test.match(method, path);
+    const listening = test.kind === 'found' && (test.entry.value.listener?.expiresAt ?? 0) > Date.now();
     throw new AppError(
       'webhook_not_registered',
       `No active workflow is listening on ${method} /webhook/${trimSlashes(path)}.`,
@@ -271,7 +274,15 @@ function itemHeaders(
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    out[name] = masked.includes(name) ? MASK : value;
+    if (masked.includes(name)) out[name] = MASK;
+    else if (name === 'cookie' && typeof value === 'string' && value.includes(SESSION_COOKIE)) {
+      const kept = value
+        .split(';')
+        .filter((c) => c.trim().split('=')[0] !== SESSION_COOKIE)
+        .join(';')
+        .trim();
+      if (kept) out[name] = kept;
+    } else out[name] = value;
   }
   return out;
 }

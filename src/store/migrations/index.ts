@@ -65,8 +65,16 @@ const migrations: Record<string, MigrationFactory> = {
         .addColumn('finished_at', 'text')
         .execute();
       // The queue's claim scans queued rows by due time; lists filter by workflow and page by id.
-      await db.schema.createIndex('executions_status_run_after').on('executions').columns(['status', 'run_after']).execute();
-      await db.schema.createIndex('executions_workflow_id').on('executions').columns(['workflow_id', 'id']).execute();
+      await db.schema
+        .createIndex('executions_status_run_after')
+        .on('executions')
+        .columns(['status', 'run_after'])
+        .execute();
+      await db.schema
+        .createIndex('executions_workflow_id')
+        .on('executions')
+        .columns(['workflow_id', 'id'])
+        .execute();
 
       await db.schema
         .createTable('test_listeners')
@@ -85,7 +93,11 @@ const migrations: Record<string, MigrationFactory> = {
         .addColumn('item', 'text', (c) => c.notNull())
         .addColumn('received_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('test_events_workflow_id').on('test_events').columns(['workflow_id', 'id']).execute();
+      await db.schema
+        .createIndex('test_events_workflow_id')
+        .on('test_events')
+        .columns(['workflow_id', 'id'])
+        .execute();
 
       await db.schema
         .createTable('learned_schemas')
@@ -104,6 +116,27 @@ const migrations: Record<string, MigrationFactory> = {
         .addColumn('filename', 'text', (c) => c.notNull())
         .addColumn('data', sql.raw(caps.binaryType), (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
+  '0002_accounts': () => ({
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('sessions')
+        // sha256 of the cookie value: a leaked database holds no usable session.
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
         .execute();
     },
   }),

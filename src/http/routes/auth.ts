@@ -1,0 +1,78 @@
+import Type from 'typebox';
+import { SESSION_COOKIE, SESSION_DAYS } from '../../accounts/accounts.js';
+import type { App, HttpDeps } from '../deps.js';
+import { errors } from '../schemas.js';
+
+const UserSchema = Type.Object({ email: Type.String(), role: Type.String() });
+const Credentials = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+const SessionSchema = Type.Object({ user: UserSchema, csrfToken: Type.String() });
+
+/** Sign-up (first start only), sign-in and sign-out for the UI; these routes need no token. */
+export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
+  const tags = ['accounts'];
+  const cookieOptions = {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: config.http.baseUrl.startsWith('https:'),
+    maxAge: SESSION_DAYS * 86_400,
+  };
+
+  app.get(
+    '/auth/status',
+    {
+      schema: {
+        tags,
+        response: {
+          200: Type.Object({
+            setupRequired: Type.Boolean(),
+            user: Type.Union([UserSchema, Type.Null()]),
+            csrfToken: Type.Union([Type.String(), Type.Null()]),
+          }),
+        },
+      },
+    },
+    async (req) => {
+      const session = await accounts.session(req.cookies[SESSION_COOKIE]);
+      return {
+        setupRequired: await accounts.setupRequired(),
+        user: session ? { email: session.user.email, role: session.user.role } : null,
+        csrfToken: session?.csrfToken ?? null,
+      };
+    },
+  );
+
+  app.post(
+    '/auth/setup',
+    { schema: { tags, body: Credentials, response: { 201: SessionSchema, ...errors(400, 409) } } },
+    async (req, reply) => {
+      const { user, cookie, session } = await accounts.setup(req.body.email, req.body.password);
+      reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
+      return reply
+        .code(201)
+        .send({ user: { email: user.email, role: user.role }, csrfToken: session.csrfToken });
+    },
+  );
+
+  app.post(
+    '/auth/login',
+    { schema: { tags, body: Credentials, response: { 200: SessionSchema, ...errors(400, 401, 429) } } },
+    async (req, reply) => {
+      const { user, cookie, session } = await accounts.login(req.body.email, req.body.password, req.ip);
+      reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
+      return { user: { email: user.email, role: user.role }, csrfToken: session.csrfToken };
+    },
+  );
+
+  app.post('/auth/logout', { schema: { tags, response: { 204: Type.Null() } } }, async (req, reply) => {
+    await accounts.logout(req.cookies[SESSION_COOKIE]);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.code(204).send(null);
+  });
+}

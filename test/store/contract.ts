@@ -1,0 +1,780 @@
+/**
+ * The store contract: one suite, written once, run against every dialect (sqlite.int.test.ts,
+ * postgres.int.test.ts). It exercises the repositories, the queue, transactions and the learned
+ * schema upsert through the real Kysely store, so a dialect difference shows up as a failing test
+ * here rather than in production.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { newId } from '../../src/ids.js';
+import { LocalBus } from '../../src/queue/bus.js';
+import { type ExecutionResult, LEASE_MS, Queue } from '../../src/queue/queue.js';
+import { type ExecutionFilter, executionsRepo } from '../../src/store/executions.js';
+import type {
+  ApiTokenRow,
+  Database,
+  ExecutionRow,
+  NewBlobRow,
+  NewExecutionRow,
+} from '../../src/store/schema.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
+import { migrate, type Store } from '../../src/store/store.js';
+import { tokensRepo } from '../../src/store/tokens.js';
+import { workflowsRepo } from '../../src/store/workflows.js';
+import { TestListeners } from '../../src/webhooks/test-listener.js';
+import { learn } from '../../src/webhooks/schema-learning.js';
+import type { Workflow } from '../../src/workflows/model.js';
+
+export interface OpenedStore {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+const TABLES = [
+  'workflows',
+  'workflow_versions',
+  'api_tokens',
+  'executions',
+  'test_listeners',
+  'test_events',
+  'learned_schemas',
+  'blobs',
+] as const satisfies readonly (keyof Database)[];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
+/** n fresh ids, oldest first (UUIDv7 sort by creation; sorting makes that independent of the generator). */
+const ids = (n: number) => Array.from({ length: n }, newId).sort();
+const newestFirst = (xs: string[]) => [...xs].sort().reverse();
+
+function workflow(overrides: Partial<Workflow> = {}): Workflow {
+  const now = iso();
+  const id = overrides.id ?? newId();
+  return {
+    id,
+    name: `wf ${id}`,
+    active: false,
+    version: 1,
+    trigger: {
+      type: 'webhook',
+      methods: ['POST'],
+      path: `hook-${id}`,
+      auth: { type: 'none' },
+      response: { mode: 'immediately' },
+      options: {},
+    },
+    steps: [{ name: 'first', type: 'noop', extra: { nested: [1, 'two', null] } }],
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
+}
+
+function token(overrides: Partial<ApiTokenRow> = {}): ApiTokenRow {
+  const secret = randomBytes(16).toString('hex');
+  return {
+    id: newId(),
+    name: 'ci',
+    token_hash: createHash('sha256').update(secret).digest('hex'),
+    prefix: secret.slice(0, 8),
+    created_at: iso(),
+    last_used_at: null,
+    ...overrides,
+  };
+}
+
+function execution(overrides: Partial<NewExecutionRow> = {}): NewExecutionRow {
+  return {
+    id: newId(),
+    workflow_id: 'wf-a',
+    workflow_version: 1,
+    mode: 'production',
+    status: 'queued',
+    trigger: JSON.stringify({ body: { hello: 'world' } }),
+    steps: '[]',
+    error: null,
+    attempt: 1,
+    retry_of: null,
+    run_after: iso(-1_000),
+    locked_until: null,
+    locked_by: null,
+    created_at: iso(),
+    started_at: null,
+    finished_at: null,
+    ...overrides,
+  };
+}
+
+/** Every migration the code defines, in the order the Migrator applies them (by name). */
+async function migrationNames(store: Store): Promise<string[]> {
+  return Object.keys(await migrationProvider(store.caps).getMigrations()).sort();
+}
+
+/** A logger whose lines are kept, to tell what migrate() did. */
+function memoryLogger() {
+  const lines: { msg: string; migration?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { log, lines };
+}
+
+export function storeContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(name, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+
+    beforeAll(async () => {
+      ({ store, cleanup } = await open());
+    });
+
+    afterAll(async () => {
+      await cleanup?.();
+    });
+
+    // One store per file: every test starts from empty tables (the queue claims from the whole table).
+    beforeEach(async () => {
+      for (const table of TABLES) await store.db.deleteFrom(table).execute();
+    });
+
+    describe('migrations', () => {
+      it.each(TABLES)('created table %s', async (table) => {
+        await expect(store.db.selectFrom(table).selectAll().limit(1).execute()).resolves.toEqual([]);
+      });
+
+      it('records every migration once', async () => {
+        const { rows } = await sql<{
+          name: string;
+        }>`select name from hookflow_migrations order by name`.execute(store.db);
+        expect(rows.map((r) => r.name)).toEqual(await migrationNames(store));
+      });
+
+      it('re-running migrate() applies nothing and keeps the data', async () => {
+        const w = workflow();
+        await workflowsRepo.insert(store.db, w);
+        const { log, lines } = memoryLogger();
+
+        await migrate(store, log);
+        log.flush();
+
+        expect(lines.filter((l) => l.msg === 'migration applied')).toEqual([]);
+        expect(await workflowsRepo.get(store.db, w.id)).toEqual(w);
+        const { rows } = await sql<{
+          n: number | string;
+        }>`select count(*) as n from hookflow_migrations`.execute(store.db);
+        expect(Number(rows[0]?.n)).toBe((await migrationNames(store)).length);
+      });
+    });
+
+    describe('workflowsRepo', () => {
+      it('get returns the inserted workflow and its version 1', async () => {
+        const w = workflow({ active: true });
+        await workflowsRepo.insert(store.db, w);
+        expect(await workflowsRepo.get(store.db, w.id)).toEqual(w);
+        expect(await workflowsRepo.getVersion(store.db, w.id, 1)).toEqual(w);
+      });
+
+      it.each([
+        ['unknown id', () => workflowsRepo.get(store.db, newId())],
+        ['unknown version', () => workflowsRepo.getVersion(store.db, newId(), 1)],
+      ])('%s gives undefined', async (_case, read) => {
+        expect(await read()).toBeUndefined();
+      });
+
+      it('update with newVersion saves the row and adds a history row; older versions stay readable', async () => {
+        const v1 = workflow();
+        await workflowsRepo.insert(store.db, v1);
+        const v2: Workflow = { ...v1, name: 'renamed', version: 2, steps: [], updatedAt: iso(1_000) };
+
+        await workflowsRepo.update(store.db, v2, true);
+
+        expect(await workflowsRepo.get(store.db, v1.id)).toEqual(v2);
+        expect(await workflowsRepo.getVersion(store.db, v1.id, 1)).toEqual(v1);
+        expect(await workflowsRepo.getVersion(store.db, v1.id, 2)).toEqual(v2);
+      });
+
+      it('update without newVersion saves the row but not the history; createdAt is never changed', async () => {
+        const w = workflow();
+        await workflowsRepo.insert(store.db, w);
+        const activated: Workflow = { ...w, active: true, createdAt: iso(99_000), updatedAt: iso(1_000) };
+
+        await workflowsRepo.update(store.db, activated, false);
+
+        expect(await workflowsRepo.get(store.db, w.id)).toEqual({ ...activated, createdAt: w.createdAt });
+        expect(await workflowsRepo.getVersion(store.db, w.id, 1)).toEqual(w);
+        const versions = await store.db.selectFrom('workflow_versions').selectAll().execute();
+        expect(versions).toHaveLength(1);
+      });
+
+      it('list pages newest first with before', async () => {
+        const all = ids(5);
+        for (const id of all) await workflowsRepo.insert(store.db, workflow({ id }));
+        const expected = newestFirst(all);
+
+        const page1 = await workflowsRepo.list(store.db, { limit: 2 });
+        const page2 = await workflowsRepo.list(store.db, { limit: 2, before: page1.at(-1)?.id });
+        const page3 = await workflowsRepo.list(store.db, { limit: 2, before: page2.at(-1)?.id });
+        const page4 = await workflowsRepo.list(store.db, { limit: 2, before: page3.at(-1)?.id });
+
+        expect([page1, page2, page3, page4].map((p) => p.map((r) => r.id))).toEqual([
+          expected.slice(0, 2),
+          expected.slice(2, 4),
+          expected.slice(4),
+          [],
+        ]);
+      });
+
+      it('listActive returns exactly the active workflows', async () => {
+        const active = [workflow({ active: true }), workflow({ active: true })];
+        for (const w of [...active, workflow(), workflow()]) await workflowsRepo.insert(store.db, w);
+
+        const got = await workflowsRepo.listActive(store.db);
+
+        expect(got.map((w) => w.id).sort()).toEqual(active.map((w) => w.id).sort());
+        expect(got.every((w) => w.active)).toBe(true);
+      });
+
+      it('delete removes the workflow and all its versions, and reports whether it existed', async () => {
+        const w = workflow();
+        const other = workflow();
+        await workflowsRepo.insert(store.db, w);
+        await workflowsRepo.insert(store.db, other);
+        await workflowsRepo.update(store.db, { ...w, version: 2 }, true);
+
+        expect(await workflowsRepo.delete(store.db, w.id)).toBe(true);
+
+        expect(await workflowsRepo.get(store.db, w.id)).toBeUndefined();
+        expect(await workflowsRepo.getVersion(store.db, w.id, 1)).toBeUndefined();
+        expect(await workflowsRepo.getVersion(store.db, w.id, 2)).toBeUndefined();
+        expect(await workflowsRepo.getVersion(store.db, other.id, 1)).toEqual(other);
+        expect(await workflowsRepo.delete(store.db, w.id)).toBe(false);
+      });
+    });
+
+    describe('tokensRepo', () => {
+      it('findByHash finds the inserted token, and nothing for an unknown hash', async () => {
+        const t = token();
+        await tokensRepo.insert(store.db, t);
+        expect(await tokensRepo.findByHash(store.db, t.token_hash)).toEqual(t);
+        expect(await tokensRepo.findByHash(store.db, 'f'.repeat(64))).toBeUndefined();
+      });
+
+      it('rejects a second token with the same hash', async () => {
+        const t = token();
+        await tokensRepo.insert(store.db, t);
+        await expect(tokensRepo.insert(store.db, token({ token_hash: t.token_hash }))).rejects.toThrow();
+      });
+
+      it('list pages newest first with before', async () => {
+        const all = ids(3);
+        for (const id of all) await tokensRepo.insert(store.db, token({ id }));
+        const expected = newestFirst(all);
+
+        const page1 = await tokensRepo.list(store.db, { limit: 2 });
+        const page2 = await tokensRepo.list(store.db, { limit: 2, before: page1.at(-1)?.id });
+
+        expect(page1.map((t) => t.id)).toEqual(expected.slice(0, 2));
+        expect(page2.map((t) => t.id)).toEqual(expected.slice(2));
+      });
+
+      it('touch sets last_used_at of that token only', async () => {
+        const t = token();
+        const other = token();
+        await tokensRepo.insert(store.db, t);
+        await tokensRepo.insert(store.db, other);
+        const at = iso();
+
+        await tokensRepo.touch(store.db, t.id, at);
+
+        expect(await tokensRepo.findByHash(store.db, t.token_hash)).toEqual({ ...t, last_used_at: at });
+        expect(await tokensRepo.findByHash(store.db, other.token_hash)).toEqual(other);
+      });
+
+      it('delete revokes the token and reports whether it existed', async () => {
+        const t = token();
+        await tokensRepo.insert(store.db, t);
+        expect(await tokensRepo.delete(store.db, t.id)).toBe(true);
+        expect(await tokensRepo.findByHash(store.db, t.token_hash)).toBeUndefined();
+        expect(await tokensRepo.delete(store.db, t.id)).toBe(false);
+      });
+    });
+
+    describe('executionsRepo', () => {
+      // Two workflows × statuses × modes, inserted in id order so "newest first" is the reverse.
+      const fixture = (): NewExecutionRow[] => {
+        const spec: [string, ExecutionRow['status'], ExecutionRow['mode']][] = [
+          ['wf-a', 'queued', 'production'],
+          ['wf-a', 'succeeded', 'test'],
+          ['wf-b', 'failed', 'production'],
+          ['wf-a', 'failed', 'production'],
+          ['wf-b', 'queued', 'test'],
+          ['wf-a', 'queued', 'production'],
+          ['wf-b', 'filtered', 'production'],
+        ];
+        const rowIds = ids(spec.length);
+        return spec.map(([workflow_id, status, mode], i) =>
+          execution({ id: rowIds[i]!, workflow_id, status, mode }),
+        );
+      };
+
+      it('get returns every column as inserted', async () => {
+        const row = execution({
+          status: 'failed',
+          error: JSON.stringify({ message: 'boom' }),
+          attempt: 3,
+          retry_of: newId(),
+          locked_until: iso(5_000),
+          locked_by: 'worker-1',
+          started_at: iso(),
+          finished_at: iso(10),
+          steps: JSON.stringify([{ name: 'a', status: 'failed' }]),
+        });
+        await executionsRepo.insert(store.db, row);
+        expect(await executionsRepo.get(store.db, row.id as string)).toEqual(row);
+        expect(await executionsRepo.get(store.db, newId())).toBeUndefined();
+      });
+
+      it.each<[string, Omit<ExecutionFilter, 'limit' | 'before'>]>([
+        ['no filter', {}],
+        ['workflowId', { workflowId: 'wf-a' }],
+        ['status', { status: 'failed' }],
+        ['mode', { mode: 'test' }],
+        ['workflowId + status + mode', { workflowId: 'wf-a', status: 'queued', mode: 'production' }],
+        ['a filter nothing matches', { workflowId: 'wf-none' }],
+      ])('list filters by %s, newest first', async (_case, filter) => {
+        const rows = fixture();
+        for (const row of rows) await executionsRepo.insert(store.db, row);
+        const expected = rows
+          .filter(
+            (r) =>
+              (!filter.workflowId || r.workflow_id === filter.workflowId) &&
+              (!filter.status || r.status === filter.status) &&
+              (!filter.mode || r.mode === filter.mode),
+          )
+          .map((r) => r.id as string)
+          .reverse();
+
+        const got = await executionsRepo.list(store.db, { ...filter, limit: 100 });
+
+        expect(got.map((r) => r.id)).toEqual(expected);
+      });
+
+      it('list pages with limit and before, also under a filter', async () => {
+        const rows = fixture();
+        for (const row of rows) await executionsRepo.insert(store.db, row);
+        const expected = rows
+          .filter((r) => r.workflow_id === 'wf-a')
+          .map((r) => r.id as string)
+          .reverse();
+
+        const page1 = await executionsRepo.list(store.db, { workflowId: 'wf-a', limit: 3 });
+        const page2 = await executionsRepo.list(store.db, {
+          workflowId: 'wf-a',
+          limit: 3,
+          before: page1.at(-1)?.id,
+        });
+
+        expect(page1.map((r) => r.id)).toEqual(expected.slice(0, 3));
+        expect(page2.map((r) => r.id)).toEqual(expected.slice(3));
+      });
+
+      it.each<[ExecutionRow['status'], number]>([
+        ['queued', 3],
+        ['running', 0],
+        ['succeeded', 1],
+        ['failed', 2],
+        ['filtered', 1],
+      ])('count(%s) is %i as a number', async (status, n) => {
+        for (const row of fixture()) await executionsRepo.insert(store.db, row);
+        const got = await executionsRepo.count(store.db, status);
+        expect(got).toBe(n);
+        expect(typeof got).toBe('number');
+      });
+    });
+
+    describe('blobs', () => {
+      const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+      it.each<[string, () => Uint8Array]>([
+        ['all 256 byte values (Uint8Array)', () => allBytes],
+        ['all 256 byte values (Buffer)', () => Buffer.from(allBytes)],
+        [
+          'all 256 byte values, reversed, at an offset into a larger buffer',
+          () => {
+            const backing = new Uint8Array(1024);
+            const view = backing.subarray(100, 356);
+            view.set([...allBytes].reverse());
+            return view;
+          },
+        ],
+        ['1 MiB of random bytes', () => randomBytes(1024 * 1024)],
+        ['empty', () => new Uint8Array(0)],
+      ])('round-trips %s byte-identically', async (_case, make) => {
+        const data = make();
+        const sha256 = createHash('sha256').update(data).digest('hex');
+        const row: NewBlobRow = {
+          id: newId(),
+          execution_id: newId(),
+          sha256,
+          size: data.byteLength,
+          mime_type: 'application/octet-stream',
+          filename: 'bytes.bin',
+          data,
+          created_at: iso(),
+        };
+        await store.db.insertInto('blobs').values(row).execute();
+
+        const got = await store.db
+          .selectFrom('blobs')
+          .selectAll()
+          .where('id', '=', row.id)
+          .executeTakeFirstOrThrow();
+
+        expect(got.data).toBeInstanceOf(Uint8Array);
+        expect(got.data.byteLength).toBe(data.byteLength);
+        expect(
+          Buffer.compare(Buffer.from(got.data), Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+        ).toBe(0);
+        expect(createHash('sha256').update(got.data).digest('hex')).toBe(sha256);
+        expect({ ...got, data: undefined }).toEqual({ ...row, data: undefined });
+      });
+    });
+
+    describe('Queue', () => {
+      const insertAll = async (rows: NewExecutionRow[]) => {
+        for (const row of rows) await executionsRepo.insert(store.db, row);
+      };
+      const get = (id: string) => executionsRepo.get(store.db, id);
+
+      it('claim returns due queued rows oldest first, up to limit, and marks them running under a lease', async () => {
+        const rowIds = ids(3);
+        // Inserted out of order: the claim order must come from the ids, not the insert order.
+        await insertAll([rowIds[2]!, rowIds[0]!, rowIds[1]!].map((id) => execution({ id })));
+        const queue = new Queue({ store, workerId: 'w1' });
+        const before = Date.now();
+
+        const first = await queue.claim(2);
+        const after = Date.now();
+
+        expect(first.map((r) => r.id)).toEqual(rowIds.slice(0, 2));
+        for (const row of first) {
+          expect(row).toMatchObject({ status: 'running', locked_by: 'w1', attempt: 1 });
+          const until = Date.parse(row.locked_until ?? '');
+          expect(until).toBeGreaterThanOrEqual(before + LEASE_MS);
+          expect(until).toBeLessThanOrEqual(after + LEASE_MS);
+          expect(Date.parse(row.started_at ?? '')).toBeGreaterThanOrEqual(before);
+          expect(await get(row.id)).toEqual(row);
+        }
+        expect((await queue.claim(10)).map((r) => r.id)).toEqual([rowIds[2]]);
+        expect(await queue.claim(10)).toEqual([]);
+      });
+
+      it.each<[string, Partial<NewExecutionRow>]>([
+        ['queued with run_after in the future (backoff)', { run_after: iso(60_000) }],
+        [
+          'running under a live lease',
+          { status: 'running', locked_by: 'w-other', locked_until: iso(60_000) },
+        ],
+        ['succeeded', { status: 'succeeded' }],
+        ['failed', { status: 'failed' }],
+        ['filtered', { status: 'filtered' }],
+      ])('claim does not return a row that is %s', async (_case, overrides) => {
+        const row = execution(overrides);
+        await insertAll([row]);
+
+        expect(await new Queue({ store, workerId: 'w1' }).claim(10)).toEqual([]);
+        expect(await get(row.id as string)).toEqual(row);
+      });
+
+      it('two workers claiming concurrently never get the same row', async () => {
+        const rows = ids(50).map((id) => execution({ id }));
+        await insertAll(rows);
+        const workers = [new Queue({ store, workerId: 'w1' }), new Queue({ store, workerId: 'w2' })];
+        const claimedBy = new Map<string, string[]>();
+
+        const loop = async (queue: Queue, workerId: string) => {
+          for (;;) {
+            const got = await queue.claim(3);
+            if (got.length === 0) return;
+            for (const row of got) claimedBy.set(row.id, [...(claimedBy.get(row.id) ?? []), workerId]);
+          }
+        };
+        // Two parallel claim loops per worker, so claims of one worker also race each other.
+        await Promise.all(workers.flatMap((q, i) => [loop(q, `w${i + 1}`), loop(q, `w${i + 1}`)]));
+
+        expect([...claimedBy.keys()].sort()).toEqual(rows.map((r) => r.id));
+        for (const [id, by] of claimedBy) {
+          expect(by, `row ${id} claimed by ${by.join(', ')}`).toHaveLength(1);
+          expect(await get(id)).toMatchObject({ status: 'running', locked_by: by[0], attempt: 1 });
+        }
+      });
+
+      it('a running row whose lease lapsed is claimed again as the next attempt', async () => {
+        const row = execution({
+          status: 'running',
+          locked_by: 'w-dead',
+          locked_until: iso(-1_000),
+          attempt: 1,
+        });
+        await insertAll([row]);
+
+        const [claimed, ...rest] = await new Queue({ store, workerId: 'w1' }).claim(10);
+
+        expect(rest).toEqual([]);
+        expect(claimed).toMatchObject({ id: row.id, status: 'running', locked_by: 'w1', attempt: 2 });
+        expect(Date.parse(claimed?.locked_until ?? '')).toBeGreaterThan(Date.now());
+      });
+
+      it('heartbeat extends the lease of its own rows only', async () => {
+        const [own, foreign] = ids(2).map((id) =>
+          execution({ id, status: 'running', locked_until: iso(1_000) }),
+        );
+        await insertAll([
+          { ...own!, locked_by: 'w1' },
+          { ...foreign!, locked_by: 'w2' },
+        ]);
+        const before = Date.now();
+
+        await new Queue({ store, workerId: 'w1' }).heartbeat([own!.id as string, foreign!.id as string]);
+
+        expect(Date.parse((await get(own!.id as string))?.locked_until ?? '')).toBeGreaterThanOrEqual(
+          before + LEASE_MS,
+        );
+        expect((await get(foreign!.id as string))?.locked_until).toBe(foreign!.locked_until);
+      });
+
+      it('heartbeat with no ids changes nothing', async () => {
+        const row = execution({ status: 'running', locked_by: 'w1', locked_until: iso(1_000) });
+        await insertAll([row]);
+        await new Queue({ store, workerId: 'w1' }).heartbeat([]);
+        expect(await get(row.id as string)).toEqual(row);
+      });
+
+      it.each<[string, ExecutionResult, string | null]>([
+        [
+          'succeeded',
+          { status: 'succeeded', steps: [{ name: 'a', output: { ok: true } }], error: undefined },
+          null,
+        ],
+        ['filtered', { status: 'filtered', steps: [], error: null }, null],
+        [
+          'failed',
+          { status: 'failed', steps: [{ name: 'a', error: 'boom' }], error: { message: 'boom' } },
+          JSON.stringify({ message: 'boom' }),
+        ],
+      ])('complete records a %s result and clears the lock', async (_case, result, storedError) => {
+        await insertAll([execution()]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        const [claimed] = await queue.claim(1);
+        const before = Date.now();
+
+        await queue.complete(claimed!.id, result);
+
+        const row = await get(claimed!.id);
+        expect(row).toMatchObject({
+          status: result.status,
+          steps: JSON.stringify(result.steps),
+          error: storedError,
+          locked_by: null,
+          locked_until: null,
+          started_at: claimed!.started_at,
+          attempt: 1,
+        });
+        expect(Date.parse(row?.finished_at ?? '')).toBeGreaterThanOrEqual(before);
+        expect(await queue.claim(10)).toEqual([]);
+      });
+
+      it('releaseAbandoned makes every running row claimable now, as the next attempt', async () => {
+        const running = ids(2).map((id, i) =>
+          execution({ id, status: 'running', locked_by: `w-gone-${i}`, locked_until: iso(60_000) }),
+        );
+        const queued = execution({ id: newId() });
+        const done = execution({ id: newId(), status: 'succeeded' });
+        await insertAll([...running, queued, done]);
+        const queue = new Queue({ store, workerId: 'w1' });
+
+        expect(await queue.releaseAbandoned()).toBe(2);
+
+        const claimed = await queue.claim(10);
+        expect(claimed.map((r) => [r.id, r.attempt, r.locked_by])).toEqual(
+          [...running.map((r) => [r.id, 2, 'w1']), [queued.id, 1, 'w1']].sort((a, b) =>
+            String(a[0]).localeCompare(String(b[0])),
+          ),
+        );
+        expect((await get(done.id as string))?.status).toBe('succeeded');
+      });
+    });
+
+    describe('transaction', () => {
+      it('commits and returns the value of fn', async () => {
+        const w = workflow();
+        const result = await store.transaction(async (trx) => {
+          await workflowsRepo.insert(trx, w);
+          return 'done';
+        });
+        expect(result).toBe('done');
+        expect(await workflowsRepo.get(store.db, w.id)).toEqual(w);
+      });
+
+      it('rolls back every write when fn throws, and rethrows', async () => {
+        const w = workflow();
+        const boom = new Error('boom');
+        await expect(
+          store.transaction(async (trx) => {
+            await workflowsRepo.insert(trx, w);
+            await executionsRepo.insert(trx, execution({ workflow_id: w.id }));
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await workflowsRepo.get(store.db, w.id)).toBeUndefined();
+        expect(await workflowsRepo.getVersion(store.db, w.id, 1)).toBeUndefined();
+        expect(await executionsRepo.list(store.db, { workflowId: w.id, limit: 10 })).toEqual([]);
+      });
+
+      /**
+       * Starts transaction A, waits until A is inside fn, then starts B. Each records when its fn
+       * ran (performance.now()) and inserts a workflow, so the caller can check both committed.
+       */
+      async function pair(lockA: string | undefined, lockB: string | undefined) {
+        const HOLD_MS = 150;
+        let entered!: () => void;
+        const aInside = new Promise<void>((resolve) => {
+          entered = resolve;
+        });
+        const run = (lock: string | undefined, hold: number, onEnter?: () => void) =>
+          store.transaction(
+            async (trx) => {
+              const start = performance.now();
+              onEnter?.();
+              const w = workflow();
+              await workflowsRepo.insert(trx, w);
+              await sleep(hold);
+              return { id: w.id, start, end: performance.now() };
+            },
+            lock === undefined ? undefined : { lock },
+          );
+        const a = run(lockA, HOLD_MS, entered);
+        await aInside;
+        const b = run(lockB, 0);
+        return Promise.all([a, b]);
+      }
+
+      it('two transactions with the same lock run one after the other', async () => {
+        const lock = `test:${newId()}`;
+        const [a, b] = await pair(lock, lock);
+
+        // B's fn may only start once A has committed and released the lock.
+        expect(b.start).toBeGreaterThanOrEqual(a.end);
+        expect(await workflowsRepo.get(store.db, a.id)).toBeDefined();
+        expect(await workflowsRepo.get(store.db, b.id)).toBeDefined();
+      });
+
+      it('transactions under different locks both commit (and overlap where there are several connections)', async () => {
+        const [a, b] = await pair(`test:${newId()}`, `test:${newId()}`);
+
+        expect(await workflowsRepo.get(store.db, a.id)).toBeDefined();
+        expect(await workflowsRepo.get(store.db, b.id)).toBeDefined();
+        // The control for the test above: on PostgreSQL only the lock makes B wait. SQLite has one
+        // connection and one writer, so there every transaction waits for the previous one.
+        if (store.caps.name === 'postgres') expect(b.end).toBeLessThan(a.end);
+      });
+    });
+
+    describe('learned schemas via TestListeners.capture', () => {
+      let listeners: TestListeners;
+
+      beforeEach(() => {
+        listeners = new TestListeners({ store, bus: new LocalBus(), baseUrl: 'http://hookflow.test' });
+      });
+
+      async function listening(keepListening: boolean) {
+        const w = workflow();
+        await workflowsRepo.insert(store.db, w);
+        const { listenerId } = await listeners.open(w.id, { timeoutSeconds: 60, keepListening });
+        return { workflowId: w.id, listenerId };
+      }
+
+      const capture = (
+        target: { workflowId: string; listenerId: string },
+        keepListening: boolean,
+        item: unknown,
+        receivedAt = iso(),
+      ) =>
+        store.transaction((trx) =>
+          listeners.capture(trx, {
+            ...target,
+            keepListening,
+            eventId: newId(),
+            executionId: newId(),
+            item,
+            itemJson: JSON.stringify(item),
+            receivedAt,
+          }),
+        );
+
+      const eventCount = async (workflowId: string) =>
+        (
+          await store.db
+            .selectFrom('test_events')
+            .select('id')
+            .where('workflow_id', '=', workflowId)
+            .execute()
+        ).length;
+
+      const notListening = expect.objectContaining({ code: 'test_webhook_not_listening' });
+
+      it('a one-shot listener is consumed by its first capture; a second capture is refused', async () => {
+        const target = await listening(false);
+        const item = { body: { a: 'x' } };
+
+        await capture(target, false, item);
+
+        expect(await listeners.current(target.workflowId)).toBeUndefined();
+        expect(await listeners.schema(target.workflowId)).toEqual(learn(undefined, item));
+        const second = capture(target, false, { body: { b: 1 } });
+        await expect(second).rejects.toBeInstanceOf(AppError);
+        await expect(second).rejects.toEqual(notListening);
+        // The refused capture's transaction rolled back: one event, schema unchanged.
+        expect(await eventCount(target.workflowId)).toBe(1);
+        expect(await listeners.schema(target.workflowId)).toEqual(learn(undefined, item));
+      });
+
+      it('a keepListening listener stays open and the schema merges across captures (one row, upserted)', async () => {
+        const target = await listening(true);
+        const first = { body: { a: 'x' }, query: {} };
+        const second = { body: { b: 1 }, query: { page: '2' } };
+
+        await capture(target, true, first);
+        await capture(target, true, second);
+
+        expect(await listeners.current(target.workflowId)).toMatchObject({
+          listenerId: target.listenerId,
+          keepListening: true,
+        });
+        expect(await eventCount(target.workflowId)).toBe(2);
+        const schema = await listeners.schema(target.workflowId);
+        expect(schema).toEqual(learn(learn(undefined, first), second));
+        expect(schema?.samples).toBe(2);
+        expect(schema?.fields.map((f) => f.path)).toEqual(
+          expect.arrayContaining(['body.a', 'body.b', 'query.page']),
+        );
+        const rows = await store.db
+          .selectFrom('learned_schemas')
+          .selectAll()
+          .where('workflow_id', '=', target.workflowId)
+          .execute();
+        expect(rows).toHaveLength(1);
+      });
+
+      it.each([false, true])(
+        'a capture after the listener expired is refused (keepListening %s)',
+        async (keep) => {
+          const target = await listening(keep);
+          await expect(capture(target, keep, { body: {} }, iso(61_000))).rejects.toEqual(notListening);
+          expect(await eventCount(target.workflowId)).toBe(0);
+          expect(await listeners.schema(target.workflowId)).toBeUndefined();
+        },
+      );
+    });
+  });
+}
