@@ -6,12 +6,14 @@
 import fs from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
+import { listen } from './cli/listen.js';
 import { AppError } from './errors.js';
 import { decodeCursor } from './ids.js';
 import { presentWorkflow } from './http/present.js';
 import { createLogger } from './log.js';
 import { type Roles, startHookflow } from './main.js';
 import { LocalBus } from './queue/bus.js';
+import { SecretBox } from './security/secrets.js';
 import { openStore, type Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { rowToWorkflow } from './store/workflows.js';
@@ -49,6 +51,7 @@ Commands:
   tokens revoke ID            revoke an API token
   workflows export [FILE]     write all workflows as JSON (to stdout without FILE)
   workflows import FILE       create or update workflows from a JSON export
+  listen WORKFLOW_ID          open a test listener on a running server and print each request
 
 Run \`hookflow <command> --help\` for a command's options.`,
   start: `Usage: hookflow start [options]\n\nRuns webhooks, API and executor in one process.\n\n${CONFIG_HELP}`,
@@ -66,6 +69,22 @@ ${CONFIG_HELP}`,
                                        a workflow whose id exists is replaced; "active": true activates it
 
 ${CONFIG_HELP}`,
+  listen: `Usage: hookflow listen <workflowId> [options]
+
+Opens a test listener on a running hookflow, prints its test URL, then prints each captured request
+(method, path, query and body) as it arrives. Stops after the first request unless --keep-listening.
+
+Options:
+  --forward-to URL     re-send each request (method, headers, body re-encoded from the capture) to URL,
+                       e.g. your own receiver on localhost, and print its status
+  --timeout SECONDS    how long the listener stays open (1–600, default 120)
+  --keep-listening     keep capturing until Ctrl-C or the timeout
+  --url BASE, HOOKFLOW_URL      the server (default http://127.0.0.1:$HOOKFLOW_PORT, port 5678)
+  --token TOKEN, HOOKFLOW_TOKEN API token (create one with \`hookflow tokens create --name cli\`)
+
+Exit status: 0 after a request arrived, on Ctrl-C (the listener is closed), or when a --keep-listening
+listener expires after at least one request; 1 when no request arrived before the timeout, or on an
+API or network error; 2 on bad usage or a missing token.`,
 };
 
 class UsageError extends Error {}
@@ -90,6 +109,8 @@ export async function main(argv: string[]): Promise<number> {
         return await tokens(rest);
       case 'workflows':
         return await workflows(rest);
+      case 'listen':
+        return await listen(rest, { env: process.env, showHelp: (asError) => help('listen', asError) });
       default:
         throw new UsageError(`Unknown command "${command}". Run \`hookflow --help\` to see the commands.`);
     }
@@ -112,7 +133,12 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function parse(args: string[], options: Options = {}) {
-  return parseArgs({ args, options: { ...CONFIG_OPTIONS, ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  return parseArgs({
+    args,
+    options: { ...CONFIG_OPTIONS, ...options, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  });
 }
 
 function configFrom(args: string[]): Config {
@@ -122,7 +148,8 @@ function configFrom(args: string[]): Config {
 async function serve(name: string, args: string[], roles: Roles): Promise<number> {
   const { values, positionals } = parse(args);
   if (values.help) return help(name);
-  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow ${name} --help\`.`);
+  if (positionals.length > 0)
+    throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow ${name} --help\`.`);
   const config = configFrom(args);
   const log = createLogger(config.log.level);
   const hookflow = await startHookflow({ config, log, roles });
@@ -147,7 +174,10 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
 /** Utility commands open the store directly (SQLite in WAL mode allows this beside a running server). */
 async function withStore<T>(args: string[], fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = configFrom(args);
-  const store = await openStore(config.store, createLogger(config.log.level === 'info' ? 'warn' : config.log.level, 2));
+  const store = await openStore(
+    config.store,
+    createLogger(config.log.level === 'info' ? 'warn' : config.log.level, 2),
+  );
   try {
     return await fn(store, config);
   } finally {
@@ -162,10 +192,13 @@ async function tokens(args: string[]): Promise<number> {
   switch (sub) {
     case 'create': {
       const name = (values as { name?: unknown }).name;
-      if (typeof name !== 'string' || name.trim() === '') throw new UsageError('tokens create needs --name NAME.');
+      if (typeof name !== 'string' || name.trim() === '')
+        throw new UsageError('tokens create needs --name NAME.');
       return withStore(args, async (store) => {
         const { token, apiToken } = await new TokenService({ store }).create(name.trim());
-        console.error(`Created API token "${apiToken.name}" (id ${apiToken.id}). It is shown once; store it now:`);
+        console.error(
+          `Created API token "${apiToken.name}" (id ${apiToken.id}). It is shown once; store it now:`,
+        );
         console.log(token);
         return 0;
       });
@@ -177,7 +210,8 @@ async function tokens(args: string[]): Promise<number> {
         console.log(['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED'].join('\t'));
         do {
           const page = await service.list(200, cursor);
-          for (const t of page.items) console.log([t.id, t.name, `${t.prefix}…`, t.createdAt, t.lastUsedAt ?? '-'].join('\t'));
+          for (const t of page.items)
+            console.log([t.id, t.name, `${t.prefix}…`, t.createdAt, t.lastUsedAt ?? '-'].join('\t'));
           cursor = page.nextCursor ? decodeCursor(page.nextCursor) : undefined;
         } while (cursor);
         return 0;
@@ -222,18 +256,25 @@ async function workflows(args: string[]): Promise<number> {
         : parsed && typeof parsed === 'object' && Array.isArray((parsed as { items?: unknown }).items)
           ? (parsed as { items: unknown[] }).items
           : [parsed];
-      return withStore(args, async (store) => {
-        const service = new WorkflowService({ store, bus: new LocalBus() });
+      return withStore(args, async (store, config) => {
+        const secrets = SecretBox.load(config, createLogger('warn', 2));
+        const service = new WorkflowService({ store, bus: new LocalBus(), secrets });
         let failed = 0;
         for (const entry of list as (WorkflowCreate & { id?: string; active?: boolean })[]) {
           try {
-            const input: WorkflowCreate = { name: entry.name, trigger: entry.trigger, steps: entry.steps ?? [] };
+            const input: WorkflowCreate = {
+              name: entry.name,
+              trigger: entry.trigger,
+              steps: entry.steps ?? [],
+            };
             const w = await service.import(input, entry.id);
             if (entry.active) await service.activate(w.id);
             console.error(`Imported "${w.name}" (${w.id})${entry.active ? ', active' : ''}.`);
           } catch (err) {
             failed++;
-            console.error(`Could not import "${entry?.name ?? '?'}": ${err instanceof Error ? err.message : String(err)}`);
+            console.error(
+              `Could not import "${entry?.name ?? '?'}": ${err instanceof Error ? err.message : String(err)}`,
+            );
           }
         }
         return failed > 0 ? 1 : 0;

@@ -16,6 +16,7 @@ import { Metrics } from './metrics.js';
 import { LocalBus } from './queue/bus.js';
 import { Queue } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
+import { SecretBox } from './security/secrets.js';
 import { openStore, type Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
@@ -49,6 +50,7 @@ export async function startHookflow({
   log: Logger;
   roles?: Roles;
 }): Promise<Hookflow> {
+  const secrets = SecretBox.load(config, log);
   const store = await openStore(config.store, log);
   const bus = new LocalBus();
   const triggers = new Triggers({ store, bus, log });
@@ -63,6 +65,7 @@ export async function startHookflow({
     waiter,
     bus,
     log,
+    secrets,
     baseUrl: config.http.baseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
   });
@@ -84,7 +87,7 @@ export async function startHookflow({
         metrics,
         tokens: new TokenService({ store }),
         accounts: new Accounts({ store }),
-        workflows: new WorkflowService({ store, bus }),
+        workflows: new WorkflowService({ store, bus, secrets }),
         executions: new ExecutionService({ store, bus }),
         listeners,
         receiver,

@@ -11,6 +11,9 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { NewBlobRow } from '../store/schema.js';
+import type { SecretBox } from '../security/secrets.js';
+import type { AuthConfig, Workflow } from '../workflows/model.js';
+import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest } from './ingest.js';
 import { type ParsedFile, parseBody, parseQuery } from './parse.js';
@@ -80,12 +83,15 @@ export interface ReceiverDeps {
   waiter: ExecutionWaiter;
   bus: Bus;
   log: Logger;
+  secrets: SecretBox;
   baseUrl: string;
   maxBodyBytes: number;
 }
 
 export class Receiver {
   readonly #d: ReceiverDeps;
+  /** Revealed auth per workflow version: decrypting on every request would be wasted work. */
+  readonly #auth = new Map<string, AuthConfig>();
 
   constructor(deps: ReceiverDeps) {
     this.#d = deps;
@@ -126,6 +132,17 @@ export class Receiver {
     );
   }
 
+  #revealedAuth(workflow: Workflow): AuthConfig {
+    const key = `${workflow.id}@${workflow.version}`;
+    let auth = this.#auth.get(key);
+    if (!auth) {
+      if (this.#auth.size >= 10_000) this.#auth.clear();
+      auth = revealAuth(workflow.trigger.auth, this.#d.secrets);
+      this.#auth.set(key, auth);
+    }
+    return auth;
+  }
+
   /** Refuse a declared body size over the trigger's limit before reading it. */
   checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
     if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes)
@@ -136,7 +153,7 @@ export class Receiver {
     if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
-    const auth = await verifyAuth(trigger.auth, {
+    const auth = await verifyAuth(this.#revealedAuth(workflow), {
       headers: req.headers,
       rawBody: req.body,
       now: req.receivedAt.getTime(),

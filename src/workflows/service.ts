@@ -9,6 +9,7 @@ import { validateSteps } from '../engine/run.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
+import type { SecretBox } from '../security/secrets.js';
 import type { Store, Db } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import { pathShape } from '../webhooks/path.js';
@@ -27,14 +28,16 @@ export const PATHS_LOCK = 'hookflow:paths';
 export class WorkflowService {
   readonly #store: Store;
   readonly #bus: Bus;
+  readonly #secrets: SecretBox;
 
-  constructor({ store, bus }: { store: Store; bus: Bus }) {
+  constructor({ store, bus, secrets }: { store: Store; bus: Bus; secrets: SecretBox }) {
     this.#store = store;
     this.#bus = bus;
+    this.#secrets = secrets;
   }
 
   async create(input: WorkflowCreate, id: string = newId()): Promise<Workflow> {
-    const trigger = unwrap(buildTrigger(input.trigger, undefined));
+    const trigger = unwrap(buildTrigger(input.trigger, undefined, this.#secrets));
     const now = nowIso();
     const workflow: Workflow = {
       id,
@@ -149,7 +152,7 @@ export class WorkflowService {
         const next: Workflow = {
           ...current,
           name: input.name,
-          trigger: unwrap(buildTrigger(input.trigger, current.trigger)),
+          trigger: unwrap(buildTrigger(input.trigger, current.trigger, this.#secrets)),
           steps: checkSteps(input.steps),
           version: current.version + 1,
           updatedAt: nowIso(),

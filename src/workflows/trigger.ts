@@ -1,23 +1,25 @@
 /**
  * Turning a client's trigger input into the stored TriggerConfig: defaults, path normalisation,
- * cross-field rules the schema cannot say, and secrets (masked on the way out, kept when the
- * client sends the mask back).
+ * cross-field rules the schema cannot say, and secrets (sealed for storage, masked on the way
+ * out, kept when the client sends the mask back).
  */
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../errors.js';
+import type { SecretBox } from '../security/secrets.js';
 import { normalizePath } from '../webhooks/path.js';
 import { type AuthConfig, MASK, SECRET_FIELDS, type TriggerConfig, type TriggerInput } from './model.js';
 
 export function buildTrigger(
   input: TriggerInput | undefined,
   previous: TriggerConfig | undefined,
+  secrets: SecretBox,
 ): { trigger: TriggerConfig } | { errors: FieldError[] } {
   const errors: FieldError[] = [];
   const rawPath = input?.path ?? previous?.path ?? randomUUID();
   const path = normalizePath(rawPath);
   if (!path.ok) errors.push({ field: '/trigger/path', message: path.error });
 
-  const auth = restoreSecrets(input?.auth ?? { type: 'none' }, previous?.auth, errors);
+  const auth = sealSecrets(input?.auth ?? { type: 'none' }, previous?.auth, secrets, errors);
   if (auth.type === 'jwt') {
     const needsSecret = auth.algorithm === 'HS256';
     if (needsSecret && !auth.secret)
@@ -46,15 +48,23 @@ export function buildTrigger(
   };
 }
 
-/** A secret sent back as "***" keeps the stored value (PATCH/PUT of a GET result must not wipe it). */
-function restoreSecrets(
+/**
+ * Every secret a client sends is sealed before it is stored. A secret sent back as "***" keeps the
+ * stored (sealed) value, so PUT/PATCH of a GET result does not wipe it.
+ */
+function sealSecrets(
   auth: AuthConfig,
   previous: AuthConfig | undefined,
+  secrets: SecretBox,
   errors: FieldError[],
 ): AuthConfig {
   const next: Record<string, unknown> = { ...auth };
   for (const field of SECRET_FIELDS) {
-    if (next[field] !== MASK) continue;
+    if (typeof next[field] !== 'string') continue;
+    if (next[field] !== MASK) {
+      next[field] = secrets.seal(next[field] as string);
+      continue;
+    }
     const kept =
       previous && previous.type === auth.type ? (previous as Record<string, unknown>)[field] : undefined;
     if (typeof kept === 'string') next[field] = kept;
@@ -71,4 +81,12 @@ export function maskAuth(auth: AuthConfig): Record<string, unknown> {
   const out: Record<string, unknown> = { ...auth };
   for (const field of SECRET_FIELDS) if (typeof out[field] === 'string') out[field] = MASK;
   return out;
+}
+
+/** The auth config with its secrets in clear, for the verifiers. */
+export function revealAuth(auth: AuthConfig, secrets: SecretBox): AuthConfig {
+  const out: Record<string, unknown> = { ...auth };
+  for (const field of SECRET_FIELDS)
+    if (typeof out[field] === 'string') out[field] = secrets.reveal(out[field] as string);
+  return out as AuthConfig;
 }

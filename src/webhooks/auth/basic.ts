@@ -22,7 +22,11 @@ export const verifyBasic: Verifier<Basic> = (auth, input) => {
   // Both comparisons always run, so timing does not reveal which part was wrong.
   const ok = [safeEqual(user, auth.username), safeEqual(pass, auth.password)].every(Boolean);
   if (!ok) {
-    throw unauthorized('The username or password is wrong.', 'Check the credentials set on the trigger.', CHALLENGE);
+    throw unauthorized(
+      'The username or password is wrong.',
+      'Check the credentials set on the trigger.',
+      CHALLENGE,
+    );
   }
   return { maskedHeaders: ['authorization'] };
 };

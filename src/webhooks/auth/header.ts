@@ -16,7 +16,11 @@ export const verifyHeader: Verifier<HeaderAuth> = (auth, input) => {
     );
   }
   if (!safeEqual(value, auth.value)) {
-    throw unauthorized(`The ${auth.name} header has the wrong value.`, 'Check the value set on the trigger.', challenge);
+    throw unauthorized(
+      `The ${auth.name} header has the wrong value.`,
+      'Check the value set on the trigger.',
+      challenge,
+    );
   }
   return { maskedHeaders: [name] };
 };

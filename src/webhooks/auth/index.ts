@@ -6,6 +6,8 @@
 import type { AuthConfig } from '../../workflows/model.js';
 import { verifyBasic } from './basic.js';
 import { verifyHeader } from './header.js';
+import { verifyHmac } from './hmac.js';
+import { verifyJwt } from './jwt.js';
 import type { AuthInput, AuthResult, Verifier } from './types.js';
 
 export type { AuthInput, AuthResult } from './types.js';
@@ -14,6 +16,8 @@ const verifiers: { [K in AuthConfig['type']]?: Verifier<Extract<AuthConfig, { ty
   none: () => ({ maskedHeaders: [] }),
   basic: verifyBasic,
   header: verifyHeader,
+  jwt: verifyJwt,
+  hmac: verifyHmac,
 };
 
 export async function verifyAuth(auth: AuthConfig, input: AuthInput): Promise<AuthResult> {

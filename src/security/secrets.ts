@@ -1,0 +1,83 @@
+/**
+ * Secrets at rest (SPEC 6): webhook auth secrets are stored sealed with AES-256-GCM, as
+ * `enc:v1:<base64 iv|tag|ciphertext>`, so neither the database nor an export holds them in clear.
+ * They stay sealed in memory too and are revealed only where a verifier needs them.
+ *
+ * The key comes from HOOKFLOW_ENCRYPTION_KEY (any string of 32+ characters, stretched with
+ * SHA-256), or is generated once into `<data dir>/encryption.key` with a warning: then the data dir
+ * must be kept (and every process of a distributed setup needs the same key).
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+
+const PREFIX = 'enc:v1:';
+const KEY_FILE = 'encryption.key';
+
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
+    this.#key = key;
+  }
+
+  static fromPassphrase(passphrase: string): SecretBox {
+    return new SecretBox(createHash('sha256').update(passphrase, 'utf8').digest());
+  }
+
+  /** The configured key, or the data dir's generated one (created on first start). */
+  static load(config: { security: Config['security']; store: Config['store'] }, log: Logger): SecretBox {
+    if (config.security.encryptionKey) return SecretBox.fromPassphrase(config.security.encryptionKey);
+    const file = path.join(config.store.dataDir, KEY_FILE);
+    try {
+      return SecretBox.fromPassphrase(fs.readFileSync(file, 'utf8').trim());
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    fs.mkdirSync(config.store.dataDir, { recursive: true, mode: 0o700 });
+    const generated = randomBytes(32).toString('base64');
+    // `wx`: never overwrite a key another process wrote a moment ago.
+    try {
+      fs.writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+      log.warn(
+        { file },
+        'HOOKFLOW_ENCRYPTION_KEY is not set: generated a key for secrets at rest; back it up with the data',
+      );
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    return SecretBox.fromPassphrase(fs.readFileSync(file, 'utf8').trim());
+  }
+
+  static isSealed(value: unknown): value is string {
+    return typeof value === 'string' && value.startsWith(PREFIX);
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+  }
+
+  /** The plain value of a sealed string (plain strings pass through: data from before sealing). */
+  reveal(value: string): string {
+    if (!SecretBox.isSealed(value)) return value;
+    const raw = Buffer.from(value.slice(PREFIX.length), 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    try {
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    } catch (err) {
+      throw new Error(
+        'A stored secret cannot be decrypted: HOOKFLOW_ENCRYPTION_KEY differs from the key it was sealed with.',
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+}
