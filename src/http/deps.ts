@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { TokenService } from '../tokens/tokens.js';
+import type { Rejections } from '../webhooks/options/rejections.js';
 import type { Receiver } from '../webhooks/receive.js';
 import type { TestListeners } from '../webhooks/test-listener.js';
 import type { WorkflowService } from '../workflows/service.js';
@@ -29,6 +30,7 @@ export interface HttpDeps {
   executions: ExecutionService;
   listeners: TestListeners;
   receiver: Receiver;
+  rejections: Rejections;
 }
 
 export type App = FastifyInstance<

@@ -31,6 +31,7 @@ export function presentExecution(row: ExecutionRow) {
     trigger: JSON.parse(row.trigger) as unknown,
     steps: JSON.parse(row.steps) as unknown[],
     error: row.error === null ? null : (JSON.parse(row.error) as unknown),
+    warnings: row.warnings === null ? [] : (JSON.parse(row.warnings) as string[]),
     attempt: row.attempt,
     retryOf: row.retry_of,
     createdAt: row.created_at,

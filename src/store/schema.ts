@@ -59,6 +59,15 @@ export interface ExecutionsTable {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** JSON array of warnings (schemaCheck "warn"), or null. */
+  warnings: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  workflow_id: string;
+  key: string;
+  execution_id: string;
+  expires_at: string;
 }
 
 export interface TestListenersTable {
@@ -116,6 +125,7 @@ export interface SessionsTable {
 
 export interface Database {
   users: UsersTable;
+  idempotency_keys: IdempotencyKeysTable;
   sessions: SessionsTable;
   workflows: WorkflowsTable;
   workflow_versions: WorkflowVersionsTable;

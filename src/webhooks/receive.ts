@@ -12,7 +12,9 @@ import { newId } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { AuthConfig, Workflow } from '../workflows/model.js';
+import { executionsRepo } from '../store/executions.js';
+import type { Db, Store } from '../store/store.js';
+import type { AuthConfig, TriggerConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest } from './ingest.js';
@@ -21,6 +23,10 @@ import { type Method, trimSlashes } from './path.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
 import type { ExecutionWaiter } from './waiter.js';
+import { DEFAULT_WINDOW_SECONDS, idempotencyKey } from './options/idempotency.js';
+import { ipAllowed } from './options/ip-allowlist.js';
+import { RateLimiter } from './options/rate-limit.js';
+import { diffAgainstSchema, type JsonSchema, type LearnedSchema } from './schema-learning.js';
 
 export interface InboundRequest {
   method: string;
@@ -83,6 +89,7 @@ export interface ReceiverDeps {
   waiter: ExecutionWaiter;
   bus: Bus;
   log: Logger;
+  store: Store;
   secrets: SecretBox;
   baseUrl: string;
   maxBodyBytes: number;
@@ -90,11 +97,17 @@ export interface ReceiverDeps {
 
 export class Receiver {
   readonly #d: ReceiverDeps;
+  readonly #rate = new RateLimiter();
+  /** Learned schema per workflow for schemaCheck (null: none yet); dropped on every capture. */
+  readonly #schemas = new Map<string, LearnedSchema | null>();
   /** Revealed auth per workflow version: decrypting on every request would be wasted work. */
   readonly #auth = new Map<string, AuthConfig>();
 
   constructor(deps: ReceiverDeps) {
     this.#d = deps;
+    deps.bus.subscribe('test.captured', ({ workflowId }) => {
+      this.#schemas.delete(workflowId);
+    });
   }
 
   /** Find the trigger for a URL and method, or throw the SPEC's 404/405. */
@@ -149,15 +162,40 @@ export class Receiver {
       throw tooLarge(matched.maxBodyBytes);
   }
 
+  /** Checks that need only the caller's address: before the body is read. */
+  checkCaller(matched: Matched, ip: string): void {
+    const allowlist = matched.route.workflow.trigger.options.ipAllowlist;
+    if (allowlist && allowlist.length > 0 && !ipAllowed(allowlist, ip)) {
+      throw new AppError('ip_not_allowed', `Calls from ${ip} are not allowed on this webhook.`, {
+        hint: "Call from an address in the trigger's ipAllowlist, or add this one to it.",
+      });
+    }
+  }
+
   async accept(matched: Matched, req: InboundRequest): Promise<Outcome> {
     if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
+    const options = trigger.options;
     const auth = await verifyAuth(this.#revealedAuth(workflow), {
       headers: req.headers,
       rawBody: req.body,
       now: req.receivedAt.getTime(),
     });
+    if (options.rateLimit) {
+      const { requests, perSeconds } = options.rateLimit;
+      const wait = this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
+      if (wait > 0) {
+        throw new AppError(
+          'rate_limited',
+          `This webhook accepts at most ${requests} calls per ${perSeconds} s.`,
+          {
+            hint: 'Retry after the number of seconds in Retry-After.',
+            headers: { 'retry-after': String(wait) },
+          },
+        );
+      }
+    }
 
     const bodyless = req.method === 'GET' || req.method === 'HEAD';
     const query = parseQuery(req.rawQuery);
@@ -198,6 +236,17 @@ export class Receiver {
       receivedAt,
       ...(auth.claims ? { auth: { claims: auth.claims } } : {}),
     };
+
+    // schemaCheck and idempotency guard live traffic; test calls are how a schema is learned.
+    const production = matched.mode === 'production';
+    const warnings = production ? await this.#checkSchema(workflow, item) : [];
+    const idempotency = production && options.idempotency ? options.idempotency : undefined;
+    const key = idempotency ? await idempotencyKey(idempotency, item, executionId) : undefined;
+    if (key !== undefined) {
+      const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt);
+      if (earlier) return this.#replay(workflow, earlier);
+    }
+
     // Serialised once: the same text goes into the execution and the test event.
     const itemJson = JSON.stringify(item);
     const eventId = newId();
@@ -212,6 +261,25 @@ export class Receiver {
 
     try {
       await this.#d.ingest.commit(async (trx) => {
+        if (key !== undefined) {
+          const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt, trx);
+          if (earlier) throw new DuplicateDelivery(earlier);
+          await trx
+            .deleteFrom('idempotency_keys')
+            .where('workflow_id', '=', workflow.id)
+            .where('key', '=', key)
+            .execute();
+          const windowMs = (idempotency?.windowSeconds ?? DEFAULT_WINDOW_SECONDS) * 1000;
+          await trx
+            .insertInto('idempotency_keys')
+            .values({
+              workflow_id: workflow.id,
+              key,
+              execution_id: executionId,
+              expires_at: new Date(req.receivedAt.getTime() + windowMs).toISOString(),
+            })
+            .execute();
+        }
         if (blobs.length > 0) await trx.insertInto('blobs').values(blobs).execute();
         await trx
           .insertInto('executions')
@@ -232,6 +300,7 @@ export class Receiver {
             created_at: receivedAt,
             started_at: null,
             finished_at: null,
+            warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
           })
           .execute();
         if (matched.mode === 'test' && listener) {
@@ -249,6 +318,11 @@ export class Receiver {
       });
     } catch (err) {
       finished?.cancel();
+      if (err instanceof DuplicateDelivery) return this.#replay(workflow, err.executionId);
+      // Another process committed the same key first (unique violation on PostgreSQL).
+      const earlier =
+        key !== undefined ? await this.#earlierDelivery(workflow.id, key, receivedAt) : undefined;
+      if (earlier) return this.#replay(workflow, earlier);
       throw err;
     }
 
@@ -262,17 +336,97 @@ export class Receiver {
     }
 
     const headers = { 'x-hookflow-execution-id': executionId };
-    if (!finished || responseMode === 'immediately') {
-      const r = trigger.response;
-      if (r.noContent) return { status: 204, headers, body: undefined, executionId };
-      return {
-        status: r.status ?? 200,
-        headers,
-        body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
-        executionId,
-      };
-    }
+    if (!finished || responseMode === 'immediately') return immediateOutcome(trigger, executionId, headers);
     return this.#d.waiter.respond(await finished.promise, executionId, responseMode, headers);
+  }
+
+  /** schemaCheck: what differs from the learned schema; `reject` refuses, `warn` notes it. */
+  async #checkSchema(workflow: Workflow, item: TriggerItem): Promise<string[]> {
+    const mode = workflow.trigger.options.schemaCheck ?? 'off';
+    if (mode === 'off') return [];
+    let learned = this.#schemas.get(workflow.id);
+    if (learned === undefined) {
+      learned = (await this.#d.listeners.schema(workflow.id)) ?? null;
+      if (this.#schemas.size >= 10_000) this.#schemas.clear();
+      this.#schemas.set(workflow.id, learned);
+    }
+    // Nothing learned yet: nothing to compare with.
+    if (!learned) return [];
+    const differences = diffPayload(learned.jsonSchema, item);
+    if (differences.length > 0 && mode === 'reject') {
+      throw new AppError(
+        'schema_mismatch',
+        `The payload differs from the learned schema: ${differences.slice(0, 10).join('; ')}.`,
+        {
+          hint: 'Send the fields the workflow expects, or capture a test event with the new shape so the schema learns it.',
+        },
+      );
+    }
+    return differences;
+  }
+
+  async #earlierDelivery(
+    workflowId: string,
+    key: string,
+    now: string,
+    db: Db = this.#d.store.db,
+  ): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select('execution_id')
+      .where('workflow_id', '=', workflowId)
+      .where('key', '=', key)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row?.execution_id;
+  }
+
+  /** Answer a repeated delivery like the first one: same execution, nothing new started. */
+  async #replay(workflow: Workflow, executionId: string): Promise<Outcome> {
+    const headers = { 'x-hookflow-execution-id': executionId, 'idempotent-replayed': 'true' };
+    const { mode, timeoutMs } = workflow.trigger.response;
+    if (mode === 'immediately') return immediateOutcome(workflow.trigger, executionId, headers);
+    const waiting = this.#d.waiter.wait(executionId, timeoutMs ?? 30_000);
+    const row = await executionsRepo.get(this.#d.store.db, executionId);
+    if (row && row.status !== 'queued' && row.status !== 'running') {
+      waiting.cancel();
+      return this.#d.waiter.respond(true, executionId, mode, headers);
+    }
+    return this.#d.waiter.respond(await waiting.promise, executionId, mode, headers);
+  }
+}
+
+/** The answer of response mode `immediately` (SPEC 5). */
+function immediateOutcome(
+  trigger: TriggerConfig,
+  executionId: string,
+  headers: Record<string, string>,
+): Outcome {
+  const r = trigger.response;
+  if (r.noContent) return { status: 204, headers, body: undefined, executionId };
+  return {
+    status: r.status ?? 200,
+    headers,
+    body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
+    executionId,
+  };
+}
+
+/** Compare what a payload carries (body and query) with the learned schema of the same parts. */
+function diffPayload(schema: JsonSchema, item: TriggerItem): string[] {
+  const properties = schema.properties ?? {};
+  const parts = ['body', 'query'].filter((p) => properties[p] !== undefined);
+  const sub: JsonSchema = {
+    type: 'object',
+    properties: Object.fromEntries(parts.map((p) => [p, properties[p]!])),
+    required: parts,
+  };
+  return diffAgainstSchema(sub, { body: item.body, query: item.query });
+}
+
+class DuplicateDelivery extends Error {
+  constructor(readonly executionId: string) {
+    super('duplicate delivery');
   }
 }
 

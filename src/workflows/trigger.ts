@@ -7,7 +7,16 @@ import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../errors.js';
 import type { SecretBox } from '../security/secrets.js';
 import { normalizePath } from '../webhooks/path.js';
-import { type AuthConfig, MASK, SECRET_FIELDS, type TriggerConfig, type TriggerInput } from './model.js';
+import { compileTemplate } from '../engine/expressions.js';
+import { parseCidr } from '../webhooks/options/ip-allowlist.js';
+import {
+  type AuthConfig,
+  MASK,
+  SECRET_FIELDS,
+  type TriggerConfig,
+  type TriggerInput,
+  type TriggerOptions,
+} from './model.js';
 
 export function buildTrigger(
   input: TriggerInput | undefined,
@@ -34,6 +43,8 @@ export function buildTrigger(
       message: 'the custom preset needs the signature header name',
     });
   }
+  const options = input?.options ?? {};
+  optionErrors(options, errors);
   const response = input?.response ?? { mode: 'immediately' as const };
   if (errors.length > 0 || !path.ok) return { errors };
   return {
@@ -43,9 +54,35 @@ export function buildTrigger(
       path: path.path,
       auth,
       response,
-      options: input?.options ?? {},
+      options,
     },
   };
+}
+
+/** Rules of trigger options that the schema cannot say. */
+function optionErrors(options: TriggerOptions, errors: FieldError[]): void {
+  (options.ipAllowlist ?? []).forEach((entry, i) => {
+    const parsed = parseCidr(entry);
+    if ('error' in parsed) errors.push({ field: `/trigger/options/ipAllowlist/${i}`, message: parsed.error });
+  });
+  (options.allowedOrigins ?? []).forEach((origin, i) => {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      errors.push({
+        field: `/trigger/options/allowedOrigins/${i}`,
+        message: 'must be "*" or an origin like https://app.example.com',
+      });
+    }
+  });
+  const idem = options.idempotency;
+  if (idem) {
+    if ((idem.header === undefined) === (idem.key === undefined)) {
+      errors.push({ field: '/trigger/options/idempotency', message: 'needs exactly one of header or key' });
+    } else if (idem.key !== undefined) {
+      for (const e of compileTemplate(idem.key, '/trigger/options/idempotency/key').errors) {
+        errors.push({ field: e.field, message: e.message });
+      }
+    }
+  }
 }
 
 /**

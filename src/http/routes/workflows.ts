@@ -5,7 +5,7 @@ import type { App, HttpDeps } from '../deps.js';
 import { presentWorkflow } from '../present.js';
 import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
 
-export function workflowRoutes(app: App, { workflows, config }: HttpDeps): void {
+export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
   const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
   const tags = ['workflows'];
 
@@ -119,5 +119,37 @@ export function workflowRoutes(app: App, { workflows, config }: HttpDeps): void 
       },
     },
     async (req) => present(await workflows.deactivate(req.params.id)),
+  );
+
+  app.get(
+    '/workflows/:id/rejections',
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        description:
+          "The last refused webhook calls of this workflow's trigger (this process; no bodies or credentials).",
+        response: {
+          200: Type.Object({
+            items: Type.Array(
+              Type.Object({
+                at: Type.String(),
+                mode: Type.String(),
+                code: Type.String(),
+                message: Type.String(),
+                method: Type.String(),
+                ip: Type.String(),
+              }),
+            ),
+          }),
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (req) => {
+      await workflows.get(req.params.id);
+      return { items: rejections.list(req.params.id) };
+    },
   );
 }

@@ -140,6 +140,21 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0003_trigger_options': () => ({
+    async up(db: Kysely<unknown>) {
+      // Idempotency keys of accepted requests (SPEC 5b): written in the request's own transaction.
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('execution_id', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['workflow_id', 'key'])
+        .execute();
+      // schemaCheck: "warn" notes what differed from the learned schema on the execution.
+      await db.schema.alterTable('executions').addColumn('warnings', 'text').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
