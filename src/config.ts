@@ -4,6 +4,7 @@
  * and meaning, parsed and validated together, and frozen. A bad value is never warned about and
  * replaced by a default: loadConfig throws ConfigError naming every bad key, and the CLI exits 2.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -16,6 +17,13 @@ export interface Config {
     baseUrl: string;
     /** HOOKFLOW_MAX_BODY_BYTES: largest request body accepted anywhere (webhooks: also per trigger). */
     maxBodyBytes: number;
+    /**
+     * HOOKFLOW_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For
+     * is believed (for ipAllowlist and logs); empty (default) trusts no one.
+     */
+    trustProxy: string[];
+    /** HOOKFLOW_MAX_CONCURRENT_REQUESTS: requests in progress at once before new ones get 503 overloaded. */
+    maxConcurrentRequests: number;
   };
   store: {
     /** HOOKFLOW_DATA_DIR / --data-dir: folder of the SQLite file (and generated keys). */
@@ -32,6 +40,18 @@ export interface Config {
   executor: {
     /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions run at once by one process. */
     concurrency: number;
+    /**
+     * HOOKFLOW_LEASE_MS: how long a claimed execution stays locked to its worker without a
+     * heartbeat (renewed every third of it); a crashed worker's executions run again after it
+     * (default 30 000, 1 000 to 3 600 000).
+     */
+    leaseMs: number;
+  };
+  engine: {
+    /** HOOKFLOW_ALLOW_PRIVATE_NETWORK: let `http` steps reach loopback, link-local and private addresses (default false). */
+    allowPrivateNetwork: boolean;
+    /** HOOKFLOW_EXECUTION_TIMEOUT_MS: time budget of one execution, all steps together (default 300 000). */
+    executionTimeoutMs: number;
   };
   security: {
     /** HOOKFLOW_ENCRYPTION_KEY: key for secrets at rest (generated into the data dir when unset). */
@@ -56,7 +76,9 @@ const integer =
   (min: number, max: number): Parser<number> =>
   (raw) => {
     const n = Number(raw);
-    return Number.isInteger(n) && n >= min && n <= max ? n : { error: `a whole number from ${min} to ${max}` };
+    return Number.isInteger(n) && n >= min && n <= max
+      ? n
+      : { error: `a whole number from ${min} to ${max}` };
   };
 
 const oneOf =
@@ -65,6 +87,29 @@ const oneOf =
     const found = values.find((x) => x.toLowerCase() === raw.toLowerCase());
     return found ?? { error: `one of ${values.join(', ')}` };
   };
+
+const boolean: Parser<boolean> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  return { error: 'true or false' };
+};
+
+const addressList: Parser<string[]> = (raw) => {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = items.find((item) => {
+    const [address = '', prefix] = item.split('/');
+    const version = isIP(address);
+    if (version === 0) return true;
+    return prefix !== undefined && !(Number(prefix) >= 0 && Number(prefix) <= (version === 4 ? 32 : 128));
+  });
+  return bad === undefined
+    ? items
+    : { error: `IP addresses or CIDR ranges separated by commas ("${bad}" is not one)` };
+};
 
 const text: Parser<string> = (raw) => (raw.trim() === '' ? { error: 'a non-empty value' } : raw.trim());
 
@@ -106,11 +151,16 @@ const SETTINGS = {
   host: { env: 'HOOKFLOW_HOST', flag: 'host', parse: text },
   baseUrl: { env: 'HOOKFLOW_BASE_URL', flag: 'base-url', parse: httpUrl },
   maxBodyBytes: { env: 'HOOKFLOW_MAX_BODY_BYTES', parse: integer(1024, 1024 * 1024 * 1024) },
+  trustProxy: { env: 'HOOKFLOW_TRUST_PROXY', parse: addressList },
+  maxConcurrentRequests: { env: 'HOOKFLOW_MAX_CONCURRENT_REQUESTS', parse: integer(1, 1_000_000) },
   dataDir: { env: 'HOOKFLOW_DATA_DIR', flag: 'data-dir', parse: text },
   databaseUrl: { env: 'HOOKFLOW_DATABASE_URL', flag: 'database-url', parse: postgresUrl },
   sqliteSynchronous: { env: 'HOOKFLOW_SQLITE_SYNCHRONOUS', parse: oneOf('FULL', 'NORMAL') },
   ingestMaxPending: { env: 'HOOKFLOW_INGEST_MAX_PENDING', parse: integer(1, 1_000_000) },
   executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
+  leaseMs: { env: 'HOOKFLOW_LEASE_MS', parse: integer(1_000, 60 * 60 * 1000) },
+  allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
+  executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
   logLevel: {
     env: 'HOOKFLOW_LOG_LEVEL',
@@ -160,6 +210,8 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       host: v.host ?? '0.0.0.0',
       baseUrl: v.baseUrl ?? `http://localhost:${port}`,
       maxBodyBytes: v.maxBodyBytes ?? 16 * 1024 * 1024,
+      trustProxy: v.trustProxy ?? [],
+      maxConcurrentRequests: v.maxConcurrentRequests ?? 2048,
     },
     store: {
       dataDir: path.resolve(cwd, v.dataDir ?? 'data'),
@@ -167,7 +219,11 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       sqliteSynchronous: v.sqliteSynchronous ?? 'FULL',
     },
     ingest: { maxPending: v.ingestMaxPending ?? 10_000 },
-    executor: { concurrency: v.executorConcurrency ?? 8 },
+    executor: { concurrency: v.executorConcurrency ?? 8, leaseMs: v.leaseMs ?? 30_000 },
+    engine: {
+      allowPrivateNetwork: v.allowPrivateNetwork ?? false,
+      executionTimeoutMs: v.executionTimeoutMs ?? 300_000,
+    },
     security: { encryptionKey: v.encryptionKey },
     log: { level: v.logLevel ?? 'info' },
   };

@@ -42,6 +42,8 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    // X-Forwarded-For is believed only from the proxies named in HOOKFLOW_TRUST_PROXY.
+    trustProxy: config.http.trustProxy.length > 0 ? config.http.trustProxy : false,
     forceCloseConnections: 'idle',
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
@@ -62,8 +64,18 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       }),
     );
   });
+  // A cap on requests in progress: past it, answer 503 at once instead of queueing without bound
+  // (each waiting request holds its body in memory). Long-polls and SSE streams count too.
+  let inFlight = 0;
+  const overloaded = new AppError('overloaded', 'The server is handling too many requests right now.', {
+    hint: 'Retry after the number of seconds in Retry-After.',
+    headers: { 'retry-after': '1' },
+  });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    if (inFlight >= config.http.maxConcurrentRequests) return done(overloaded);
+    inFlight++;
+    reply.raw.once('close', () => inFlight--);
     done();
   });
 
