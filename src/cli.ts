@@ -75,8 +75,9 @@ Opens a test listener on a running hookflow, prints its test URL, then prints ea
 (method, path, query and body) as it arrives. Stops after the first request unless --keep-listening.
 
 Options:
-  --forward-to URL     re-send each request (method, headers, body re-encoded from the capture) to URL,
-                       e.g. your own receiver on localhost, and print its status
+  --forward-to URL     re-send each request (method, headers, body re-encoded from the capture, its query
+                       appended to URL's) to URL, e.g. your own receiver on localhost, and print its
+                       status; uploaded files and binary bodies are not stored, so not re-sent
   --timeout SECONDS    how long the listener stays open (1–600, default 120)
   --keep-listening     keep capturing until Ctrl-C or the timeout
   --url BASE, HOOKFLOW_URL      the server (default http://127.0.0.1:$HOOKFLOW_PORT, port 5678)

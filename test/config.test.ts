@@ -10,6 +10,8 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       baseUrl: 'http://localhost:5678',
       maxBodyBytes: 16 * 1024 * 1024,
+      trustProxy: [],
+      maxConcurrentRequests: 2048,
     });
     expect(config.store.dataDir).toBe(path.resolve('/srv', 'data'));
     expect(config.store.databaseUrl).toBeUndefined();
@@ -40,6 +42,7 @@ describe('loadConfig', () => {
     ],
     [{ HOOKFLOW_LOG_LEVEL: 'DEBUG' }, (c: ReturnType<typeof loadConfig>) => c.log.level, 'debug'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '2048' }, (c: ReturnType<typeof loadConfig>) => c.http.maxBodyBytes, 2048],
+    [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }, (c: ReturnType<typeof loadConfig>) => c.http.trustProxy.join(' '), '10.0.0.1 192.168.0.0/16'],
   ])('reads %j', (env, pick, expected) => {
     expect(pick(loadConfig({ env }))).toBe(expected);
   });
@@ -65,6 +68,7 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_LOG_LEVEL: 'loud' }, 'one of fatal, error'],
     [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '-1' }, 'HOOKFLOW_MAX_BODY_BYTES'],
+    [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, proxy.local' }, '"proxy.local" is not one'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig({ env })).toThrow(ConfigError);
     expect(() => loadConfig({ env })).toThrow(message);

@@ -13,6 +13,12 @@ export interface BusEvents {
   'execution.queued': Record<string, never>;
   /** An execution reached a final status. */
   'execution.finished': { executionId: string; status: string };
+  /**
+   * Local only, never sent to other processes: the cross-process bus was cut off and is back, so
+   * notices may have been missed meanwhile. Whoever keeps state built from notices re-reads it
+   * from the store (the trigger registry reloads, waiting responses look their executions up).
+   */
+  'bus.resynced': Record<string, never>;
 }
 export type BusChannel = keyof BusEvents;
 type Handler<C extends BusChannel> = (payload: BusEvents[C]) => void | Promise<void>;

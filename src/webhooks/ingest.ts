@@ -67,7 +67,14 @@ export class Ingest {
     }
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ write, resolve, reject });
-      if (!this.#flushing) void this.#flush();
+      if (!this.#flushing) {
+        // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
+        // started here would block the event loop and no other request could join it (every batch
+        // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
+        // request still commits at once, and every request read in the same phase joins the batch.
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
     });
   }
 

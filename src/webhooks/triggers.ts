@@ -39,6 +39,8 @@ export class Triggers {
     this.#unsubscribe = [
       bus.subscribe('workflow.changed', ({ workflowId }) => this.reload(workflowId)),
       bus.subscribe('listener.changed', ({ workflowId }) => this.reload(workflowId)),
+      // Changes made by other processes while the bus was disconnected were never announced here.
+      bus.subscribe('bus.resynced', () => this.load()),
     ];
   }
 
@@ -71,17 +73,22 @@ export class Triggers {
 
   /** Re-read one workflow and its listener from the store and update both registries. */
   async reload(workflowId: string): Promise<void> {
+    // Read everything before touching the registries: on PostgreSQL a read yields to the event loop,
+    // and a test call arriving between remove and set was answered 404 while its listener was open.
     const workflow = await workflowsRepo.get(this.#store.db, workflowId);
+    const listener = workflow
+      ? await this.#store.db
+          .selectFrom('test_listeners')
+          .selectAll()
+          .where('workflow_id', '=', workflowId)
+          .executeTakeFirst()
+      : undefined;
     this.production.remove(workflowId);
     this.test.remove(workflowId);
     if (!workflow) return;
     if (workflow.active) this.production.set(productionEntry(workflow));
-    const listener = await this.#store.db
-      .selectFrom('test_listeners')
-      .selectAll()
-      .where('workflow_id', '=', workflowId)
-      .executeTakeFirst();
     if (listener && Date.parse(listener.expires_at) > Date.now()) {
+      this.#dropExpiredTestOwners(workflow);
       this.test.set(
         testEntry(workflow, {
           id: listener.id,
@@ -89,6 +96,20 @@ export class Triggers {
           expiresAt: Date.parse(listener.expires_at),
         }),
       );
+    }
+  }
+
+  /**
+   * Nothing reloads a workflow when its listener lapses, so an expired listener keeps its method+path
+   * in the test registry. The store has already let `workflow` listen there (it ignores expired rows),
+   * so such stale owners give way; a live owner stays and makes `set` refuse, as before.
+   */
+  #dropExpiredTestOwners(workflow: Workflow): void {
+    for (;;) {
+      const owner = this.test.conflict(workflow.trigger.path, workflow.trigger.methods, workflow.id);
+      if (owner === undefined) return;
+      if ((this.test.get(owner)?.value.listener?.expiresAt ?? 0) > Date.now()) return;
+      this.test.remove(owner);
     }
   }
 

@@ -104,6 +104,7 @@ function execution(overrides: Partial<NewExecutionRow> = {}): NewExecutionRow {
     created_at: iso(),
     started_at: null,
     finished_at: null,
+    warnings: null,
     ...overrides,
   };
 }

@@ -22,20 +22,36 @@ const PREFIXES: [string, Mode][] = [
   ['/webhook-test/', 'test'],
 ];
 
-export function webhookRoutes(app: App, { receiver, config, metrics }: HttpDeps): void {
+export function webhookRoutes(app: App, { receiver, config, metrics, rejections }: HttpDeps): void {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.http.maxBodyBytes }, (_req, body, done) =>
-      done(null, body),
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: config.http.maxBodyBytes },
+      (_req, body, done) => done(null, body),
     );
     scope.decorateRequest('hookflowMatch', null);
 
     scope.setErrorHandler((err, req, reply) => {
       const appError = toAppError(err);
       metrics.webhookRejections.inc({ mode: modeOf(req), code: appError.code });
+      if (req.hookflowMatch && appError.status < 500) {
+        rejections.record(req.hookflowMatch.route.workflow.id, {
+          at: new Date().toISOString(),
+          mode: modeOf(req),
+          code: appError.code,
+          message: appError.message,
+          method: req.method,
+          ip: req.ip,
+        });
+      }
       if (appError.code === 'internal_error') req.log.error({ err }, 'webhook request failed');
       const trigger = req.hookflowMatch?.route.workflow.trigger;
       if (trigger) reply.headers(corsHeaders(trigger, req.headers.origin));
+      // A body refused by its declared size was never read: without this, Node would drain all of it
+      // (up to the 60 s request timeout) to keep the connection alive. Fastify does the same for its own 413.
+      if (appError.code === 'payload_too_large' && req.body === undefined)
+        reply.header('connection', 'close');
       sendError(reply, appError);
     });
 
@@ -54,10 +70,15 @@ export function webhookRoutes(app: App, { receiver, config, metrics }: HttpDeps)
           const path = rawPath(req.url, prefix.length);
           // A preflight is matched against the method it announces.
           const method =
-            req.method === 'OPTIONS' ? String(req.headers['access-control-request-method'] ?? 'OPTIONS').toUpperCase() : req.method;
+            req.method === 'OPTIONS'
+              ? String(req.headers['access-control-request-method'] ?? 'OPTIONS').toUpperCase()
+              : req.method;
           try {
             const matched = receiver.match(mode, method, path);
-            if (req.method !== 'OPTIONS') receiver.checkDeclaredLength(matched, req.headers['content-length']);
+            req.hookflowMatch = matched;
+            receiver.checkCaller(matched, req.ip);
+            if (req.method !== 'OPTIONS')
+              receiver.checkDeclaredLength(matched, req.headers['content-length']);
             req.hookflowMatch = matched;
             done();
           } catch (err) {
@@ -68,7 +89,11 @@ export function webhookRoutes(app: App, { receiver, config, metrics }: HttpDeps)
           const matched = req.hookflowMatch!;
           const trigger = matched.route.workflow.trigger;
           if (req.method === 'OPTIONS') {
-            const headers = preflightHeaders(trigger, req.headers.origin, req.headers['access-control-request-headers']);
+            const headers = preflightHeaders(
+              trigger,
+              req.headers.origin,
+              req.headers['access-control-request-headers'],
+            );
             return reply.code(204).headers(headers).send();
           }
           const url = req.url;
@@ -105,7 +130,8 @@ function sendOutcome(reply: FastifyReply, outcome: Outcome): FastifyReply {
   const { body } = outcome;
   if (body === undefined || outcome.status === 204) return reply.send();
   if (Buffer.isBuffer(body)) return reply.send(body);
-  if (typeof body === 'string' && !reply.hasHeader('content-type')) return reply.type('text/plain; charset=utf-8').send(body);
+  if (typeof body === 'string' && !reply.hasHeader('content-type'))
+    return reply.type('text/plain; charset=utf-8').send(body);
   if (!reply.hasHeader('content-type')) reply.type('application/json; charset=utf-8');
   return reply.send(typeof body === 'string' ? body : JSON.stringify(body));
 }
