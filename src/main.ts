@@ -13,13 +13,14 @@ import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
 import { Metrics } from './metrics.js';
-import { LocalBus } from './queue/bus.js';
+import { type Bus, LocalBus } from './queue/bus.js';
 import { Queue } from './queue/queue.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
 import { openStore, type Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
+import { Rejections } from './webhooks/options/rejections.js';
 import { Receiver } from './webhooks/receive.js';
 import { TestListeners } from './webhooks/test-listener.js';
 import { Triggers } from './webhooks/triggers.js';
@@ -52,7 +53,17 @@ export async function startHookflow({
 }): Promise<Hookflow> {
   const secrets = SecretBox.load(config, log);
   const store = await openStore(config.store, log);
-  const bus = new LocalBus();
+  // A shared store means other processes: the bus crosses them with LISTEN/NOTIFY (loaded only then).
+  let bus: Bus;
+  try {
+    bus =
+      store.caps.shared && config.store.databaseUrl
+        ? await (await import('./queue/pg-bus.js')).PgBus.connect({ url: config.store.databaseUrl, log })
+        : new LocalBus();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const triggers = new Triggers({ store, bus, log });
   await triggers.load();
   const ingest = new Ingest({ store, bus, log, maxPending: config.ingest.maxPending });
@@ -65,12 +76,17 @@ export async function startHookflow({
     waiter,
     bus,
     log,
+    store,
     secrets,
     baseUrl: config.http.baseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
   });
   const metrics = new Metrics(() => ingest.pending);
-  const queue = new Queue({ store, workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
+  const queue = new Queue({
+    store,
+    workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    leaseMs: config.executor.leaseMs,
+  });
   const worker = roles.worker
     ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency, engine: config.engine })
     : undefined;
@@ -78,7 +94,10 @@ export async function startHookflow({
   let app: App | undefined;
   let url: string | undefined;
   try {
-    if (worker) await worker.start();
+    if (worker) {
+      await worker.start();
+      log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
+    }
     if (roles.http) {
       app = await createServer({
         config,
@@ -91,12 +110,14 @@ export async function startHookflow({
         executions: new ExecutionService({ store, bus }),
         listeners,
         receiver,
+        rejections: new Rejections(),
       });
       url = await app.listen({ host: config.http.host, port: config.http.port });
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
     }
   } catch (err) {
     await worker?.close(0);
+    await bus.close();
     await store.close();
     throw err;
   }

@@ -1,15 +1,25 @@
-/** Reading executions and the files their requests carried (SPEC 8 `/executions`). */
+/**
+ * Executions (SPEC 8 `/executions`): reading them and the files their requests carried, and
+ * starting new ones from a stored trigger item (SPEC 7):
+ * - retry: the same item into the same workflow version, linked to the old execution (`retryOf`);
+ * - replay: the stored item (of a test or production execution) into the workflow's current version.
+ * Either way a new `queued` row, picked up by a worker like any other.
+ */
 import { AppError } from '../errors.js';
-import { type Page, toPage } from '../ids.js';
+import { newId, nowIso, type Page, toPage } from '../ids.js';
+import type { Bus } from '../queue/bus.js';
 import { type ExecutionFilter, executionsRepo } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
 
 export class ExecutionService {
   readonly #store: Store;
+  readonly #bus: Bus;
 
-  constructor({ store }: { store: Store }) {
+  constructor({ store, bus }: { store: Store; bus: Bus }) {
     this.#store = store;
+    this.#bus = bus;
   }
 
   async list<T>(filter: ExecutionFilter, map: (row: ExecutionRow) => T): Promise<Page<T>> {
@@ -27,13 +37,66 @@ export class ExecutionService {
     return row;
   }
 
+  /** Run the execution's item again through the same workflow version. Returns the new execution's id. */
+  async retry(id: string): Promise<string> {
+    const old = await this.get(id);
+    const version = await workflowsRepo.getVersion(this.#store.db, old.workflow_id, old.workflow_version);
+    if (!version) throw workflowGone(old.workflow_id);
+    return this.#enqueue(old, old.workflow_version, old.id);
+  }
+
+  /** Run the execution's stored item through the workflow's current version. Returns the new execution's id. */
+  async replay(id: string): Promise<string> {
+    const old = await this.get(id);
+    const workflow = await workflowsRepo.get(this.#store.db, old.workflow_id);
+    if (!workflow) throw workflowGone(old.workflow_id);
+    return this.#enqueue(old, workflow.version, null);
+  }
+
+  async #enqueue(old: ExecutionRow, version: number, retryOf: string | null): Promise<string> {
+    const executionId = newId();
+    const now = nowIso();
+    await executionsRepo.insert(this.#store.db, {
+      id: executionId,
+      workflow_id: old.workflow_id,
+      workflow_version: version,
+      // The item keeps saying how it arrived (`executionMode`), so the run keeps that mode too.
+      mode: old.mode,
+      status: 'queued',
+      trigger: old.trigger,
+      steps: '[]',
+      error: null,
+      attempt: 1,
+      retry_of: retryOf,
+      run_after: now,
+      locked_until: null,
+      locked_by: null,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      // Warnings are about the item (schemaCheck "warn"), which is the same.
+      warnings: old.warnings,
+    });
+    await this.#bus.publish('execution.queued', {});
+    return executionId;
+  }
+
   async file(id: string): Promise<BlobRow> {
     const row = await this.#store.db.selectFrom('blobs').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) {
       throw new AppError('not_found', `There is no file with id ${id}.`, {
-        hint: 'File ids are listed in the `files` of an execution\'s trigger item.',
+        hint: "File ids are listed in the `files` of an execution's trigger item.",
       });
     }
     return row;
   }
 }
+
+const workflowGone = (workflowId: string) =>
+  new AppError(
+    'not_found',
+    `Workflow ${workflowId} of this execution no longer exists (or not in that version).`,
+    {
+      hint: 'Replay the item into an existing workflow, or re-create the workflow.',
+    },
+  );

@@ -9,7 +9,10 @@ import { validationFailed } from '../workflows/service.js';
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const fe = (err ?? {}) as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string };
+  const fe = (err ?? {}) as Partial<FastifyError> & {
+    validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[];
+    validationContext?: string;
+  };
   if (Array.isArray(fe.validation)) {
     const fields: FieldError[] = fe.validation.slice(0, 20).map((v) => {
       // The offending key of "must not have additional properties" / "must have required property".

@@ -3,15 +3,20 @@
  * engine (bounded concurrency), records the results and announces completions on the bus.
  * Woken by `execution.queued` notices, and by a slow poll for what notices cannot announce
  * (backoff deadlines, lapsed leases of crashed workers).
+ *
+ * At-least-once: an execution left `queued` by a stopped process is simply claimed; one left
+ * `running` is claimed again once its lease lapses (at once on embedded SQLite, where every
+ * `running` row at start belongs to a process that is gone) and restarts from its first step
+ * with attempt + 1. Steps must therefore tolerate running twice (an `http` step may be sent twice).
  */
 import type { Logger } from 'pino';
-import { type RunResult, runWorkflow } from '../engine/run.js';
+import { Engine, type RunResult } from '../engine/run.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus } from './bus.js';
-import { LEASE_MS, type Queue } from './queue.js';
+import type { Queue } from './queue.js';
 
 const POLL_MS = 1_000;
 
@@ -21,10 +26,13 @@ export interface WorkerDeps {
   bus: Bus;
   log: Logger;
   concurrency: number;
+  /** config.engine: the private-network switch and the time budget of one execution. */
+  engine: { allowPrivateNetwork: boolean; executionTimeoutMs: number };
 }
 
 export class Worker {
   readonly #deps: WorkerDeps;
+  readonly #engine: Engine;
   readonly #running = new Map<string, Promise<void>>();
   readonly #versions = new Map<string, Workflow>();
   #timer: NodeJS.Timeout | undefined;
@@ -36,6 +44,7 @@ export class Worker {
 
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
+    this.#engine = new Engine(deps.engine);
   }
 
   get active(): number {
@@ -46,7 +55,8 @@ export class Worker {
     this.#stopped = false;
     if (!this.#deps.store.caps.shared) {
       const released = await this.#deps.queue.releaseAbandoned();
-      if (released > 0) this.#deps.log.warn({ released }, 'resuming executions interrupted by a previous stop');
+      if (released > 0)
+        this.#deps.log.warn({ released }, 'resuming executions interrupted by a previous stop');
     }
     this.#unsubscribe = this.#deps.bus.subscribe('execution.queued', () => this.poke());
     this.#timer = setInterval(() => this.poke(), POLL_MS);
@@ -55,7 +65,7 @@ export class Worker {
       this.#deps.queue
         .heartbeat([...this.#running.keys()])
         .catch((err) => this.#deps.log.error({ err }, 'lease heartbeat failed'));
-    }, LEASE_MS / 3);
+    }, this.#deps.queue.leaseMs / 3);
     this.#heartbeat.unref();
     this.poke();
   }
@@ -105,19 +115,36 @@ export class Worker {
       if (!workflow) {
         result = failed(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
-        result = await runWorkflow(workflow, JSON.parse(row.trigger), { executionId: row.id, mode: row.mode });
+        result = await this.#engine.run(workflow, JSON.parse(row.trigger), {
+          executionId: row.id,
+          mode: row.mode,
+          attempt: row.attempt,
+        });
       }
     } catch (err) {
       log.error({ err }, 'execution crashed');
       result = failed(err instanceof Error ? err.message : String(err));
     }
+    if (result.status === 'failed') log.info({ error: result.error }, 'execution failed');
+    else log.debug({ status: result.status, steps: result.steps.length }, 'execution finished');
+    let recorded: boolean;
     try {
-      await this.#deps.queue.complete(row.id, result);
-      await this.#deps.bus.publish('execution.finished', { executionId: row.id, status: result.status });
+      recorded = await this.#deps.queue.complete(row.id, result);
     } catch (err) {
-      // Left `running`: its lease lapses and it is claimed again (at-least-once).
       log.error({ err }, 'recording the execution result failed');
+      // Run it again after a backoff; if even that cannot be written, the lease lapses instead.
+      const next = await this.#deps.queue
+        .retryLater(row.id, row.attempt, err instanceof Error ? err.message : String(err))
+        .catch(() => 'left to its lease');
+      log.warn({ attempt: row.attempt, next }, 'execution result not recorded');
+      return;
     }
+    // Not recorded: this worker's lease lapsed and another worker runs the execution now.
+    if (!recorded) log.warn({ attempt: row.attempt }, 'lease lost; the result of this attempt was discarded');
+    else
+      await this.#deps.bus
+        .publish('execution.finished', { executionId: row.id, status: result.status })
+        .catch((err) => log.error({ err }, 'announcing the finished execution failed'));
   }
 
   async #workflow(id: string, version: number): Promise<Workflow | undefined> {
@@ -142,7 +169,17 @@ export class Worker {
     clearInterval(this.#heartbeat);
     const all = Promise.allSettled([...this.#running.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, deadlineMs).unref())]);
+    // Connections of executions still running after the deadline are cut; their leases lapse and
+    // another process (or the next start) runs them again.
+    await this.#engine
+      .close()
+      .catch((err) => this.#deps.log.warn({ err }, 'closing outbound connections failed'));
   }
 }
 
-const failed = (message: string): RunResult => ({ status: 'failed', steps: [], error: { message }, output: null });
+const failed = (message: string): RunResult => ({
+  status: 'failed',
+  steps: [],
+  error: { message },
+  output: null,
+});

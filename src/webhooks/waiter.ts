@@ -28,9 +28,30 @@ export class ExecutionWaiter {
 
   constructor({ store, bus }: { store: Store; bus: Bus }) {
     this.#store = store;
-    this.#unsubscribe = bus.subscribe('execution.finished', ({ executionId }) => {
-      this.#waiting.get(executionId)?.(true);
-    });
+    const unsubscribe = [
+      bus.subscribe('execution.finished', ({ executionId }) => {
+        this.#waiting.get(executionId)?.(true);
+      }),
+      // The cross-process bus reconnected: completions announced meanwhile were missed here.
+      bus.subscribe('bus.resynced', () => this.#recheck()),
+    ];
+    this.#unsubscribe = () => {
+      for (const u of unsubscribe) u();
+    };
+  }
+
+  /** Look the waiting executions up and release those that finished. */
+  async #recheck(): Promise<void> {
+    const ids = [...this.#waiting.keys()];
+    for (let i = 0; i < ids.length; i += 1_000) {
+      const rows = await this.#store.db
+        .selectFrom('executions')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + 1_000))
+        .where('status', 'not in', ['queued', 'running'])
+        .execute();
+      for (const row of rows) this.#waiting.get(row.id)?.(true);
+    }
   }
 
   wait(executionId: string, timeoutMs: number): Waiting {

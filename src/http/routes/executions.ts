@@ -41,7 +41,14 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   const tags = ['executions'];
   app.get(
     '/executions',
-    { schema: { tags, security: secured, querystring: ListQuery, response: { 200: pageOf(ExecutionSchema), ...errors(400, 401) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        querystring: ListQuery,
+        response: { 200: pageOf(ExecutionSchema), ...errors(400, 401) },
+      },
+    },
     async (req) =>
       executions.list(
         {
@@ -57,24 +64,60 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
 
   app.get(
     '/executions/:id',
-    { schema: { tags, security: secured, params: IdParams, response: { 200: ExecutionSchema, ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 200: ExecutionSchema, ...errors(401, 404) },
+      },
+    },
     async (req) => presentExecution(await executions.get(req.params.id)),
   );
 
-  app.get(
-    '/files/:id',
-    { schema: { tags, security: secured, params: IdParams } },
-    async (req, reply) => {
-      const file = await executions.file(req.params.id);
-      const safeName = file.filename.replace(/[^\w.\- ]/g, '_');
-      return reply
+  const Started = Type.Object({ executionId: Type.String() });
+
+  app.post(
+    '/executions/:id/retry',
+    {
+      schema: {
+        tags,
+        summary: 'Run the same trigger item through the same workflow version again (linked by retryOf).',
+        security: secured,
+        params: IdParams,
+        response: { 202: Started, ...errors(401, 404) },
+      },
+    },
+    async (req, reply) => reply.code(202).send({ executionId: await executions.retry(req.params.id) }),
+  );
+
+  app.post(
+    '/executions/:id/replay',
+    {
+      schema: {
+        tags,
+        summary:
+          "Run the execution's stored trigger item (test or production) through the workflow's current version.",
+        security: secured,
+        params: IdParams,
+        response: { 202: Started, ...errors(401, 404) },
+      },
+    },
+    async (req, reply) => reply.code(202).send({ executionId: await executions.replay(req.params.id) }),
+  );
+
+  app.get('/files/:id', { schema: { tags, security: secured, params: IdParams } }, async (req, reply) => {
+    const file = await executions.file(req.params.id);
+    const safeName = file.filename.replace(/[^\w.\- ]/g, '_');
+    return (
+      reply
         .type(file.mime_type)
         .header('content-disposition', `attachment; filename="${safeName}"`)
         .header('x-content-sha256', file.sha256)
         // Never let a browser render an uploaded file as a page of this origin.
         .header('x-content-type-options', 'nosniff')
         .header('content-security-policy', "default-src 'none'; sandbox")
-        .send(Buffer.from(file.data));
-    },
-  );
+        .send(Buffer.from(file.data))
+    );
+  });
 }

@@ -53,7 +53,13 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
         tags,
         security: secured,
         params: IdParams,
-        response: { 200: Type.Object({ listening: Type.Boolean(), listener: Type.Union([ListenerSchema, Type.Null()]) }), ...errors(401, 404) },
+        response: {
+          200: Type.Object({
+            listening: Type.Boolean(),
+            listener: Type.Union([ListenerSchema, Type.Null()]),
+          }),
+          ...errors(401, 404),
+        },
       },
     },
     async (req) => {
@@ -64,7 +70,14 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
 
   app.delete(
     '/workflows/:id/test-listener',
-    { schema: { tags, security: secured, params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        security: secured,
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors(401, 404) },
+      },
+    },
     async (req, reply) => {
       await listeners.close(req.params.id);
       return reply.code(204).send(null);

@@ -1,0 +1,343 @@
+/**
+ * Expressions (SPEC 7): JSONata inside `{{ … }}`, in any string value of a step's configuration.
+ * A value that is exactly one `{{ … }}` keeps the JSON type of its result; text around it makes
+ * a string. A configuration is compiled once into a Template (per workflow version: run.ts caches
+ * it) and rendered once per execution.
+ *
+ * Budgets. Evaluation runs on the main thread. JSONata 2.2 checks two guardrails on entry to every
+ * node it evaluates: `stack` (depth of nested evaluation, which is what a runaway recursion grows)
+ * and `timeout` (wall time since the evaluation began, which is what `[1..10000000].($)` spends).
+ * Both are per evaluation, so one compiled expression is safe to share between concurrent
+ * executions. JSONata's evaluate() is async but only awaits microtasks, which never let the event
+ * loop serve I/O; the `__evaluate_entry` hook (the documented timebox hook) therefore yields a
+ * macrotask turn every YIELD_EVERY_MS of an evaluation's own running time, so a runaway
+ * expression delays HTTP requests by milliseconds until its budget stops it, not by the budget.
+ * What the hooks cannot stop is one built-in call that is slow by itself (a regular expression
+ * that backtracks catastrophically, `$sort` of a huge array); a worker thread would, at the cost
+ * of copying the input for every evaluation.
+ */
+import jsonata from 'jsonata';
+
+export interface ExpressionBudget {
+  /** Wall time one evaluation may take. */
+  timeoutMs: number;
+  /** Nesting depth of evaluation (about 3 levels per user-function call). */
+  maxDepth: number;
+}
+
+/**
+ * 1 s is far more than a data-shaping expression needs (typical ones take well under 1 ms) and
+ * short enough that a runaway one fails fast. A depth of 1000 allows ~300 levels of recursion.
+ */
+export const DEFAULT_BUDGET: ExpressionBudget = { timeoutMs: 1_000, maxDepth: 1_000 };
+
+/** Longest an evaluation runs before it lets the event loop serve others. */
+const YIELD_EVERY_MS = 10;
+
+/** What an expression sees: `$` (the input), `$trigger`, `$steps`, `$execution`. */
+export interface Scope {
+  input: unknown;
+  trigger: unknown;
+  steps: Record<string, unknown>;
+  execution: { id: string; mode: string; workflowId: string; attempt: number };
+}
+
+/** An expression's mistake, located: the field (a JSON pointer into the step) and a position. */
+export class ExpressionError extends Error {
+  readonly field: string;
+  /** The JSONata text between `{{` and `}}`. */
+  readonly expression: string;
+  /** 1-based character position in `expression` (JSONata's), when known. */
+  readonly position: number | undefined;
+  /** JSONata's error code (S0201, D1011 …) or `budget_depth` / `budget_time`. */
+  readonly code: string | undefined;
+
+  constructor(
+    message: string,
+    opts: { field: string; expression: string; position?: number | undefined; code?: string | undefined },
+  ) {
+    super(message);
+    this.name = 'ExpressionError';
+    this.field = opts.field;
+    this.expression = opts.expression;
+    this.position = opts.position;
+    this.code = opts.code;
+  }
+}
+
+export interface CompiledExpression {
+  source: string;
+  field: string;
+  expression: jsonata.Expression;
+}
+
+/** A configuration value, ready to render. Literal subtrees are kept as they are. */
+export type Template =
+  | { kind: 'literal'; value: unknown }
+  | { kind: 'expression'; expr: CompiledExpression }
+  | { kind: 'text'; parts: (string | CompiledExpression)[] }
+  | { kind: 'array'; items: Template[] }
+  | { kind: 'object'; entries: [string, Template][] };
+
+export interface CompileResult {
+  template: Template;
+  errors: ExpressionError[];
+}
+
+/** Compile every `{{ … }}` in a JSON value; `field` is the JSON pointer of `value`. */
+export function compileTemplate(
+  value: unknown,
+  field = '',
+  budget: ExpressionBudget = DEFAULT_BUDGET,
+): CompileResult {
+  const errors: ExpressionError[] = [];
+  const template = compileValue(value, field, budget, errors);
+  return { template, errors };
+}
+
+function compileValue(
+  value: unknown,
+  field: string,
+  budget: ExpressionBudget,
+  errors: ExpressionError[],
+): Template {
+  if (typeof value === 'string') return compileString(value, field, budget, errors);
+  if (Array.isArray(value)) {
+    const items = value.map((v, i) => compileValue(v, `${field}/${i}`, budget, errors));
+    return items.every((t) => t.kind === 'literal') ? { kind: 'literal', value } : { kind: 'array', items };
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).map(
+      ([k, v]) => [k, compileValue(v, `${field}/${pointerEscape(k)}`, budget, errors)] as [string, Template],
+    );
+    return entries.every(([, t]) => t.kind === 'literal')
+      ? { kind: 'literal', value }
+      : { kind: 'object', entries };
+  }
+  return { kind: 'literal', value };
+}
+
+function compileString(
+  value: string,
+  field: string,
+  budget: ExpressionBudget,
+  errors: ExpressionError[],
+): Template {
+  if (!value.includes('{{')) return { kind: 'literal', value };
+  const split = splitTemplate(value);
+  if ('error' in split) {
+    errors.push(new ExpressionError(split.error, { field, expression: value }));
+    return { kind: 'literal', value };
+  }
+  const parts: (string | CompiledExpression)[] = [];
+  let failed = false;
+  for (const part of split.parts) {
+    if (typeof part === 'string') {
+      parts.push(part);
+      continue;
+    }
+    const compiled = compileExpression(part.source, field, budget);
+    if (compiled instanceof ExpressionError) {
+      errors.push(compiled);
+      failed = true;
+    } else {
+      parts.push(compiled);
+    }
+  }
+  if (failed) return { kind: 'literal', value };
+  const only = parts.length === 1 ? parts[0] : undefined;
+  if (only !== undefined && typeof only !== 'string') return { kind: 'expression', expr: only };
+  return { kind: 'text', parts };
+}
+
+function compileExpression(
+  source: string,
+  field: string,
+  budget: ExpressionBudget,
+): CompiledExpression | ExpressionError {
+  if (source.trim() === '')
+    return new ExpressionError('The expression {{ }} is empty.', { field, expression: source });
+  try {
+    const expression = jsonata(source, { timeout: budget.timeoutMs, stack: budget.maxDepth });
+    expression.assign(EVALUATE_ENTRY as unknown as string, yieldNow);
+    return { source, field, expression };
+  } catch (err) {
+    return toExpressionError(err, field, source, budget);
+  }
+}
+
+type Piece = string | { source: string };
+
+/**
+ * Split text into literal pieces and `{{ … }}` sources. The closing `}}` is the first one outside
+ * JSONata strings, comments and braces, so `{{ {"a": {"b": 1}} }}` is one expression.
+ */
+export function splitTemplate(text: string): { parts: Piece[] } | { error: string } {
+  const parts: Piece[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const open = text.indexOf('{{', i);
+    if (open === -1) {
+      parts.push(text.slice(i));
+      break;
+    }
+    if (open > i) parts.push(text.slice(i, open));
+    const close = findClose(text, open + 2);
+    if (close === -1) return { error: `The "{{" at position ${open + 1} has no closing "}}".` };
+    parts.push({ source: text.slice(open + 2, close) });
+    i = close + 2;
+  }
+  return { parts };
+}
+
+function findClose(text: string, from: number): number {
+  let depth = 0;
+  for (let j = from; j < text.length; j++) {
+    const c = text[j];
+    if (c === '"' || c === "'" || c === '`') {
+      // Strings take backslash escapes; backtick names do not.
+      for (j++; j < text.length && text[j] !== c; j++) if (c !== '`' && text[j] === '\\') j++;
+    } else if (c === '/' && text[j + 1] === '*') {
+      const end = text.indexOf('*/', j + 2);
+      if (end === -1) return -1;
+      j = end + 1;
+    } else if (c === '{') {
+      depth++;
+    } else if (c === '}') {
+      if (depth === 0 && text[j + 1] === '}') return j;
+      if (depth > 0) depth--;
+    }
+  }
+  return -1;
+}
+
+/** Render a template against a scope; throws ExpressionError. */
+export async function renderTemplate(template: Template, scope: Scope): Promise<unknown> {
+  switch (template.kind) {
+    case 'literal':
+      // A copy: the template is cached and shared by every execution of this workflow version.
+      return typeof template.value === 'object' && template.value !== null
+        ? structuredClone(template.value)
+        : template.value;
+    case 'expression':
+      return evaluate(template.expr, scope);
+    case 'text': {
+      let out = '';
+      for (const part of template.parts)
+        out += typeof part === 'string' ? part : toText(await evaluate(part, scope));
+      return out;
+    }
+    case 'array': {
+      const out: unknown[] = [];
+      for (const item of template.items) out.push(await renderTemplate(item, scope));
+      return out;
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of template.entries) {
+        // Kept even when undefined (an expression that found nothing), so a step can tell "empty"
+        // from "not configured". defineProperty: a key like "__proto__" is data, not the prototype.
+        const rendered = await renderTemplate(value, scope);
+        Object.defineProperty(out, key, {
+          value: rendered,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+  }
+}
+
+/** Evaluate one expression; the result is plain JSON (JSONata sequences and functions removed). */
+export async function evaluate(expr: CompiledExpression, scope: Scope): Promise<unknown> {
+  let result: unknown;
+  try {
+    result = await expr.expression.evaluate(scope.input, {
+      trigger: scope.trigger,
+      steps: scope.steps,
+      execution: scope.execution,
+    });
+  } catch (err) {
+    throw toExpressionError(err, expr.field, expr.source, undefined);
+  }
+  return toJson(result);
+}
+
+function toJson(value: unknown): unknown {
+  if (value === undefined || typeof value === 'function') return undefined;
+  const text = JSON.stringify(value);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+function toText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
+
+/** Per evaluation (JSONata's `environment.base`): when it last let the event loop run. */
+const lastTurn = new WeakMap<object, number>();
+
+function yieldNow(
+  _expr: unknown,
+  _input: unknown,
+  environment: { base?: object },
+): Promise<void> | undefined {
+  const base = environment.base;
+  if (!base) return undefined;
+  const now = Date.now();
+  const last = lastTurn.get(base);
+  if (last === undefined) {
+    lastTurn.set(base, now);
+    return undefined;
+  }
+  if (now - last < YIELD_EVERY_MS) return undefined;
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      lastTurn.set(base, Date.now());
+      resolve();
+    }),
+  );
+}
+
+interface JsonataErrorLike {
+  code?: string;
+  message?: string;
+  position?: number;
+  token?: string;
+  value?: unknown;
+}
+
+function toExpressionError(
+  err: unknown,
+  field: string,
+  source: string,
+  budget: ExpressionBudget | undefined,
+): ExpressionError {
+  const e = (typeof err === 'object' && err !== null ? err : { message: String(err) }) as JsonataErrorLike;
+  let message: string;
+  let code = e.code;
+  if (e.code === 'D1011') {
+    code = 'budget_depth';
+    message = `The expression was stopped: it nested deeper than its budget of ${e.value ?? budget?.maxDepth} levels (a recursion that never ends?).`;
+  } else if (e.code === 'D1012') {
+    code = 'budget_time';
+    message = `The expression was stopped: it ran longer than its budget of ${e.value ?? budget?.timeoutMs} ms (a loop that never ends, or too much work?).`;
+  } else {
+    message = e.message ?? 'The expression failed.';
+    if (!/[.!?]$/.test(message)) message += '.';
+  }
+  const position = typeof e.position === 'number' && e.position > 0 ? e.position : undefined;
+  const where = position === undefined ? '' : ` (at position ${position})`;
+  return new ExpressionError(`${message}${where}`, { field, expression: source, position, code });
+}
+
+/** RFC 6901 escaping of one JSON pointer segment. */
+export function pointerEscape(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}

@@ -1,0 +1,86 @@
+/**
+ * What a step type is: a name, the TypeBox schema of its own configuration fields, and `run`.
+ * The registry (index.ts) lists the types; run.ts renders a step's expressions and hands the
+ * result to `run`. A step type knows nothing of the database, the queue or HTTP serving.
+ */
+import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
+import type { FieldError } from '../../errors.js';
+import type { Outbound } from '../network.js';
+
+export interface StepContext {
+  /** The previous step's output (the trigger item for the first step). */
+  input: unknown;
+  /** Aborted when the execution's time budget is spent. */
+  signal: AbortSignal;
+  /** Outbound HTTP: which addresses may be reached, and the connection pool that enforces it. */
+  outbound: Outbound;
+}
+
+export interface StepOutcome {
+  output: unknown;
+  /** End the run here with status `filtered` (the remaining steps do not run). */
+  filtered?: boolean;
+  /** The answer to the webhook call (response mode `respondStep`). */
+  response?: { status: number; headers: Record<string, string>; body: unknown };
+}
+
+/** A step's own failure: becomes the step's (and the execution's) error, naming the field when there is one. */
+export class StepFailure extends Error {
+  readonly field: string | undefined;
+  /** What the step produced before failing (e.g. the response of a non-2xx request). */
+  readonly output: unknown;
+
+  constructor(message: string, opts: { field?: string; output?: unknown; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'StepFailure';
+    this.field = opts.field;
+    this.output = opts.output;
+  }
+}
+
+export interface StepType<S extends TSchema = TSchema> {
+  type: string;
+  /** One sentence for docs and the UI. */
+  description: string;
+  /**
+   * The step's fields besides `name` and `type`. Checked when a workflow is saved (where a field
+   * declared with `Expr` may hold a `{{ … }}` text) and again on the rendered values before `run`.
+   */
+  config: S;
+  /** Checks the schema cannot express; fields are JSON pointers inside the step. */
+  check?(config: Static<S>): FieldError[];
+  run(config: Static<S>, ctx: StepContext): Promise<StepOutcome>;
+}
+
+/** Declare a step type with its config type inferred from the schema. */
+export const defineStep = <S extends TSchema>(step: StepType<S>): StepType<S> => step;
+
+const EXPRESSION_MARK = 'x-hookflow-expression';
+
+/**
+ * A non-string field that may also be written as a `{{ … }}` expression: accepted as such when a
+ * workflow is saved; after rendering it must be a `T` (see `renderedSchema`).
+ */
+export const Expr = <T extends TSchema>(schema: T): TUnsafe<Static<T>> =>
+  Type.Unsafe<Static<T>>({ anyOf: [schema, Type.String({ pattern: '\\{\\{' })], [EXPRESSION_MARK]: true });
+
+/** The schema a rendered configuration must match: every `Expr(T)` becomes `T`. */
+export function renderedSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(renderedSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const s = schema as Record<string, unknown>;
+  if (s[EXPRESSION_MARK] === true && Array.isArray(s.anyOf)) return renderedSchema(s.anyOf[0]);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s)) out[k] = renderedSchema(v);
+  return out;
+}
+
+/** Header names as HTTP allows them (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A map of header name → value (values may be expressions; non-strings are sent as JSON). */
+export const HeaderMap = () =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    propertyNames: { pattern: HEADER_NAME.source },
+    maxProperties: 100,
+  });
