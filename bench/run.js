@@ -1,0 +1,599 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: what does hookflow cost per webhook compared with the cheapest possible receiver?
+ *
+ * Starts two servers as child processes on loopback — a bare `node:http` server answering 200, and
+ * `hookflow start` (SQLite in a temp data dir, one active workflow) — and drives both with autocannon
+ * (form POSTs `param1=a&param2=b`, 50 connections), alternating bare/hookflow per round so that drift
+ * of the machine hits both alike. After each hookflow round it waits for the accepted backlog to be
+ * executed (no execution queued or running) and times that. At the end it checks the durability
+ * promise: every 2xx hookflow answered has exactly one execution.
+ *
+ *   npm run bench -- [--duration 10] [--rounds 1] [--connections 50] [--warmup 2] [--json] [--postgres]
+ *
+ * `--postgres` measures distributed mode instead of `hookflow start`: a fresh PostgreSQL database
+ * (created on the admin URL HOOKFLOW_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres,
+ * dropped at the end), one `hookflow webhook` process (the one loaded and measured) and one
+ * `hookflow worker` process (its peak RSS reported too).
+ *
+ * Exit code 1 when executions and 2xx answers disagree, or when the backlog does not drain.
+ */
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+
+const root = path.resolve(import.meta.dirname, '..');
+const BODY = 'param1=a&param2=b';
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+// The backlog of one round is at most duration × throughput; a queue that has not drained in this
+// long is reported as a failure rather than waited for.
+const DRAIN_LIMIT_MS = 60_000;
+const RSS_POLL_MS = 100;
+
+// The baseline: the least a receiver can do (read the body, answer 200 with a small JSON body).
+const BARE_SERVER = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true}');
+  });
+});
+server.keepAliveTimeout = 72_000;
+server.listen(Number(process.argv[1]), '127.0.0.1', () => console.log('ready'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    warmup: { type: 'string', default: '2' },
+    json: { type: 'boolean', default: false },
+    postgres: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  },
+  strict: true,
+});
+if (opts.help) {
+  console.log(
+    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--json] [--postgres]',
+  );
+  process.exit(0);
+}
+const duration = positiveInt('duration', opts.duration);
+const rounds = positiveInt('rounds', opts.rounds);
+const connections = positiveInt('connections', opts.connections);
+const warmup = Number(opts.warmup);
+// Warm-up only needs the code paths hot (JIT, SQLite pages), not the full load.
+const warmupConnections = Math.min(connections, 10);
+if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of seconds ≥ 0');
+
+/** Everything to undo, newest first: child processes, temp dirs. Runs on success, failure and Ctrl-C. */
+const cleanups = [];
+let cleaning;
+function cleanup() {
+  cleaning ??= (async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        console.error(`bench: cleanup: ${err.message}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`bench: ${signal}, cleaning up`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+const log = (msg) => console.error(`bench: ${msg}`);
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-bench-'));
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const [barePort, hookPort] = [await freePort(), await freePort()];
+  const env = {
+    // Tuning variables (HOOKFLOW_SQLITE_SYNCHRONOUS, HOOKFLOW_EXECUTOR_CONCURRENCY …) pass through;
+    // where the data lives and how hookflow is reached are the bench's own.
+    ...withoutBenchOwnedEnv(process.env),
+    HOOKFLOW_DATA_DIR: dataDir,
+    HOOKFLOW_PORT: String(hookPort),
+    HOOKFLOW_HOST: '127.0.0.1',
+    HOOKFLOW_LOG_LEVEL: 'warn',
+  };
+
+  log(`starting the bare server on :${barePort} and hookflow on :${hookPort} (data dir ${dataDir})`);
+  const bare = startChild('bare', process.execPath, ['-e', BARE_SERVER, String(barePort)], process.env);
+  // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the webhook process (alive = both are).
+  const distributed = opts.postgres ? await startDistributed(env) : undefined;
+  const hook =
+    distributed?.webhook ??
+    startChild('hookflow', process.execPath, [path.join(root, 'bin/hookflow.js'), 'start'], env);
+  await bare.waitForOutput(/ready/);
+  const hookUrl = `http://127.0.0.1:${hookPort}`;
+  await waitForReady(hookUrl, hook);
+
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', 'bench'],
+    { env, cwd: root },
+  );
+  const token = stdout.trim().split('\n').at(-1);
+  const api = apiClient(hookUrl, token);
+  const workflow = await api('POST', '/api/v1/workflows', {
+    name: 'bench',
+    trigger: { path: 'bench', methods: ['POST'] },
+  });
+  await api('POST', `/api/v1/workflows/${workflow.id}/activate`);
+
+  const targets = {
+    bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
+    hookflow: { url: `${hookUrl}/webhook/bench`, child: hook },
+  };
+  let hookflow2xx = 0;
+  if (warmup > 0) {
+    log(`warming up both for ${warmup} s each (not in the table)`);
+    await load(targets.bare.url, warmup, warmupConnections);
+    hookflow2xx += (await load(targets.hookflow.url, warmup, warmupConnections))['2xx'];
+    await drain(api, hook);
+  }
+
+  const runs = [];
+  for (let round = 1; round <= rounds; round++) {
+    for (const name of ['bare', 'hookflow']) {
+      const target = targets[name];
+      log(`round ${round}/${rounds}: ${name}, ${connections} connections, ${duration} s`);
+      const rss = pollRss(target.child.pid);
+      const result = await load(target.url, duration, connections);
+      const peakRss = rss.stop();
+      const run = {
+        case: name,
+        round,
+        requestsPerSec: result.requests.average,
+        p50Ms: result.latency.p50,
+        p99Ms: result.latency.p99,
+        ok2xx: result['2xx'],
+        non2xx: result.non2xx,
+        errors: result.errors,
+        timeouts: result.timeouts,
+        peakRssBytes: peakRss,
+      };
+      if (name === 'hookflow') {
+        hookflow2xx += result['2xx'];
+        const drained = await drain(api, hook);
+        run.drainMs = drained.ms;
+        run.drained = drained.ok;
+      }
+      runs.push(run);
+    }
+  }
+
+  // Peak RSS over each process's whole life (kernel high-water mark), read before they are stopped.
+  const hwm = { bare: readProcStatus(bare.pid, 'VmHWM'), hookflow: readProcStatus(hook.pid, 'VmHWM') };
+  if (distributed) hwm.worker = readProcStatus(distributed.worker.pid, 'VmHWM');
+  const metrics = await (await fetch(`${hookUrl}/metrics`)).text();
+  const answered2xx = sumCounter(
+    metrics,
+    'hookflow_webhook_requests_total',
+    (l) => l.mode === 'production' && /^2\d\d$/.test(l.status),
+  );
+  const executions = distributed
+    ? await distributed.countExecutions(workflow.id)
+    : countExecutions(dataDir, workflow.id);
+
+  const report = summarize({ runs, hwm, executions, answered2xx, hookflow2xx });
+  if (opts.json) console.log(JSON.stringify(report, null, 2));
+  else printReport(report);
+  return report.ok ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Load and measurements
+
+function load(url, seconds, conns) {
+  return autocannon({
+    url,
+    method: 'POST',
+    headers: FORM,
+    body: BODY,
+    connections: conns,
+    duration: seconds,
+  });
+}
+
+/** Waits until no execution is queued or running; returns how long that took. */
+async function drain(api, child) {
+  const started = Date.now();
+  for (;;) {
+    child.assertAlive();
+    const [queued, running] = await Promise.all([
+      api('GET', '/api/v1/executions?status=queued&limit=1'),
+      api('GET', '/api/v1/executions?status=running&limit=1'),
+    ]);
+    if (queued.items.length === 0 && running.items.length === 0)
+      return { ok: true, ms: Date.now() - started };
+    if (Date.now() - started > DRAIN_LIMIT_MS) return { ok: false, ms: Date.now() - started };
+    await sleep(50);
+  }
+}
+
+/** Samples VmRSS while a run lasts (the kernel's VmHWM only knows the peak over the whole life). */
+function pollRss(pid) {
+  let peak = readProcStatus(pid, 'VmRSS') ?? 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, readProcStatus(pid, 'VmRSS') ?? 0);
+  }, RSS_POLL_MS);
+  return {
+    stop() {
+      clearInterval(timer);
+      const last = readProcStatus(pid, 'VmRSS');
+      return last === undefined && peak === 0 ? undefined : Math.max(peak, last ?? 0);
+    },
+  };
+}
+
+/** A field of /proc/<pid>/status in bytes (Linux only; undefined elsewhere). */
+function readProcStatus(pid, field) {
+  try {
+    const m = fs
+      .readFileSync(`/proc/${pid}/status`, 'utf8')
+      .match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined; // not Linux, or the process is gone
+  }
+}
+
+/** Sum of a Prometheus counter's samples whose labels pass `keep`. */
+function sumCounter(text, name, keep) {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const m = line.match(/^[^{]+\{([^}]*)\}\s+(\S+)/);
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (keep(labels)) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/** Counted in the SQLite file itself: the API pages executions 200 at a time, too slow for ~10⁵ rows. */
+function countExecutions(dataDir, workflowId) {
+  const db = new Database(path.join(dataDir, 'hookflow.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT count(*) AS n FROM executions WHERE workflow_id = ?').get(workflowId).n;
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+function summarize({ runs, hwm, executions, answered2xx, hookflow2xx }) {
+  const avg = (name, key) => mean(runs.filter((r) => r.case === name).map((r) => r[key]));
+  const ratio = (key) => avg('hookflow', key) / avg('bare', key);
+  const drains = runs.filter((r) => r.case === 'hookflow');
+  // autocannon stops at the deadline with up to one request per connection in flight. hookflow may
+  // have accepted those: answered (counted in its metrics, never seen by autocannon), or, when the
+  // socket closed before the answer was written, not even counted in its metrics (Fastify's
+  // onResponse fires on 'finish' only). Either way the execution exists, rightly: acceptance is
+  // decided at commit. So executions may exceed the 2xx counts by at most the requests in flight at
+  // the ends of runs; fewer executions than 2xx answers means accepted work was lost.
+  const inFlight = executions - hookflow2xx;
+  const unanswered = executions - answered2xx;
+  const maxInFlight = (warmup > 0 ? warmupConnections : 0) + connections * rounds;
+  const problems = [];
+  if (executions < answered2xx) {
+    problems.push(
+      `${answered2xx - executions} requests answered 2xx have NO execution (accepted work was lost)`,
+    );
+  }
+  if (executions < hookflow2xx) {
+    problems.push(
+      `${hookflow2xx - executions} 2xx responses seen by autocannon have NO execution (accepted work was lost)`,
+    );
+  }
+  if (inFlight > maxInFlight) {
+    problems.push(
+      `${inFlight} more executions than 2xx responses seen by autocannon: more than the ${maxInFlight} requests that can be in flight when runs stop`,
+    );
+  }
+  if (drains.some((r) => !r.drained))
+    problems.push(`the backlog did not drain within ${DRAIN_LIMIT_MS / 1000} s`);
+  return {
+    config: {
+      durationSeconds: duration,
+      rounds,
+      connections,
+      warmupSeconds: warmup,
+      body: BODY,
+      node: process.version,
+      cpus: os.availableParallelism(),
+      store: opts.postgres ? 'postgres (1 webhook + 1 worker process)' : 'sqlite (hookflow start)',
+      hookflowEnv: tuning(),
+    },
+    runs,
+    ratio: {
+      requestsPerSec: ratio('requestsPerSec'),
+      p50: ratio('p50Ms'),
+      p99: ratio('p99Ms'),
+      peakRss: (hwm.hookflow ?? NaN) / (hwm.bare ?? NaN),
+    },
+    peakRssBytes: hwm,
+    drainMs: drains.map((r) => r.drainMs),
+    executions: {
+      count: executions,
+      answered2xx,
+      seenByAutocannon2xx: hookflow2xx,
+      inFlightAtStop: inFlight,
+      acceptedButUnanswered: unanswered,
+    },
+    problems,
+    ok: problems.length === 0,
+  };
+}
+
+function printReport(r) {
+  const { config: c } = r;
+  const rows = [['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS']];
+  for (const run of r.runs) {
+    rows.push([
+      run.case,
+      String(run.round),
+      num(run.requestsPerSec),
+      ms(run.p50Ms),
+      ms(run.p99Ms),
+      num(run.non2xx),
+      num(run.errors),
+      mb(run.peakRssBytes),
+    ]);
+  }
+  const settings = Object.entries(c.hookflowEnv).map(([k, v]) => `${k}=${v}`);
+  console.log(
+    `\nhookflow bench — ${c.connections} connections, ${c.durationSeconds} s × ${c.rounds} round(s), form POST ${c.body}, node ${c.node}, ${c.cpus} CPUs`,
+  );
+  if (opts.postgres) {
+    console.log(
+      `hookflow: PostgreSQL, one \`hookflow webhook\` (measured) + one \`hookflow worker\` process${settings.length > 0 ? `; ${settings.join(' ')}` : ''}\n`,
+    );
+  } else {
+    console.log(
+      `hookflow settings: ${settings.length > 0 ? settings.join(' ') : 'defaults (SQLite, synchronous FULL)'}\n`,
+    );
+  }
+  console.log(table(rows));
+  const x = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
+  console.log(
+    `\nhookflow ÷ bare: req/s ${x(r.ratio.requestsPerSec)}, p50 ${x(r.ratio.p50)}, p99 ${x(r.ratio.p99)}, ` +
+      `peak RSS ${x(r.ratio.peakRss)} (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole run)`,
+  );
+  if (r.peakRssBytes.worker !== undefined)
+    console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);
+  console.log(
+    `backlog drain after each hookflow round: ${r.drainMs.map((d) => `${(d / 1000).toFixed(1)} s`).join(', ')}`,
+  );
+  const e = r.executions;
+  if (r.ok) {
+    const gone =
+      e.acceptedButUnanswered > 0
+        ? ` (${num(e.acceptedButUnanswered)} of them hung up before the answer)`
+        : '';
+    console.log(
+      `executions: ${num(e.count)} ✓ = ${num(e.seenByAutocannon2xx)} 2xx seen by autocannon + ${num(e.inFlightAtStop)} accepted while in flight when runs stopped${gone}; hookflow answered ${num(e.answered2xx)} 2xx\n`,
+    );
+  } else {
+    console.log(
+      `executions: ${num(e.count)}, requests answered 2xx: ${num(e.answered2xx)}, seen by autocannon: ${num(e.seenByAutocannon2xx)}`,
+    );
+    console.log(`\n!!! MISMATCH !!!\n${r.problems.map((p) => `!!! ${p}`).join('\n')}\n`);
+  }
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('   '))
+    .join('\n');
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const num = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (n) => `${n} ms`;
+const mb = (bytes) => (bytes === undefined ? 'n/a' : `${Math.round(bytes / 1024 / 1024)} MB`);
+
+// ---------------------------------------------------------------------------------------------------
+// Processes and plumbing
+
+function startChild(name, command, args, env) {
+  const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Kept for the error message if the child dies; not printed otherwise.
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-8_000);
+  };
+  child.stdout.setEncoding('utf8').on('data', keep);
+  child.stderr.setEncoding('utf8').on('data', keep);
+  let exit;
+  child.once('exit', (code, signal) => {
+    exit = { code, signal };
+  });
+  cleanups.push(() => stopChild(child));
+  return {
+    pid: child.pid,
+    assertAlive() {
+      if (exit) throw new Error(`${name} exited (${exit.signal ?? exit.code}):\n${output}`);
+    },
+    async waitForOutput(pattern, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(output)) {
+        this.assertAlive();
+        if (Date.now() > deadline)
+          throw new Error(`${name} did not print ${pattern} within ${timeoutMs} ms:\n${output}`);
+        await sleep(20);
+      }
+    },
+  };
+}
+
+/** SIGTERM (hookflow drains and closes its store), then SIGKILL if it takes longer than 10 s. */
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitForReady(url, child) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    child.assertAlive();
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`hookflow was not ready at ${url} within 30 s`);
+    await sleep(50);
+  }
+}
+
+function apiClient(base, token) {
+  return async (method, route, body) => {
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const BENCH_OWNED_ENV = [
+  'HOOKFLOW_DATA_DIR',
+  'HOOKFLOW_DATABASE_URL',
+  'HOOKFLOW_PORT',
+  'HOOKFLOW_HOST',
+  'HOOKFLOW_BASE_URL',
+  'HOOKFLOW_LOG_LEVEL',
+];
+
+function withoutBenchOwnedEnv(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !BENCH_OWNED_ENV.includes(k)));
+}
+
+/** The HOOKFLOW_* settings passed through to hookflow, for the report header. */
+function tuning() {
+  return Object.fromEntries(
+    Object.entries(withoutBenchOwnedEnv(process.env)).filter(([k]) => k.startsWith('HOOKFLOW_')),
+  );
+}
+
+function positiveInt(name, raw) {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) usage(`--${name} must be a whole number ≥ 1`);
+  return n;
+}
+
+function usage(message) {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// --postgres: distributed mode
+
+/**
+ * Creates a fresh database, points `env` at it and starts `hookflow webhook` (on HOOKFLOW_PORT) and
+ * `hookflow worker`. The webhook child's assertAlive checks the worker too, so a dead worker fails
+ * the drain instead of hanging it.
+ */
+async function startDistributed(env) {
+  const { default: pg } = await import('pg');
+  const adminUrl = process.env.HOOKFLOW_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `hookflow_bench_${Date.now().toString(36)}_${process.pid}`;
+  const admin = async (sql) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  cleanups.push(() => admin(`drop database if exists ${name} with (force)`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  env.HOOKFLOW_DATABASE_URL = url.toString();
+  env.HOOKFLOW_ENCRYPTION_KEY ??= 'hookflow-bench-encryption-key-0123456789';
+  log(`PostgreSQL database ${name}: one webhook and one worker process`);
+
+  const bin = path.join(root, 'bin/hookflow.js');
+  // The worker binds no port; it gets its own so a stray listen could never collide.
+  const worker = startChild('worker', process.execPath, [bin, 'worker'], { ...env, HOOKFLOW_PORT: '0' });
+  const webhook = startChild('webhook', process.execPath, [bin, 'webhook'], env);
+  const webhookAlive = webhook.assertAlive.bind(webhook);
+  webhook.assertAlive = () => {
+    webhookAlive();
+    worker.assertAlive();
+  };
+  return {
+    webhook,
+    worker,
+    async countExecutions(workflowId) {
+      const client = new pg.Client({ connectionString: env.HOOKFLOW_DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          'select count(*)::int as n from executions where workflow_id = $1',
+          [workflowId],
+        );
+        return rows[0].n;
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+// Last, so that every helper above is initialised before main() runs.
+try {
+  process.exitCode = await main();
+} catch (err) {
+  console.error(`bench: ${err.stack ?? err}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
