@@ -3,6 +3,8 @@
  * It does not listen by itself; main.ts (or a test) calls listen.
  */
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -25,6 +27,44 @@ import { workflowRoutes } from './routes/workflows.js';
 const API_BODY_LIMIT = 1024 * 1024;
 // An incoming X-Request-Id is kept when it is short and plain (so a caller can correlate logs).
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Requests Node cannot even parse (bad framing, headers over 16 KiB, a slow client timing out)
+ * never reach a route; they still get the SPEC error body, then the connection is closed.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, error] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          new AppError('invalid_body', 'The request headers (or URL) are too large.', {
+            hint: 'Keep the URL and headers under 16 KiB together.',
+          }),
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            new AppError('invalid_body', 'The request was not received in time.', {
+              hint: 'Send the whole request within 60 seconds.',
+            }),
+          ]
+        : [
+            400,
+            new AppError(
+              'invalid_body',
+              'The request is not valid HTTP (framing, Content-Length or Transfer-Encoding).',
+              { hint: 'Check the Content-Length and Transfer-Encoding headers.' },
+            ),
+          ];
+  const body = JSON.stringify(error);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
 
 export async function createServer(deps: HttpDeps): Promise<App> {
   const { config, log } = deps;
@@ -49,6 +89,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     routerOptions: { maxParamLength: 1024, ignoreDuplicateSlashes: false },
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.server.headersTimeout = 30_000;
 

@@ -23,6 +23,13 @@ const HEARTBEAT_MS = 15_000;
 
 export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps): void {
   const tags = ['test listening'];
+  // Open event streams never end on their own (heartbeats keep them alive), so a shutdown ends
+  // them; the client (UI, `hookflow listen`) reconnects to the next server.
+  const streams = new Set<NodeJS.WritableStream & { end(): unknown }>();
+  app.addHook('preClose', (done) => {
+    for (const res of streams) res.end();
+    done();
+  });
 
   app.post(
     '/workflows/:id/test-listener',
@@ -101,7 +108,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
         response: { 200: pageOf(TestEventSchema), ...errors(400, 401, 404) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { id } = req.params;
       const { limit = 20, cursor, waitSeconds, after } = req.query;
       const before = decodeCursor(cursor);
@@ -111,7 +118,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
       const haveNewer = after !== undefined && newest !== undefined && newest > after;
       if (waitSeconds && !before && !haveNewer) {
         const abort = new AbortController();
-        req.raw.once('close', () => abort.abort());
+        reply.raw.once('close', () => abort.abort());
         const captured = await listeners.waitForNext(id, waitSeconds * 1000, abort.signal);
         if (captured) page = await listeners.events(id, limit, undefined);
       }
@@ -146,7 +153,9 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
           .catch((err) => req.log.error({ err }, 'sending a test event failed'));
       });
       const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
-      req.raw.once('close', () => {
+      streams.add(res);
+      res.once('close', () => {
+        streams.delete(res);
         clearInterval(heartbeat);
         unsubscribe();
       });
