@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
+import { executions } from './cli/executions.js';
 import { listen } from './cli/listen.js';
 import { AppError } from './errors.js';
 import { decodeCursor } from './ids.js';
@@ -52,6 +53,7 @@ Commands:
   workflows export [FILE]     write all workflows as JSON (to stdout without FILE)
   workflows import FILE       create or update workflows from a JSON export
   listen WORKFLOW_ID          open a test listener on a running server and print each request
+  executions list|show|retry|replay   look at and re-run executions on a running server
 
 Run \`hookflow <command> --help\` for a command's options.`,
   start: `Usage: hookflow start [options]\n\nRuns webhooks, API and executor in one process.\n\n${CONFIG_HELP}`,
@@ -69,6 +71,14 @@ ${CONFIG_HELP}`,
                                        a workflow whose id exists is replaced; "active": true activates it
 
 ${CONFIG_HELP}`,
+  executions: `Usage:
+  hookflow executions list [--workflow ID] [--status S] [--mode test|production] [--limit N] [--json]
+  hookflow executions show ID [--json]   the trigger item and each step's output or error
+  hookflow executions retry ID           run the same item on the same workflow version again
+  hookflow executions replay ID          run the stored item on the workflow's current version
+
+These talk to a running server: --url URL (or HOOKFLOW_URL; default http://127.0.0.1:$HOOKFLOW_PORT)
+and --token TOKEN (or HOOKFLOW_TOKEN; create one with \`hookflow tokens create --name cli\`).`,
   listen: `Usage: hookflow listen <workflowId> [options]
 
 Opens a test listener on a running hookflow, prints its test URL, then prints each captured request
@@ -112,6 +122,11 @@ export async function main(argv: string[]): Promise<number> {
         return await workflows(rest);
       case 'listen':
         return await listen(rest, { env: process.env, showHelp: (asError) => help('listen', asError) });
+      case 'executions':
+        return await executions(rest, {
+          env: process.env,
+          showHelp: (asError) => help('executions', asError),
+        });
       default:
         throw new UsageError(`Unknown command "${command}". Run \`hookflow --help\` to see the commands.`);
     }

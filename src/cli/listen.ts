@@ -20,6 +20,7 @@ import { createParser } from 'eventsource-parser';
 import { XMLBuilder } from 'fast-xml-parser';
 import { type Dispatcher, request } from 'undici';
 import { DEFAULT_LISTEN_SECONDS, MAX_LISTEN_SECONDS } from '../webhooks/test-listener.js';
+import { ApiError, apiError, baseUrlFrom, CliError, describe, tokenFrom } from './api.js';
 
 export interface ListenDeps {
   /** Where HOOKFLOW_URL, HOOKFLOW_PORT and HOOKFLOW_TOKEN are read from (process.env in the CLI). */
@@ -62,17 +63,6 @@ interface ListenerInfo {
   testUrl: string;
 }
 
-/** A failure that ends the command with a message, an optional hint and an exit code. */
-class ListenError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-    readonly hint?: string,
-  ) {
-    super(message);
-  }
-}
-
 // A local receiver that never answers must not stall the captures queued behind it.
 const FORWARD_TIMEOUT_MS = 30_000;
 // A non-2xx answer from the receiver is shown, cut to this many characters.
@@ -103,7 +93,7 @@ export async function listen(args: string[], deps: ListenDeps): Promise<number> 
   if (workflowId === undefined) return deps.showHelp(true);
   try {
     if (extra.length > 0) {
-      throw new ListenError(`Unexpected argument "${extra[0]}". Run \`hookflow listen --help\`.`, 2);
+      throw new CliError(`Unexpected argument "${extra[0]}". Run \`hookflow listen --help\`.`, 2);
     }
     const options = {
       workflowId,
@@ -115,7 +105,7 @@ export async function listen(args: string[], deps: ListenDeps): Promise<number> 
     };
     return await new Session(options, { stdout, stderr, signals: deps.signals ?? process }).run();
   } catch (err) {
-    if (err instanceof ListenError) {
+    if (err instanceof CliError) {
       stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
       return err.exitCode;
     }
@@ -126,47 +116,11 @@ export async function listen(args: string[], deps: ListenDeps): Promise<number> 
 // ---------------------------------------------------------------------------------------------------
 // Options
 
-function baseUrlFrom(flag: string | undefined, env: ListenDeps['env']): string {
-  const fromEnv = env.HOOKFLOW_URL?.trim() || undefined;
-  let raw = flag ?? fromEnv;
-  if (raw === undefined) {
-    const port = env.HOOKFLOW_PORT?.trim() || '5678';
-    if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) {
-      throw new ListenError(`HOOKFLOW_PORT=${JSON.stringify(port)} is not a port number.`, 2);
-    }
-    raw = `http://127.0.0.1:${port}`;
-  }
-  const name = flag !== undefined ? '--url' : 'HOOKFLOW_URL';
-  try {
-    const url = new URL(raw);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-    return url.toString().replace(/\/+$/, '');
-  } catch {
-    throw new ListenError(
-      `${name}=${JSON.stringify(raw)} is not an http:// or https:// URL.`,
-      2,
-      "Pass the server's address, e.g. --url http://127.0.0.1:5678.",
-    );
-  }
-}
-
-function tokenFrom(flag: string | undefined, env: ListenDeps['env']): string {
-  const token = (flag ?? env.HOOKFLOW_TOKEN ?? '').trim();
-  if (token === '') {
-    throw new ListenError(
-      'An API token is needed: pass --token TOKEN or set HOOKFLOW_TOKEN.',
-      2,
-      'Create one with `hookflow tokens create --name cli` (run it where the server runs, with the same data dir or database).',
-    );
-  }
-  return token;
-}
-
 function timeoutFrom(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_LISTEN_SECONDS;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_LISTEN_SECONDS) {
-    throw new ListenError(
+    throw new CliError(
       `--timeout ${JSON.stringify(raw)} is invalid: expected whole seconds from 1 to ${MAX_LISTEN_SECONDS}.`,
       2,
     );
@@ -181,7 +135,7 @@ function forwardUrlFrom(raw: string): URL {
   } catch {
     // reported below, with the same message as a non-http URL
   }
-  throw new ListenError(
+  throw new CliError(
     `--forward-to ${JSON.stringify(raw)} is not an http:// or https:// URL.`,
     2,
     'Point it at your own receiver, e.g. --forward-to http://localhost:3000/hooks/stripe.',
@@ -379,7 +333,7 @@ class Session {
       parser.reset();
       if (this.#abort.signal.aborted) return;
       if (!this.#listener) {
-        const error = new ListenError(`The event stream ended before listening started: ${reason}.`, 1);
+        const error = new CliError(`The event stream ended before listening started: ${reason}.`, 1);
         this.#finish({ kind: 'failed', error });
         return;
       }
@@ -467,7 +421,7 @@ class Session {
       return await fetch(url, init);
     } catch (err) {
       if (init.signal?.aborted) throw err;
-      throw new ListenError(
+      throw new CliError(
         `Could not reach hookflow at ${this.#o.baseUrl}: ${describe(err)}.`,
         1,
         'Is the server running (`hookflow start`)? Point --url or HOOKFLOW_URL at it.',
@@ -521,33 +475,6 @@ class Session {
 
 // ---------------------------------------------------------------------------------------------------
 // API errors
-
-class ApiError extends ListenError {
-  constructor(
-    readonly status: number,
-    message: string,
-    hint?: string,
-  ) {
-    super(message, 1, hint);
-  }
-}
-
-/** The server's `{code, message, hint}` (SPEC 8), or the status line when the body is not ours. */
-async function apiError(res: Response): Promise<ApiError> {
-  const text = await res.text().catch(() => '');
-  try {
-    const body = JSON.parse(text) as { message?: unknown; hint?: unknown };
-    if (typeof body.message === 'string') {
-      return new ApiError(res.status, body.message, typeof body.hint === 'string' ? body.hint : undefined);
-    }
-  } catch {
-    // not JSON: fall through to the status line
-  }
-  return new ApiError(
-    res.status,
-    `hookflow answered ${res.status} ${res.statusText || http.STATUS_CODES[res.status] || ''}`.trim(),
-  );
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Printing a capture
@@ -788,12 +715,6 @@ const truncate = (s: string, n: number) =>
   s.length > n ? `${s.slice(0, n)}… (${s.length - n} more characters)` : s;
 
 /** An error as a short phrase: fetch's "fetch failed" says nothing, its cause does (ECONNREFUSED …). */
-function describe(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  if (cause?.message) return cause.message;
-  return err instanceof Error ? err.message : String(err);
-}
-
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {

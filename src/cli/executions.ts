@@ -1,0 +1,129 @@
+/**
+ * `hookflow executions list|show|retry|replay` (issue: workflow engine): looks at and re-runs
+ * executions on a running server through its API, like `hookflow listen`.
+ */
+import { parseArgs } from 'node:util';
+import { baseUrlFrom, CliError, callApi, type Env, tokenFrom } from './api.js';
+
+interface Execution {
+  id: string;
+  workflowId: string;
+  workflowVersion: number;
+  mode: string;
+  status: string;
+  attempt: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: { message?: string; step?: string } | null;
+  steps: {
+    name: string;
+    type: string;
+    status: string;
+    output?: unknown;
+    error?: { message?: string } | null;
+  }[];
+  trigger: unknown;
+}
+
+export interface Output {
+  write(text: string): unknown;
+}
+
+export async function executions(
+  args: string[],
+  deps: { env: Env; showHelp(asError: boolean): number; stdout?: Output; stderr?: Output },
+): Promise<number> {
+  const stdout = deps.stdout ?? process.stdout;
+  const stderr = deps.stderr ?? process.stderr;
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      workflow: { type: 'string' },
+      status: { type: 'string' },
+      mode: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [sub, id] = positionals;
+  if (values.help) return deps.showHelp(false);
+  if (sub === undefined) return deps.showHelp(true);
+  try {
+    const target = { baseUrl: baseUrlFrom(values.url, deps.env), token: tokenFrom(values.token, deps.env) };
+    switch (sub) {
+      case 'list': {
+        const query = new URLSearchParams();
+        if (values.workflow) query.set('workflowId', values.workflow);
+        if (values.status) query.set('status', values.status);
+        if (values.mode) query.set('mode', values.mode);
+        query.set('limit', values.limit ?? '20');
+        const page = await callApi<{ items: Execution[] }>(target, 'GET', `/executions?${query}`);
+        if (values.json) {
+          stdout.write(`${JSON.stringify(page.items, null, 2)}\n`);
+          return 0;
+        }
+        stdout.write(
+          `${['ID', 'STATUS', 'MODE', 'ATTEMPT', 'CREATED', 'DURATION', 'WORKFLOW'].join('\t')}\n`,
+        );
+        for (const e of page.items) {
+          stdout.write(
+            `${[e.id, e.status, e.mode, e.attempt, e.createdAt, duration(e), e.workflowId].join('\t')}\n`,
+          );
+        }
+        return 0;
+      }
+      case 'show': {
+        const e = await callApi<Execution>(target, 'GET', `/executions/${encodeURIComponent(need(id))}`);
+        if (values.json) {
+          stdout.write(`${JSON.stringify(e, null, 2)}\n`);
+          return 0;
+        }
+        stdout.write(
+          `Execution ${e.id}\n  workflow ${e.workflowId} (version ${e.workflowVersion}), ${e.mode}, attempt ${e.attempt}\n  ${e.status} in ${duration(e)}${e.error?.message ? ` — ${e.error.step ? `step "${e.error.step}": ` : ''}${e.error.message}` : ''}\n\nTrigger item:\n${indent(JSON.stringify(e.trigger, null, 2))}\n`,
+        );
+        for (const step of e.steps) {
+          const detail = step.error?.message ?? JSON.stringify(step.output, null, 2);
+          stdout.write(`\nStep "${step.name}" (${step.type}): ${step.status}\n${indent(detail ?? '')}\n`);
+        }
+        return 0;
+      }
+      case 'retry':
+      case 'replay': {
+        const res = await callApi<{ executionId: string }>(
+          target,
+          'POST',
+          `/executions/${encodeURIComponent(need(id))}/${sub}`,
+        );
+        stderr.write(`${sub === 'retry' ? 'Retrying' : 'Replaying'} ${id} as a new execution:\n`);
+        stdout.write(`${res.executionId}\n`);
+        return 0;
+      }
+      default:
+        throw new CliError(`Unknown executions command "${sub}". Run \`hookflow executions --help\`.`, 2);
+    }
+  } catch (err) {
+    if (err instanceof CliError) {
+      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}
+
+function need(id: string | undefined): string {
+  if (!id) throw new CliError('This command needs an execution id (see `hookflow executions list`).', 2);
+  return id;
+}
+
+function duration(e: Execution): string {
+  if (!e.startedAt || !e.finishedAt) return '-';
+  return `${Date.parse(e.finishedAt) - Date.parse(e.startedAt)} ms`;
+}
+
+const indent = (text: string) => text.replace(/^/gm, '  ');

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/process.js';
+import {
+  createActiveWorkflow,
+  eventually,
+  json,
+  startTestServer,
+  type TestServer,
+} from '../helpers/server.js';
+
+let server: TestServer;
+let executionId: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  await createActiveWorkflow(server, {
+    trigger: { path: 'cli-exec' },
+    steps: [{ name: 'double', type: 'set', fields: { twice: '{{ $number(body.n) * 2 }}' } }],
+  });
+  executionId = (
+    await json(
+      await fetch(`${server.url}/webhook/cli-exec`, {
+        method: 'POST',
+        body: new URLSearchParams({ n: '21' }),
+      }),
+    )
+  ).executionId;
+  await eventually(
+    async () => (await server.api('GET', `/api/v1/executions/${executionId}`)).body.status === 'succeeded',
+  );
+});
+afterAll(() => server.close());
+
+const cli = (...args: string[]) =>
+  runCli(['executions', ...args, '--url', server.url], { HOOKFLOW_TOKEN: server.token });
+
+describe('hookflow executions', () => {
+  it('lists executions', async () => {
+    const ran = await cli('list', '--status', 'succeeded');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain(executionId);
+    expect(ran.stdout).toContain('succeeded');
+  });
+
+  it("shows an execution with its item and each step's output", async () => {
+    const ran = await cli('show', executionId);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain('"n": "21"');
+    expect(ran.stdout).toContain('Step "double" (set): succeeded');
+    expect(ran.stdout).toContain('"twice": 42');
+  });
+
+  it('replays and retries into new executions', async () => {
+    for (const sub of ['replay', 'retry']) {
+      const ran = await cli(sub, executionId);
+      expect(ran.code).toBe(0);
+      const newId = ran.stdout.trim();
+      expect(newId).not.toBe(executionId);
+      const res = await server.api('GET', `/api/v1/executions/${newId}`);
+      expect(res.status).toBe(200);
+    }
+  });
+
+  it('explains an unknown id and a missing token', async () => {
+    const unknown = await cli('show', '01a1fffd-0000-7000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('There is no execution');
+    const noToken = await runCli(['executions', 'list', '--url', server.url], { HOOKFLOW_TOKEN: '' });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('hookflow tokens create');
+  });
+});
