@@ -23,13 +23,13 @@ async function render(value: unknown, s: Scope = scope(), budget?: { timeoutMs: 
 describe('splitTemplate', () => {
   it.each([
     ['plain', ['plain']],
-    ['{{ a }}', [{ source: ' a ' }]],
-    ['x {{a}} y {{ b }}', ['x ', { source: 'a' }, ' y ', { source: ' b ' }]],
+    ['{{ a }}', [{ source: ' a ', offset: 2 }]],
+    ['x {{a}} y {{ b }}', ['x ', { source: 'a', offset: 4 }, ' y ', { source: ' b ', offset: 12 }]],
     // Braces of an object constructor and "}}" inside a string do not close the expression.
-    ['{{ {"a": {"b": 1}} }}', [{ source: ' {"a": {"b": 1}} ' }]],
-    ['{{ "}}" & a }}', [{ source: ' "}}" & a ' }]],
-    ["{{ 'it\\'s }}' }}", [{ source: " 'it\\'s }}' " }]],
-    ['{{ /* }} */ a }}', [{ source: ' /* }} */ a ' }]],
+    ['{{ {"a": {"b": 1}} }}', [{ source: ' {"a": {"b": 1}} ', offset: 2 }]],
+    ['{{ "}}" & a }}', [{ source: ' "}}" & a ', offset: 2 }]],
+    ["{{ 'it\\'s }}' }}", [{ source: " 'it\\'s }}' ", offset: 2 }]],
+    ['{{ /* }} */ a }}', [{ source: ' /* }} */ a ', offset: 2 }]],
   ])('splits %j', (text, parts) => {
     expect(splitTemplate(text)).toEqual({ parts });
   });

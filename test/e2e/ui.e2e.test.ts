@@ -1,0 +1,287 @@
+/**
+ * The web UI end to end (SPEC 11): Debian's chromium, driven by playwright-core, against a real
+ * hookflow serving the built UI. One user's first session: sign up, create a workflow, copy its test
+ * URL, listen, send the seed's form POST, see it as a table and a schema, map `body.param1` into a
+ * `set` step with the field picker, activate, call the production URL, and read the execution.
+ * Screenshots of the editor and of an execution, at desktop and phone width, go to docs/screenshots.
+ *
+ * The server listens on a fixed free port with HOOKFLOW_BASE_URL set to it, so the URLs the UI shows
+ * are the ones the test calls. The UI is built first (vite build → dist/web), so the run tests the
+ * current source.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/process.js';
+import { json, startTestServer, type TestServer } from '../helpers/server.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
+const DESKTOP = { width: 1366, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'correct horse battery';
+
+let server: TestServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(
+      `No chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HOOKFLOW_CHROMIUM.`,
+    );
+  }
+  execFileSync(
+    process.execPath,
+    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  server = await startTestServer({ env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url } });
+  // playwright's launch gives the browser a fresh temporary profile (user-data-dir) and removes it on close.
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  context = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A failing browser test leaves what the page showed in test-results/ (kept by CI, ignored by git).
+afterEach(async ({ task }) => {
+  if (task.result?.state !== 'fail' || !page) return;
+  const dir = path.join(ROOT, 'test-results');
+  fs.mkdirSync(dir, { recursive: true });
+  const name = task.name.replace(/\W+/g, '-').slice(0, 60);
+  await page.screenshot({ path: path.join(dir, `e2e-${name}.png`), fullPage: true }).catch(() => undefined);
+  fs.writeFileSync(
+    path.join(dir, `e2e-${name}.txt`),
+    `${page.url()}\n\n${await page.evaluate<string>('document.body.innerText').catch(() => '')}`,
+  );
+});
+
+async function screenshot(name: string, viewport: { width: number; height: number }) {
+  await page.setViewportSize(viewport);
+  // Let the layout settle at the new width (sticky header, wrapped rows).
+  await page.evaluate('window.scrollTo(0, 0)');
+  await page.waitForTimeout(150);
+  await page.screenshot({
+    path: path.join(SCREENSHOTS, `${name}.png`),
+    fullPage: true,
+    animations: 'disabled',
+  });
+  await page.setViewportSize(DESKTOP);
+}
+
+describe('serving the UI', () => {
+  it('answers pages with index.html, hashed assets as immutable, and never shadows the API', async () => {
+    const home = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } });
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-type')).toMatch(/text\/html/);
+    expect(home.headers.get('cache-control')).toBe('no-cache');
+    expect(home.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const html = await home.text();
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(asset).toBeDefined();
+
+    const js = await fetch(`${server.url}${asset}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+
+    // A page the UI routes on the client.
+    const deep = await fetch(`${server.url}/workflows/some-id`, { headers: { accept: 'text/html,*/*' } });
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toBe(html);
+
+    // Not pages: the usual JSON 404s.
+    for (const [url, accept] of [
+      ['/api/v1/nothing-here', 'text/html'],
+      ['/webhook', 'text/html'],
+      ['/workflows/some-id', 'application/json'],
+      ['/assets/missing.js', '*/*'],
+    ] as const) {
+      const res = await fetch(`${server.url}${url}`, { headers: { accept } });
+      expect(res.status, url).toBe(404);
+      expect((await json(res)).code, url).toBe('route_not_found');
+    }
+    // Webhook and API routes keep their own answers.
+    const hook = await fetch(`${server.url}/webhook/not-registered`, { headers: { accept: 'text/html' } });
+    expect((await json(hook)).code).toBe('webhook_not_registered');
+  });
+});
+
+describe('first session in the browser', () => {
+  it('signs up, captures a test event, maps it into a step, activates and shows the execution', async () => {
+    // First start: the owner account.
+    await page.goto(server.url);
+    await expect(page.getByRole('heading', { name: 'Create the owner account' }).isVisible()).resolves.toBe(
+      true,
+    );
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+
+    // A workflow.
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('New orders');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByLabel('Workflow name').waitFor();
+    expect(await page.getByLabel('Workflow name').inputValue()).toBe('New orders');
+    await page.getByText('Not activated: only the test URL serves').first().waitFor();
+
+    // The test URL, copied to the clipboard.
+    await page.getByRole('button', { name: 'Copy the test URL' }).click();
+    await page.getByRole('button', { name: 'Copy the test URL' }).getByText('Copied').waitFor();
+    const testUrl = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(testUrl).toMatch(new RegExp(`^${server.url}/webhook-test/[0-9a-f-]{36}$`));
+    expect(await page.getByTestId('test-curl').textContent()).toBe(
+      `curl -X POST '${testUrl}' -d 'param1=a&param2=b'`,
+    );
+
+    // Listen, and send the seed's request from outside the browser.
+    await page.getByRole('button', { name: 'Listen for test event' }).click();
+    await page.getByText('Waiting for a request on the test URL…').waitFor();
+    const captured = await fetch(testUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'param1=a&param2=b',
+    });
+    expect(captured.status).toBe(200);
+
+    // It arrives live: as a table …
+    const table = page.getByRole('table', { name: 'Fields of the captured request' });
+    await table.waitFor();
+    const param1 = table
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'body.param1' }) });
+    await expect(param1.getByRole('cell').first().textContent()).resolves.toBe('a');
+    expect(await page.getByText('Waiting for a request on the test URL…').count()).toBe(0);
+    // … as JSON …
+    await page.getByRole('tab', { name: 'JSON' }).click();
+    await expect(
+      page.getByRole('figure', { name: 'Captured request (JSON)' }).locator('pre').textContent(),
+    ).resolves.toContain('"param1": "a"');
+    // … and as the learned schema.
+    await page.getByRole('tab', { name: 'Schema' }).click();
+    const tree = page.getByRole('list', { name: 'Learned data structure' });
+    const param1Node = tree
+      .locator('li.tree-leaf')
+      .filter({ has: page.locator('.tree-name', { hasText: /^param1$/ }) });
+    await param1Node.waitFor();
+    expect(await param1Node.textContent()).toMatch(/param1\s*string.*"a"/);
+
+    // A set step whose field comes from the picker.
+    await page.getByRole('button', { name: '+ Set fields' }).click();
+    await page.getByRole('button', { name: 'Insert a field into Value' }).click();
+    await page.getByRole('button', { name: /^body\.param1, string/ }).click();
+    expect(await page.getByRole('textbox', { name: 'Value of param1' }).inputValue()).toBe(
+      '{{ body.param1 }}',
+    );
+    expect(await page.getByLabel('Field name').inputValue()).toBe('param1');
+    await page.getByText('Preview:').first().waitFor();
+    expect(await page.locator('.expr-preview code').first().textContent()).toBe('"a"');
+    // An invalid expression is shown inline, and fixing it clears the message.
+    await page.getByRole('textbox', { name: 'Value of param1' }).fill('{{ body.param1 + }}');
+    await page.locator('.field-error', { hasText: /position/ }).waitFor();
+    await page.getByRole('textbox', { name: 'Value of param1' }).fill('{{ body.param1 }}');
+    await page.getByRole('tab', { name: 'Table' }).click();
+    await page.locator('.expr-preview code').first().waitFor();
+    await screenshot('editor-desktop', DESKTOP);
+    await screenshot('editor-phone', PHONE);
+
+    // Activate (the pending step is saved first).
+    await page.getByRole('switch', { name: 'Activated' }).click();
+    await page.getByText('Active: the production URL serves').waitFor();
+    expect(await page.getByRole('switch', { name: 'Activated' }).getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByRole('button', { name: 'Saved' }).isDisabled()).toBe(true);
+
+    // Live traffic.
+    const productionUrl = testUrl.replace('/webhook-test/', '/webhook/');
+    const live = await fetch(productionUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'param1=a&param2=b',
+    });
+    expect(live.status).toBe(200);
+    const { executionId } = (await live.json()) as { executionId: string };
+
+    // Its execution, from the list.
+    await page.getByRole('link', { name: 'Executions', exact: true }).first().click();
+    await page.getByRole('heading', { name: 'Executions', exact: true }).waitFor();
+    await page.getByLabel('Mode').selectOption('production');
+    await page.getByRole('link', { name: new RegExp(`^Execution ${executionId}`) }).click();
+    await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
+    const output = page.getByRole('figure', { name: 'Output of set' }).locator('pre');
+    await expect(output.textContent()).resolves.toBe(JSON.stringify({ param1: 'a' }, null, 2));
+    await screenshot('execution-desktop', DESKTOP);
+    await screenshot('execution-phone', PHONE);
+
+    // Replay it into the current version: a new execution opens.
+    await page.getByRole('button', { name: 'Replay on current version' }).click();
+    await page.waitForURL((url) => !url.pathname.endsWith(executionId));
+    await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
+
+    // Sign out, and back in.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+    await page.getByRole('link', { name: 'New orders' }).waitFor();
+  }, 120_000);
+
+  it('explains a path conflict inline when activating from the list', async () => {
+    // Two workflows on one method and path; the first is active.
+    const trigger = { path: 'conflict/demo', methods: ['POST'] };
+    expect(
+      (await server.api('POST', '/api/v1/workflows', { name: 'Owner of the path', trigger })).status,
+    ).toBe(201);
+    const owner = (await server.api('GET', '/api/v1/workflows?limit=200')).body.items.find(
+      (w: { name: string }) => w.name === 'Owner of the path',
+    );
+    expect((await server.api('POST', `/api/v1/workflows/${owner.id}/activate`)).status).toBe(200);
+    expect((await server.api('POST', '/api/v1/workflows', { name: 'Same path', trigger })).status).toBe(201);
+    await page.goto(`${server.url}/`);
+    await page.getByRole('switch', { name: 'Active: Same path' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: /path/i });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/What to do/);
+    expect(await page.getByRole('switch', { name: 'Active: Same path' }).getAttribute('aria-checked')).toBe(
+      'false',
+    );
+  }, 60_000);
+});

@@ -1,0 +1,150 @@
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } from './api';
+import { ErrorMessage } from './components/ErrorMessage';
+import { AuthPage } from './pages/AuthPage';
+import { ExecutionDetail } from './pages/ExecutionDetail';
+import { ExecutionList } from './pages/ExecutionList';
+import { WorkflowEditor } from './pages/WorkflowEditor';
+import { WorkflowList } from './pages/WorkflowList';
+import { Link, match, navigate, useLocation } from './router';
+import type { User } from './types';
+
+type Session =
+  | { state: 'loading' }
+  | { state: 'unreachable'; error: ApiError }
+  | { state: 'setup' }
+  | { state: 'signedOut'; notice?: string }
+  | { state: 'signedIn'; user: User };
+
+export function App() {
+  const [session, setSession] = useState<Session>({ state: 'loading' });
+
+  const load = useCallback(async () => {
+    try {
+      const status = await auth.status();
+      setCsrfToken(status.csrfToken);
+      if (status.setupRequired) setSession({ state: 'setup' });
+      else if (status.user) setSession({ state: 'signedIn', user: status.user });
+      else setSession({ state: 'signedOut' });
+    } catch (err) {
+      setSession({ state: 'unreachable', error: asApiError(err) });
+    }
+  }, []);
+
+  useEffect(() => {
+    load();
+    setSessionLostHandler(() => {
+      setCsrfToken(null);
+      setSession({ state: 'signedOut', notice: 'Your session has ended. Sign in again to go on.' });
+    });
+  }, [load]);
+
+  const signedIn = (user: User, csrfToken: string) => {
+    setCsrfToken(csrfToken);
+    setSession({ state: 'signedIn', user });
+  };
+
+  switch (session.state) {
+    case 'loading':
+      return (
+        <main className="center-page" aria-busy="true">
+          <p className="muted">Loading hookflow…</p>
+        </main>
+      );
+    case 'unreachable':
+      return (
+        <main className="center-page">
+          <div className="card narrow">
+            <h1>hookflow</h1>
+            <ErrorMessage error={session.error} />
+            <button type="button" className="button primary" onClick={load}>
+              Try again
+            </button>
+          </div>
+        </main>
+      );
+    case 'setup':
+      return <AuthPage mode="setup" onSignedIn={signedIn} />;
+    case 'signedOut':
+      return <AuthPage mode="login" notice={session.notice} onSignedIn={signedIn} />;
+    case 'signedIn':
+      return (
+        <Shell
+          user={session.user}
+          onSignedOut={() => {
+            setCsrfToken(null);
+            setSession({ state: 'signedOut', notice: 'You are signed out.' });
+          }}
+        />
+      );
+  }
+}
+
+function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+  const location = useLocation();
+  const path = location.split('?')[0]!;
+  const [error, setError] = useState<ApiError | null>(null);
+
+  const signOut = async () => {
+    try {
+      await auth.logout();
+      navigate('/', { replace: true });
+      onSignedOut();
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  const workflow = match('/workflows/:id', path);
+  const execution = match('/executions/:id', path);
+  let page: ReactNode;
+  if (path === '/' || path === '/workflows') page = <WorkflowList />;
+  else if (workflow) page = <WorkflowEditor key={workflow.id} id={workflow.id!} />;
+  else if (path === '/executions') page = <ExecutionList search={location.split('?')[1] ?? ''} />;
+  else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
+  else
+    page = (
+      <div className="card">
+        <h1>Page not found</h1>
+        <p>
+          There is no page at <code>{path}</code>. <Link to="/">Go to the workflows</Link>.
+        </p>
+      </div>
+    );
+
+  const section = path.startsWith('/executions') ? 'executions' : 'workflows';
+  return (
+    <>
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand" aria-label="hookflow, workflows">
+          <img src="/favicon.svg" alt="" width="24" height="24" />
+          <span>hookflow</span>
+        </Link>
+        <nav aria-label="Main" className="topnav">
+          <Link to="/" aria-current={section === 'workflows' ? 'page' : undefined}>
+            Workflows
+          </Link>
+          <Link to="/executions" aria-current={section === 'executions' ? 'page' : undefined}>
+            Executions
+          </Link>
+          <a href="/api/docs">API docs</a>
+        </nav>
+        <div className="topbar-user">
+          <span className="muted small user-email" title={user.email}>
+            {user.email}
+          </span>
+          <button type="button" className="button small" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" className="page">
+        <ErrorMessage error={error} />
+        {page}
+      </main>
+    </>
+  );
+}

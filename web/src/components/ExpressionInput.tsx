@@ -1,0 +1,137 @@
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { hasExpression, render, type Scope, templateErrors } from '../lib/expressions';
+import { short } from '../lib/format';
+import { FieldPicker, type PickerField } from './FieldPicker';
+
+/**
+ * A configuration value that may hold `{{ expressions }}`: a field picker inserts references at
+ * the caret, syntax errors show at once, and a preview evaluates it against the latest test event.
+ */
+export function ExpressionInput({
+  label,
+  value,
+  onChange,
+  fields,
+  scope,
+  multiline,
+  placeholder,
+  hideLabel,
+  serverError,
+  required,
+  toValue,
+}: {
+  label: string;
+  value: string;
+  /** `picked` is set when the change inserted a field from the picker. */
+  onChange: (value: string, picked?: PickerField) => void;
+  fields: PickerField[];
+  /** What the expression sees; undefined when there is no test event to preview against. */
+  scope: Scope | undefined;
+  multiline?: boolean;
+  placeholder?: string;
+  hideLabel?: boolean;
+  serverError?: string;
+  required?: boolean;
+  /** The configuration value the text stands for (a JSON body is parsed); the text itself by default. */
+  toValue?: (text: string) => unknown;
+}) {
+  const id = useId();
+  const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
+  const caret = useRef<{ start: number; end: number } | null>(null);
+  const pendingCaret = useRef<number | null>(null);
+  const configValue = useMemo(() => (toValue ? toValue(value) : value), [value, toValue]);
+  const syntaxError = templateErrors(configValue)[0]?.message;
+  const [preview, setPreview] = useState<{ ok: boolean; text: string } | null>(null);
+
+  useEffect(() => {
+    if (syntaxError || !hasExpression(value) || !scope) {
+      setPreview(null);
+      return;
+    }
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      render(configValue, scope).then(
+        (result) =>
+          !cancelled &&
+          setPreview({ ok: true, text: result === undefined ? 'nothing (undefined)' : short(result, 300) }),
+        (err: Error) => !cancelled && setPreview({ ok: false, text: err.message }),
+      );
+    }, 150);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [value, configValue, scope, syntaxError]);
+
+  useEffect(() => {
+    if (pendingCaret.current === null || !ref.current) return;
+    ref.current.focus();
+    ref.current.setSelectionRange(pendingCaret.current, pendingCaret.current);
+    pendingCaret.current = null;
+  });
+
+  const remember = () => {
+    const el = ref.current;
+    if (el)
+      caret.current = { start: el.selectionStart ?? value.length, end: el.selectionEnd ?? value.length };
+  };
+
+  const insert = (field: PickerField) => {
+    const text = `{{ ${field.insert} }}`;
+    const { start, end } = caret.current ?? { start: value.length, end: value.length };
+    const next = value.slice(0, start) + text + value.slice(end);
+    pendingCaret.current = start + text.length;
+    onChange(next, field);
+  };
+
+  const error = serverError ?? syntaxError;
+  const describedBy =
+    [error ? `${id}-error` : '', preview ? `${id}-preview` : ''].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id,
+    ref,
+    value,
+    placeholder,
+    required,
+    className: `input mono${error ? ' invalid' : ''}`,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy,
+    spellCheck: false,
+    autoComplete: 'off',
+    onSelect: remember,
+    onKeyUp: remember,
+    onBlur: remember,
+  };
+  return (
+    <div className="expr">
+      <div className="expr-head">
+        <label htmlFor={id} className={hideLabel ? 'visually-hidden' : 'label'}>
+          {label}
+        </label>
+        <FieldPicker fields={fields} onPick={insert} label={`Insert a field into ${label}`} />
+      </div>
+      {multiline ? (
+        <textarea {...common} rows={4} onChange={(e) => onChange(e.target.value)} />
+      ) : (
+        <input {...common} type="text" onChange={(e) => onChange(e.target.value)} />
+      )}
+      {error && (
+        <p id={`${id}-error`} className="field-error">
+          {error}
+        </p>
+      )}
+      {!error && preview && (
+        <p id={`${id}-preview`} className={preview.ok ? 'expr-preview' : 'field-error'}>
+          {preview.ok ? (
+            <>
+              <span className="muted">Preview: </span>
+              <code className="expr-value">{preview.text}</code>
+            </>
+          ) : (
+            preview.text
+          )}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,17 @@
+import type { ExecutionStatus } from '../types';
+
+const LABELS: Record<string, string> = {
+  queued: 'Queued',
+  running: 'Running',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  filtered: 'Filtered',
+};
+
+export function StatusBadge({ status }: { status: ExecutionStatus | string }) {
+  return <span className={`badge status-${status}`}>{LABELS[status] ?? status}</span>;
+}
+
+export function ModeBadge({ mode }: { mode: string }) {
+  return <span className={`badge mode-${mode}`}>{mode === 'test' ? 'Test' : 'Production'}</span>;
+}

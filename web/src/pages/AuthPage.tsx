@@ -1,0 +1,132 @@
+import { type FormEvent, useId, useState } from 'react';
+import { type ApiError, asApiError, auth } from '../api';
+import { ErrorMessage } from '../components/ErrorMessage';
+import type { User } from '../types';
+
+const MIN_PASSWORD = 8;
+
+/** First start: create the owner account. Afterwards: sign in. */
+export function AuthPage({
+  mode,
+  notice,
+  onSignedIn,
+}: {
+  mode: 'setup' | 'login';
+  notice?: string | undefined;
+  onSignedIn: (user: User, csrfToken: string) => void;
+}) {
+  const id = useId();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const setup = mode === 'setup';
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setProblem(null);
+    setError(null);
+    if (setup && password.length < MIN_PASSWORD) {
+      setProblem(`The password needs at least ${MIN_PASSWORD} characters.`);
+      return;
+    }
+    if (setup && password !== confirm) {
+      setProblem('The two passwords differ. Type the same password twice.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const session = setup
+        ? await auth.setup(email.trim(), password)
+        : await auth.login(email.trim(), password);
+      onSignedIn(session.user, session.csrfToken);
+    } catch (err) {
+      setError(asApiError(err));
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="center-page">
+      <form className="card narrow auth-form" onSubmit={submit} aria-describedby={`${id}-intro`} noValidate>
+        <div className="auth-brand">
+          <img src="/favicon.svg" alt="" width="32" height="32" />
+          <span>hookflow</span>
+        </div>
+        <h1>{setup ? 'Create the owner account' : 'Sign in'}</h1>
+        <p id={`${id}-intro`} className="muted">
+          {setup
+            ? 'This is the first start of this hookflow. The account you create here owns it.'
+            : 'Sign in to manage workflows and see their executions.'}
+        </p>
+        {notice && (
+          <p className="notice" role="status">
+            {notice}
+          </p>
+        )}
+        <div className="field">
+          <label htmlFor={`${id}-email`} className="label">
+            Email
+          </label>
+          <input
+            id={`${id}-email`}
+            className="input"
+            type="email"
+            autoComplete={setup ? 'email' : 'username'}
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-password`} className="label">
+            Password
+          </label>
+          <input
+            id={`${id}-password`}
+            className="input"
+            type="password"
+            autoComplete={setup ? 'new-password' : 'current-password'}
+            required
+            minLength={setup ? MIN_PASSWORD : undefined}
+            aria-describedby={setup ? `${id}-password-help` : undefined}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          {setup && (
+            <p id={`${id}-password-help`} className="help">
+              At least {MIN_PASSWORD} characters.
+            </p>
+          )}
+        </div>
+        {setup && (
+          <div className="field">
+            <label htmlFor={`${id}-confirm`} className="label">
+              Password again
+            </label>
+            <input
+              id={`${id}-confirm`}
+              className="input"
+              type="password"
+              autoComplete="new-password"
+              required
+              value={confirm}
+              onChange={(e) => setConfirm(e.target.value)}
+            />
+          </div>
+        )}
+        {problem && (
+          <p className="field-error" role="alert">
+            {problem}
+          </p>
+        )}
+        <ErrorMessage error={error} />
+        <button type="submit" className="button primary block" disabled={busy}>
+          {busy ? (setup ? 'Creating…' : 'Signing in…') : setup ? 'Create account' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

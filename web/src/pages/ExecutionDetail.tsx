@@ -1,0 +1,269 @@
+import { useEffect, useId, useState } from 'react';
+import { type ApiError, api, asApiError } from '../api';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { FieldTable } from '../components/FieldTable';
+import { JsonView } from '../components/JsonView';
+import { ModeBadge, StatusBadge } from '../components/StatusBadge';
+import { Tabs } from '../components/Tabs';
+import { requestFields } from '../lib/flatten';
+import { formatDuration, formatTime } from '../lib/format';
+import { Link, navigate } from '../router';
+import type { Execution, ExecutionError, ExecutionStep, Workflow } from '../types';
+
+const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
+
+function ErrorBox({ error }: { error: ExecutionError }) {
+  return (
+    <div className="error" role="note">
+      <p className="error-message">{error.message}</p>
+      {(error.field || error.expression) && (
+        <p className="small">
+          {error.field && (
+            <>
+              Field <code>{error.field}</code>
+            </>
+          )}
+          {error.expression && (
+            <>
+              {error.field ? ', expression ' : 'Expression '}
+              <code>{`{{ ${error.expression.trim()} }}`}</code>
+            </>
+          )}
+          {error.position !== undefined && ` at position ${error.position}`}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function StepResult({ step, index }: { step: ExecutionStep; index: number }) {
+  const [tab, setTab] = useState('output');
+  return (
+    <li className="step exec-step">
+      <div className="step-head">
+        <span className="step-number" aria-hidden="true">
+          {index + 1}
+        </span>
+        <h3 className="step-title">
+          <span className="visually-hidden">Step {index + 1}: </span>
+          {step.name} <span className="muted small">({step.type})</span>
+        </h3>
+        <StatusBadge status={step.status} />
+        <span className="muted small step-time">
+          {formatDuration(step.startedAt, step.finishedAt)} · started {formatTime(step.startedAt)}
+        </span>
+      </div>
+      {step.error && <ErrorBox error={step.error} />}
+      <Tabs
+        label={`Data of step ${step.name}`}
+        selected={tab}
+        onSelect={setTab}
+        tabs={[
+          {
+            id: 'output',
+            label: 'Output',
+            content: <JsonView value={step.output} label={`Output of ${step.name}`} />,
+          },
+          {
+            id: 'input',
+            label: 'Input',
+            content: <JsonView value={step.input} label={`Input of ${step.name}`} />,
+          },
+        ]}
+      />
+    </li>
+  );
+}
+
+/** One execution: its state and timings, the trigger item, and each step's input, output and error. */
+export function ExecutionDetail({ id }: { id: string }) {
+  const headingId = useId();
+  const [execution, setExecution] = useState<Execution | null>(null);
+  const [workflow, setWorkflow] = useState<Workflow | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [triggerTab, setTriggerTab] = useState('table');
+
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cancelled = false;
+    const load = async () => {
+      try {
+        const e = await api<Execution>('GET', `/executions/${encodeURIComponent(id)}`);
+        if (cancelled) return;
+        setExecution(e);
+        // Follow a run that has not finished yet.
+        if (!FINISHED.has(e.status)) timer = setTimeout(load, 1000);
+      } catch (err) {
+        if (!cancelled) setError(asApiError(err));
+      }
+    };
+    load();
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [id]);
+
+  const workflowId = execution?.workflowId;
+  useEffect(() => {
+    if (!workflowId) return;
+    api<Workflow>('GET', `/workflows/${encodeURIComponent(workflowId)}`).then(setWorkflow, () =>
+      setWorkflow(null),
+    );
+  }, [workflowId]);
+
+  const again = async (action: 'retry' | 'replay') => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      const { executionId } = await api<{ executionId: string }>(
+        'POST',
+        `/executions/${encodeURIComponent(id)}/${action}`,
+      );
+      navigate(`/executions/${executionId}`);
+    } catch (err) {
+      setActionError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (error) {
+    return (
+      <div className="card">
+        <h1>Execution</h1>
+        <ErrorMessage error={error} />
+        <Link to="/executions">All executions</Link>
+      </div>
+    );
+  }
+  if (!execution) return <p className="muted">Loading the execution…</p>;
+  const e = execution;
+
+  return (
+    <article aria-labelledby={headingId} className="execution">
+      <Link
+        to={`/executions?workflowId=${encodeURIComponent(e.workflowId)}`}
+        className="small muted back-link"
+      >
+        ← Executions of this workflow
+      </Link>
+      <div className="page-head">
+        <h1 id={headingId}>
+          Execution <StatusBadge status={e.status} /> <ModeBadge mode={e.mode} />
+        </h1>
+        <div className="page-actions">
+          <button
+            type="button"
+            className="button"
+            onClick={() => again('retry')}
+            disabled={busy || !FINISHED.has(e.status)}
+            title="Run the same request through the same workflow version again"
+          >
+            Retry
+          </button>
+          <button
+            type="button"
+            className="button primary"
+            onClick={() => again('replay')}
+            disabled={busy}
+            title="Run the same request through the workflow's current version"
+          >
+            Replay on current version
+          </button>
+        </div>
+      </div>
+      <ErrorMessage error={actionError} />
+      {!FINISHED.has(e.status) && (
+        <p className="notice small" role="status">
+          This execution is {e.status}; the page follows it.
+        </p>
+      )}
+      <dl className="facts">
+        <div>
+          <dt>Workflow</dt>
+          <dd>
+            <Link to={`/workflows/${e.workflowId}`}>{workflow?.name ?? e.workflowId}</Link> · version{' '}
+            {e.workflowVersion}
+            {workflow && workflow.version !== e.workflowVersion && (
+              <span className="muted small"> (current: {workflow.version})</span>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{formatTime(e.startedAt ?? e.createdAt)}</dd>
+        </div>
+        <div>
+          <dt>Duration</dt>
+          <dd>{formatDuration(e.startedAt, e.finishedAt)}</dd>
+        </div>
+        <div>
+          <dt>Attempt</dt>
+          <dd>
+            {e.attempt}
+            {e.retryOf && (
+              <>
+                {' '}
+                · retry of <Link to={`/executions/${e.retryOf}`}>an earlier execution</Link>
+              </>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Id</dt>
+          <dd>
+            <code className="small">{e.id}</code>
+          </dd>
+        </div>
+      </dl>
+      {e.error && (
+        <section aria-label="Error of the execution">
+          <h2>Error{e.error.step ? ` in step ${e.error.step}` : ''}</h2>
+          <ErrorBox error={e.error} />
+        </section>
+      )}
+
+      <section className="card" aria-labelledby={`${headingId}-trigger`}>
+        <h2 id={`${headingId}-trigger`}>
+          Trigger item{' '}
+          <span className="muted small">
+            {e.trigger.method} /{e.trigger.path} · received {formatTime(e.trigger.receivedAt)}
+          </span>
+        </h2>
+        <Tabs
+          label="Trigger item"
+          selected={triggerTab}
+          onSelect={setTriggerTab}
+          tabs={[
+            {
+              id: 'table',
+              label: 'Table',
+              content: <FieldTable caption="Fields of the trigger item" value={requestFields(e.trigger)} />,
+            },
+            { id: 'json', label: 'JSON', content: <JsonView value={e.trigger} label="Trigger item" /> },
+          ]}
+        />
+      </section>
+
+      <section className="card" aria-labelledby={`${headingId}-steps`}>
+        <h2 id={`${headingId}-steps`}>Steps</h2>
+        {e.steps.length === 0 ? (
+          <p className="muted">
+            {FINISHED.has(e.status)
+              ? 'This workflow version has no steps (or none ran).'
+              : 'No step has run yet.'}
+          </p>
+        ) : (
+          <ol className="steps">
+            {e.steps.map((s, i) => (
+              <StepResult key={s.name} step={s} index={i} />
+            ))}
+          </ol>
+        )}
+      </section>
+    </article>
+  );
+}

@@ -1,0 +1,178 @@
+import { useEffect, useId, useMemo, useState } from 'react';
+import { type ApiError, api, asApiError, qs } from '../api';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { ModeBadge, StatusBadge } from '../components/StatusBadge';
+import { formatDuration, formatTime } from '../lib/format';
+import { listAllWorkflows } from '../lib/workflows';
+import { Link, navigate } from '../router';
+import type { Execution, Page, Workflow } from '../types';
+
+const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'filtered'];
+
+/** Executions, newest first, filtered by workflow, status and mode (kept in the URL, so links work). */
+export function ExecutionList({ search }: { search: string }) {
+  const id = useId();
+  const params = useMemo(() => new URLSearchParams(search), [search]);
+  const filters = {
+    workflowId: params.get('workflowId') ?? '',
+    status: params.get('status') ?? '',
+    mode: params.get('mode') ?? '',
+  };
+  const [items, setItems] = useState<Execution[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [workflows, setWorkflows] = useState<Workflow[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+
+  useEffect(() => {
+    listAllWorkflows().then(setWorkflows, () => undefined);
+  }, []);
+
+  const query = qs({ ...filters, limit: 50 });
+  useEffect(() => {
+    let cancelled = false;
+    const load = async () => {
+      try {
+        const page = await api<Page<Execution>>('GET', `/executions${query}`);
+        if (cancelled) return;
+        setItems(page.items);
+        setCursor(page.nextCursor);
+        setError(null);
+      } catch (err) {
+        if (!cancelled) setError(asApiError(err));
+      }
+    };
+    setItems(null);
+    load();
+    // New executions arrive all the time: refresh the first page every 5 s.
+    const timer = setInterval(load, 5000);
+    return () => {
+      cancelled = true;
+      clearInterval(timer);
+    };
+  }, [query]);
+
+  const more = async () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    try {
+      const page = await api<Page<Execution>>('GET', `/executions${qs({ ...filters, limit: 50, cursor })}`);
+      setItems((list) => [...(list ?? []), ...page.items]);
+      setCursor(page.nextCursor);
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  const setFilter = (key: string, value: string) => {
+    const next = new URLSearchParams(search);
+    if (value) next.set(key, value);
+    else next.delete(key);
+    const text = next.toString();
+    navigate(`/executions${text ? `?${text}` : ''}`, { replace: true });
+  };
+
+  const names = Object.fromEntries(workflows.map((w) => [w.id, w.name]));
+  const filterSelect = (key: keyof typeof filters, label: string, options: [string, string][]) => (
+    <div className="field compact">
+      <label htmlFor={`${id}-${key}`} className="label">
+        {label}
+      </label>
+      <select
+        id={`${id}-${key}`}
+        className="input"
+        value={filters[key]}
+        onChange={(e) => setFilter(key, e.target.value)}
+      >
+        <option value="">All</option>
+        {options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <div className="page-head">
+        <h1 id={`${id}-title`}>Executions</h1>
+      </div>
+      <search className="filters" aria-label="Filter executions">
+        {filterSelect(
+          'workflowId',
+          'Workflow',
+          workflows.map((w) => [w.id, w.name]),
+        )}
+        {filterSelect(
+          'status',
+          'Status',
+          STATUSES.map((s) => [s, s[0]!.toUpperCase() + s.slice(1)]),
+        )}
+        {filterSelect('mode', 'Mode', [
+          ['production', 'Production'],
+          ['test', 'Test'],
+        ])}
+      </search>
+      <ErrorMessage error={error} />
+      {items === null && !error && <p className="muted">Loading executions…</p>}
+      {items !== null && items.length === 0 && (
+        <p className="muted">
+          No executions
+          {filters.workflowId || filters.status || filters.mode ? ' match these filters' : ' yet'}. Each
+          request to a webhook URL starts one.
+        </p>
+      )}
+      {items !== null && items.length > 0 && (
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">Executions, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Status</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Started</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Attempt</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((e) => (
+                <tr key={e.id}>
+                  <td>
+                    <Link
+                      to={`/executions/${e.id}`}
+                      aria-label={`Execution ${e.id}: ${e.status}`}
+                      className="status-link"
+                    >
+                      <StatusBadge status={e.status} />
+                    </Link>
+                  </td>
+                  <td>
+                    <Link to={`/executions/${e.id}`}>{names[e.workflowId] ?? e.workflowId}</Link>
+                    <span className="muted small"> · v{e.workflowVersion}</span>
+                  </td>
+                  <td>
+                    <ModeBadge mode={e.mode} />
+                  </td>
+                  <td>{formatTime(e.startedAt ?? e.createdAt)}</td>
+                  <td>{formatDuration(e.startedAt, e.finishedAt)}</td>
+                  <td>{e.attempt}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {cursor && (
+        <button type="button" className="button" onClick={more} disabled={loadingMore}>
+          {loadingMore ? 'Loading…' : 'Load more'}
+        </button>
+      )}
+    </section>
+  );
+}

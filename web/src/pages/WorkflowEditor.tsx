@@ -1,0 +1,324 @@
+import { useCallback, useEffect, useId, useMemo, useState } from 'react';
+import { ApiError, api, asApiError } from '../api';
+import { ErrorMessage } from '../components/ErrorMessage';
+import type { PickerField } from '../components/FieldPicker';
+import { Switch } from '../components/Switch';
+import { curlLine, fillParams, primaryMethod } from '../lib/curl';
+import { type Draft, draftFrom, normalizedPath, payloadFrom, type TriggerDraft } from '../lib/draft';
+import { flattenValue, keyStep } from '../lib/flatten';
+import { typeOf } from '../lib/format';
+import { type Simulation, simulate } from '../lib/simulate';
+import { setActive } from '../lib/workflows';
+import { Link } from '../router';
+import type { LearnedField, TriggerItem, Workflow } from '../types';
+import { StepsPanel } from './editor/StepsPanel';
+import { TestPanel } from './editor/TestPanel';
+import { TriggerPanel } from './editor/TriggerPanel';
+import { UrlPanel } from './editor/UrlPanel';
+import { useTestEvents } from './editor/useTestEvents';
+
+/** `base.expr`, or `base.(expr)` when expr is not a plain path. */
+function under(base: string, expression: string): string {
+  if (expression === '$') return base;
+  return /^[A-Za-z_`][^$]*$/.test(expression) ? `${base}.${expression}` : `${base}.(${expression})`;
+}
+
+const DATA_PARTS = ['body', 'query', 'params', 'files'];
+
+type TriggerField = Omit<PickerField, 'insert'> & { expression: string };
+
+function triggerFields(learned: LearnedField[], item: TriggerItem | undefined): TriggerField[] {
+  const list =
+    learned.length > 0
+      ? learned.map((f) => ({ label: f.path, expression: f.expression, type: f.type, example: f.example }))
+      : flattenValue(item ?? {}).map((r) => ({
+          label: r.path,
+          expression: r.expression,
+          type: typeOf(r.value),
+          example: r.value,
+        }));
+  const rank = (label: string) => {
+    const head = label.split(/[.[]/)[0]!;
+    const i = DATA_PARTS.indexOf(head);
+    return i === -1 ? (head === 'headers' ? 6 : 5) : i;
+  };
+  return list
+    .map((f, i) => ({ ...f, i }))
+    .sort((a, b) => rank(a.label) - rank(b.label) || a.i - b.i)
+    .map(({ i: _i, ...f }) => ({
+      ...f,
+      group: DATA_PARTS.includes(f.label.split(/[.[]/)[0]!) ? 'Request data' : 'Request details',
+    }));
+}
+
+export function WorkflowEditor({ id }: { id: string }) {
+  const headingId = useId();
+  const [saved, setSaved] = useState<Workflow | null>(null);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [loadError, setLoadError] = useState<ApiError | null>(null);
+  const [saveError, setSaveError] = useState<ApiError | null>(null);
+  const [activeError, setActiveError] = useState<ApiError | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [toggling, setToggling] = useState(false);
+  const [status, setStatus] = useState('');
+  const [showProblems, setShowProblems] = useState(false);
+  const [sim, setSim] = useState<Simulation | undefined>();
+  const test = useTestEvents(id);
+
+  useEffect(() => {
+    api<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`).then(
+      (w) => {
+        setSaved(w);
+        setDraft(draftFrom(w));
+      },
+      (err) => setLoadError(asApiError(err)),
+    );
+  }, [id]);
+
+  const payload = useMemo(() => (draft ? payloadFrom(draft) : null), [draft]);
+  const savedBody = useMemo(() => (saved ? JSON.stringify(payloadFrom(draftFrom(saved)).body) : ''), [saved]);
+  const dirty = payload !== null && JSON.stringify(payload.body) !== savedBody;
+
+  const save = useCallback(async (): Promise<Workflow | null> => {
+    if (!payload || !draft) return null;
+    setShowProblems(true);
+    setSaveError(null);
+    if (payload.problems.length > 0) {
+      setSaveError(
+        new ApiError(
+          400,
+          'validation_failed',
+          'Some fields need fixing.',
+          'Fix the fields named above, then save again.',
+          payload.problems,
+        ),
+      );
+      return null;
+    }
+    setSaving(true);
+    try {
+      const w = await api<Workflow>('PUT', `/workflows/${encodeURIComponent(id)}`, payload.body);
+      const next = draftFrom(w);
+      // Same steps in the same order: keep their keys, so nothing on screen is rebuilt.
+      if (next.steps.length === draft.steps.length)
+        for (const [i, s] of next.steps.entries()) s.key = draft.steps[i]!.key;
+      setSaved(w);
+      setDraft(next);
+      setShowProblems(false);
+      setStatus(`Saved version ${w.version}${w.active ? '; live traffic now runs it' : ''}.`);
+      return w;
+    } catch (err) {
+      setSaveError(asApiError(err));
+      return null;
+    } finally {
+      setSaving(false);
+    }
+  }, [payload, draft, id]);
+
+  // Ctrl/Cmd+S saves; leaving with unsaved changes asks first.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+        e.preventDefault();
+        if (dirty) save();
+      }
+    };
+    const onLeave = (e: BeforeUnloadEvent) => {
+      if (dirty) e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    window.addEventListener('beforeunload', onLeave);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      window.removeEventListener('beforeunload', onLeave);
+    };
+  }, [dirty, save]);
+
+  const item = test.selected?.item;
+  const run = test.selected?.executionId ? test.runs[test.selected.executionId] : undefined;
+  useEffect(() => {
+    if (!payload || !item) {
+      setSim(undefined);
+      return;
+    }
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      simulate(payload.body.steps, item, run, id).then((s) => !cancelled && setSim(s));
+    }, 200);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [payload, item, run, id]);
+
+  const learned = useMemo(() => triggerFields(test.schema?.fields ?? [], item), [test.schema, item]);
+
+  const contextFor = useCallback(
+    (index: number) => {
+      const fields: PickerField[] = learned.map((f) => ({
+        group: f.group,
+        label: f.label,
+        type: f.type,
+        example: f.example,
+        insert: index === 0 ? f.expression : under('$trigger', f.expression),
+      }));
+      payload?.body.steps.slice(0, index).forEach((step, j) => {
+        const output = sim?.results[j]?.output;
+        if (output === undefined || output === null) return;
+        for (const r of flattenValue(output, 200)) {
+          fields.push({
+            group: `Output of step ${j + 1} (${step.name})`,
+            label: r.path,
+            type: typeOf(r.value),
+            example: r.value,
+            insert: under(`$steps.${keyStep(step.name)}`, r.expression),
+          });
+        }
+      });
+      return { fields, scope: sim?.scopes[index] };
+    },
+    [learned, payload, sim],
+  );
+
+  const toggleActive = async (next: boolean) => {
+    setActiveError(null);
+    setToggling(true);
+    try {
+      if (next && dirty && !(await save())) return;
+      const w = await setActive(id, next);
+      setSaved(w);
+      setStatus(
+        next
+          ? 'Activated: the production URL serves live traffic.'
+          : 'Deactivated: only the test URL serves.',
+      );
+    } catch (err) {
+      setActiveError(asApiError(err));
+    } finally {
+      setToggling(false);
+    }
+  };
+
+  const listen = async (seconds: number) => {
+    if (dirty && !(await save())) return;
+    await test.start(seconds);
+  };
+
+  if (loadError) {
+    return (
+      <div className="card">
+        <h1>Workflow</h1>
+        <ErrorMessage error={loadError} />
+        <Link to="/">Back to the workflows</Link>
+      </div>
+    );
+  }
+  if (!saved || !draft || !payload) return <p className="muted">Loading the workflow…</p>;
+
+  const problems = [...(showProblems ? payload.problems : []), ...(saveError?.fields ?? [])];
+  const baseUrl = saved.trigger.testUrl.slice(
+    0,
+    saved.trigger.testUrl.length - `/webhook-test/${saved.trigger.path}`.length,
+  );
+  const path = normalizedPath(draft.trigger.path) ?? saved.trigger.path;
+  const setTrigger = (patch: Partial<TriggerDraft>) =>
+    setDraft({ ...draft, trigger: { ...draft.trigger, ...patch } });
+  const testCurl = curlLine(
+    fillParams(`${baseUrl}/webhook-test/${path}`),
+    primaryMethod(draft.trigger.methods),
+    draft.trigger.auth,
+  );
+
+  return (
+    <article className="editor" aria-labelledby={headingId}>
+      <div className="editor-head">
+        <div className="editor-title">
+          <Link to="/" className="small muted back-link">
+            ← Workflows
+          </Link>
+          <h1 id={headingId} className="visually-hidden">
+            Workflow {draft.name}
+          </h1>
+          <label htmlFor={`${headingId}-name`} className="visually-hidden">
+            Workflow name
+          </label>
+          <input
+            id={`${headingId}-name`}
+            className="title-input"
+            value={draft.name}
+            onChange={(e) => setDraft({ ...draft, name: e.target.value })}
+          />
+        </div>
+        <div className="editor-actions">
+          <div className={`state ${saved.active ? 'state-on' : 'state-off'}`} id={`${headingId}-state`}>
+            <Switch
+              checked={saved.active}
+              label="Activated"
+              disabled={toggling || saving}
+              describedBy={`${headingId}-state-text`}
+              onChange={toggleActive}
+            />
+            <span id={`${headingId}-state-text`} className="state-text">
+              {saved.active ? 'Active: the production URL serves' : 'Not activated: only the test URL serves'}
+            </span>
+          </div>
+          <Link to={`/executions?workflowId=${encodeURIComponent(id)}`} className="button">
+            Executions
+          </Link>
+          <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
+            {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
+          </button>
+        </div>
+      </div>
+      <p className="visually-hidden" aria-live="polite">
+        {status}
+      </p>
+      <ErrorMessage
+        error={activeError}
+        title={saved.active ? 'Could not deactivate' : 'Could not activate'}
+      />
+      <ErrorMessage error={saveError} title="Not saved" />
+
+      <div className="editor-grid">
+        <div className="area-urls">
+          <UrlPanel
+            baseUrl={baseUrl}
+            path={path}
+            methods={draft.trigger.methods}
+            auth={draft.trigger.auth}
+            active={saved.active}
+            listening={test.listener !== null}
+            unsaved={dirty}
+          />
+        </div>
+        <div className="area-test">
+          <TestPanel
+            test={test}
+            testUrl={`${baseUrl}/webhook-test/${path}`}
+            curl={testCurl}
+            onListen={listen}
+            busy={saving}
+          />
+        </div>
+        <div className="area-trigger">
+          <TriggerPanel
+            trigger={draft.trigger}
+            onChange={setTrigger}
+            problems={problems}
+            savedAuth={saved.trigger.auth}
+          />
+        </div>
+        <div className="area-steps">
+          <StepsPanel
+            steps={draft.steps}
+            onChange={(steps) => setDraft({ ...draft, steps })}
+            contextFor={contextFor}
+            results={sim?.results}
+            problems={problems}
+            responseMode={draft.trigger.responseMode}
+          />
+        </div>
+      </div>
+    </article>
+  );
+}

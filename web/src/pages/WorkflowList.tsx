@@ -1,0 +1,313 @@
+import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { type ApiError, api, asApiError } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { StatusBadge } from '../components/StatusBadge';
+import { Switch } from '../components/Switch';
+import { MASK } from '../lib/draft';
+import { formatAgo, formatTime } from '../lib/format';
+import { lastExecution, listAllWorkflows, setActive, triggerInput } from '../lib/workflows';
+import { Link, navigate } from '../router';
+import type { Execution, Workflow } from '../types';
+
+export function WorkflowList() {
+  const id = useId();
+  const [workflows, setWorkflows] = useState<Workflow[] | null>(null);
+  const [last, setLast] = useState<Record<string, Execution | null>>({});
+  const [error, setError] = useState<ApiError | null>(null);
+  const [rowErrors, setRowErrors] = useState<Record<string, ApiError>>({});
+  const [busy, setBusy] = useState<string | null>(null);
+  const [search, setSearch] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [newName, setNewName] = useState('');
+  const [deleting, setDeleting] = useState<Workflow | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+
+  // Opening the form moves focus to its one field.
+  useEffect(() => {
+    if (creating) nameRef.current?.focus();
+  }, [creating]);
+
+  const load = async () => {
+    try {
+      const items = await listAllWorkflows();
+      setWorkflows(items);
+      setError(null);
+      const entries = await Promise.all(
+        items.map(async (w) => [w.id, (await lastExecution(w.id).catch(() => undefined)) ?? null] as const),
+      );
+      setLast(Object.fromEntries(entries));
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list loads once on mount; later loads are explicit
+  useEffect(() => {
+    load();
+  }, []);
+
+  const shown = useMemo(() => {
+    const q = search.trim().toLowerCase();
+    if (!workflows || !q) return workflows ?? [];
+    return workflows.filter(
+      (w) =>
+        w.name.toLowerCase().includes(q) ||
+        w.trigger.path.toLowerCase().includes(q) ||
+        w.trigger.methods.join(' ').toLowerCase().includes(q),
+    );
+  }, [workflows, search]);
+
+  const replace = (w: Workflow) => setWorkflows((list) => list?.map((x) => (x.id === w.id ? w : x)) ?? null);
+
+  const toggle = async (w: Workflow, active: boolean) => {
+    setBusy(w.id);
+    setRowErrors(({ [w.id]: _, ...rest }) => rest);
+    try {
+      replace(await setActive(w.id, active));
+    } catch (err) {
+      setRowErrors((errs) => ({ ...errs, [w.id]: asApiError(err) }));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const w = await api<Workflow>('POST', '/workflows', { name: newName.trim() || 'Untitled workflow' });
+      navigate(`/workflows/${w.id}`);
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  const duplicate = async (w: Workflow) => {
+    setBusy(w.id);
+    setError(null);
+    try {
+      const trigger = triggerInput(w);
+      // Secrets never reach the browser, so a copy cannot carry them: its auth starts empty.
+      const hasSecret = Object.values(trigger.auth).includes(MASK);
+      const { path: _path, ...rest } = trigger;
+      const copy = await api<Workflow>('POST', '/workflows', {
+        name: `Copy of ${w.name}`,
+        // A new random path: two workflows on one path could never both be active.
+        trigger: hasSecret ? { ...rest, auth: { type: 'none' } } : rest,
+        steps: w.steps,
+      });
+      setWorkflows((list) => (list ? [copy, ...list] : [copy]));
+      setNotice(
+        `Created "${copy.name}" on a new path.${hasSecret ? ' Its webhook authentication was reset: set the secret again in the editor.' : ''}`,
+      );
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const remove = async () => {
+    if (!deleting) return;
+    const w = deleting;
+    setBusy(w.id);
+    try {
+      await api('DELETE', `/workflows/${encodeURIComponent(w.id)}`);
+      setWorkflows((list) => list?.filter((x) => x.id !== w.id) ?? null);
+      setNotice(`Deleted "${w.name}".`);
+      setDeleting(null);
+    } catch (err) {
+      setError(asApiError(err));
+      setDeleting(null);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <div className="page-head">
+        <h1 id={`${id}-title`}>Workflows</h1>
+        <div className="page-actions">
+          <div className="search">
+            <label htmlFor={`${id}-search`} className="visually-hidden">
+              Search workflows
+            </label>
+            <input
+              id={`${id}-search`}
+              type="search"
+              className="input"
+              placeholder="Search workflows"
+              value={search}
+              onChange={(e) => setSearch(e.target.value)}
+            />
+          </div>
+          <button
+            type="button"
+            className="button primary"
+            onClick={() => setCreating((c) => !c)}
+            aria-expanded={creating}
+          >
+            New workflow
+          </button>
+        </div>
+      </div>
+
+      {creating && (
+        <form className="card inline-form" onSubmit={create}>
+          <label htmlFor={`${id}-name`} className="label">
+            Name of the new workflow
+          </label>
+          <div className="row">
+            <input
+              id={`${id}-name`}
+              className="input grow"
+              value={newName}
+              onChange={(e) => setNewName(e.target.value)}
+              placeholder="New orders"
+              ref={nameRef}
+            />
+            <button type="submit" className="button primary">
+              Create
+            </button>
+          </div>
+          <p className="help">
+            It starts with a webhook trigger on POST and a random path; change both in the editor.
+          </p>
+        </form>
+      )}
+
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <ErrorMessage error={error} />
+
+      {workflows === null && !error && <p className="muted">Loading workflows…</p>}
+      {workflows !== null && workflows.length === 0 && (
+        <div className="card empty">
+          <h2>No workflows yet</h2>
+          <p>
+            A workflow starts with a webhook: hookflow gives it a URL, other applications call it, and the
+            data they send flows through the workflow's steps. Create one to get its URL.
+          </p>
+          <button type="button" className="button primary" onClick={() => setCreating(true)}>
+            Create your first workflow
+          </button>
+        </div>
+      )}
+      {workflows !== null && workflows.length > 0 && (
+        <div className="table-wrap">
+          <table className="data-table workflow-table">
+            <caption className="visually-hidden">Workflows</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Active</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">Last execution</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((w) => {
+                const exec = last[w.id];
+                const rowError = rowErrors[w.id];
+                return (
+                  <tr key={w.id}>
+                    <th scope="row">
+                      <Link to={`/workflows/${w.id}`} className="strong-link">
+                        {w.name}
+                      </Link>
+                      <div className="muted small">
+                        {w.active ? 'Active' : 'Not activated: only the test URL serves'}
+                      </div>
+                      {rowError && (
+                        <div className="row-error" id={`${id}-err-${w.id}`}>
+                          <ErrorMessage error={rowError} />
+                        </div>
+                      )}
+                    </th>
+                    <td>
+                      <Switch
+                        checked={w.active}
+                        label={`Active: ${w.name}`}
+                        disabled={busy === w.id}
+                        describedBy={rowError ? `${id}-err-${w.id}` : undefined}
+                        onChange={(next) => toggle(w, next)}
+                      />
+                    </td>
+                    <td>
+                      <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}
+                      <code>/{w.trigger.path}</code>
+                    </td>
+                    <td>
+                      {exec === undefined ? (
+                        <span className="muted">…</span>
+                      ) : exec === null ? (
+                        <span className="muted small">Never run</span>
+                      ) : (
+                        <Link
+                          to={`/executions/${exec.id}`}
+                          className="last-exec"
+                          title={formatTime(exec.createdAt)}
+                        >
+                          <StatusBadge status={exec.status} />{' '}
+                          <span className="muted small">
+                            {exec.mode === 'test' ? 'test · ' : ''}
+                            {formatAgo(exec.createdAt)}
+                          </span>
+                        </Link>
+                      )}
+                    </td>
+                    <td className="actions-cell">
+                      <button
+                        type="button"
+                        className="button small"
+                        onClick={() => duplicate(w)}
+                        disabled={busy === w.id}
+                        aria-label={`Duplicate ${w.name}`}
+                      >
+                        Duplicate
+                      </button>
+                      <button
+                        type="button"
+                        className="button small danger-outline"
+                        onClick={() => setDeleting(w)}
+                        disabled={busy === w.id}
+                        aria-label={`Delete ${w.name}`}
+                      >
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {shown.length === 0 && <p className="muted">No workflow matches "{search}".</p>}
+        </div>
+      )}
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete "${deleting?.name ?? ''}"?`}
+        confirmLabel="Delete workflow"
+        danger
+        busy={busy !== null}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>
+          Its webhook URLs stop answering at once
+          {deleting?.active ? ' (it is active: live traffic will get 404)' : ''}. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}

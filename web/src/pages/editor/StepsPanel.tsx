@@ -1,0 +1,426 @@
+import { useId } from 'react';
+import type { FieldProblem } from '../../api';
+import { ExpressionInput } from '../../components/ExpressionInput';
+import type { PickerField } from '../../components/FieldPicker';
+import { JsonView } from '../../components/JsonView';
+import { newStep, type Row, row, STEP_TYPES, type StepDraft, textToBody } from '../../lib/draft';
+import type { Scope } from '../../lib/expressions';
+import type { SimResult } from '../../lib/simulate';
+import type { ResponseMode } from '../../types';
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+
+/** The last name in a picked path, as a field name: `body.param1` → `param1`. */
+function suggestName(label: string): string {
+  const last =
+    label
+      .replace(/\[\]$/, '')
+      .split(/[.[\]"]+/)
+      .filter(Boolean)
+      .pop() ?? '';
+  return /^[A-Za-z_][\w-]*$/.test(last) ? last : '';
+}
+
+interface StepContext {
+  fields: PickerField[];
+  scope: Scope | undefined;
+}
+
+export function StepsPanel({
+  steps,
+  onChange,
+  contextFor,
+  results,
+  problems,
+  responseMode,
+}: {
+  steps: StepDraft[];
+  onChange: (steps: StepDraft[]) => void;
+  contextFor: (index: number) => StepContext;
+  results: SimResult[] | undefined;
+  problems: FieldProblem[];
+  responseMode: ResponseMode;
+}) {
+  const id = useId();
+  const update = (index: number, patch: Partial<StepDraft>) =>
+    onChange(steps.map((s, i) => (i === index ? { ...s, ...patch } : s)));
+  const move = (index: number, by: number) => {
+    const next = [...steps];
+    const [step] = next.splice(index, 1);
+    next.splice(index + by, 0, step!);
+    onChange(next);
+    // Keep keyboard focus on the moved step's button.
+    requestAnimationFrame(() => document.getElementById(`${id}-step-${step!.key}`)?.focus());
+  };
+
+  return (
+    <section className="card" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Steps</h2>
+      <p className="help">
+        Steps run in order after the trigger; each receives the previous output as <code>$</code>. Values may
+        hold <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
+        <code>$steps.name</code> an earlier step's output.
+      </p>
+      {steps.length === 0 && <p className="muted">No steps: the trigger item is the result of each run.</p>}
+      <ol className="steps">
+        {steps.map((step, index) => (
+          <StepCard
+            key={step.key}
+            headingId={`${id}-step-${step.key}`}
+            step={step}
+            index={index}
+            count={steps.length}
+            onChange={(patch) => update(index, patch)}
+            onMove={(by) => move(index, by)}
+            onRemove={() => onChange(steps.filter((_, i) => i !== index))}
+            context={contextFor(index)}
+            result={results?.[index]}
+            problems={problems.filter(
+              (p) => p.field === `/steps/${index}` || p.field.startsWith(`/steps/${index}/`),
+            )}
+            responseMode={responseMode}
+          />
+        ))}
+      </ol>
+      <fieldset className="add-step">
+        <legend className="label">Add a step</legend>
+        <div className="add-step-buttons">
+          {STEP_TYPES.map((t) => (
+            <button
+              key={t.type}
+              type="button"
+              className="button"
+              title={t.description}
+              onClick={() => onChange([...steps, newStep(t.type, steps)])}
+            >
+              + {t.label}
+            </button>
+          ))}
+        </div>
+      </fieldset>
+    </section>
+  );
+}
+
+function StepCard({
+  headingId,
+  step,
+  index,
+  count,
+  onChange,
+  onMove,
+  onRemove,
+  context,
+  result,
+  problems,
+  responseMode,
+}: {
+  headingId: string;
+  step: StepDraft;
+  index: number;
+  count: number;
+  onChange: (patch: Partial<StepDraft>) => void;
+  onMove: (by: number) => void;
+  onRemove: () => void;
+  context: StepContext;
+  result: SimResult | undefined;
+  problems: FieldProblem[];
+  responseMode: ResponseMode;
+}) {
+  const id = useId();
+  const label = step.name || `step ${index + 1}`;
+  const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
+  const expr = (
+    key: 'condition' | 'url' | 'body' | 'timeoutMs' | 'status',
+    title: string,
+    opts: { multiline?: boolean; placeholder?: string } = {},
+  ) => (
+    <ExpressionInput
+      label={title}
+      value={step[key]}
+      onChange={(v) => onChange({ [key]: v })}
+      fields={context.fields}
+      scope={context.scope}
+      multiline={opts.multiline}
+      placeholder={opts.placeholder}
+      serverError={problemAt(problems, `/steps/${index}/${key}`)}
+      toValue={key === 'body' ? textToBody : undefined}
+    />
+  );
+
+  return (
+    <li className="step" aria-labelledby={headingId}>
+      <div className="step-head">
+        <span className="step-number" aria-hidden="true">
+          {index + 1}
+        </span>
+        <h3 id={headingId} tabIndex={-1} className="step-title">
+          <span className="visually-hidden">Step {index + 1}: </span>
+          {typeLabel}
+        </h3>
+        <div className="step-tools">
+          <button
+            type="button"
+            className="button small icon"
+            onClick={() => onMove(-1)}
+            disabled={index === 0}
+            aria-label={`Move ${label} up`}
+          >
+            ↑
+          </button>
+          <button
+            type="button"
+            className="button small icon"
+            onClick={() => onMove(1)}
+            disabled={index === count - 1}
+            aria-label={`Move ${label} down`}
+          >
+            ↓
+          </button>
+          <button
+            type="button"
+            className="button small danger-outline"
+            onClick={onRemove}
+            aria-label={`Remove ${label}`}
+          >
+            Remove
+          </button>
+        </div>
+      </div>
+
+      <div className="field">
+        <label htmlFor={`${id}-name`} className="label">
+          Step name
+        </label>
+        <input
+          id={`${id}-name`}
+          className="input"
+          value={step.name}
+          aria-describedby={`${id}-name-help`}
+          onChange={(e) => onChange({ name: e.target.value })}
+        />
+        <p id={`${id}-name-help`} className="help">
+          Later steps read its output as <code>$steps.{step.name || 'name'}</code>.
+        </p>
+      </div>
+
+      {step.type === 'set' && (
+        <>
+          <Rows
+            title="Fields"
+            addLabel="Add field"
+            nameLabel="Field name"
+            valueLabel="Value"
+            rows={step.fields}
+            onChange={(fields) => onChange({ fields })}
+            context={context}
+            autoName
+          />
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={step.keepInput}
+              onChange={(e) => onChange({ keepInput: e.target.checked })}
+            />
+            Keep the input's other fields
+          </label>
+        </>
+      )}
+      {step.type === 'filter' && expr('condition', 'Condition', { placeholder: '{{ body.amount > 100 }}' })}
+      {step.type === 'http' && (
+        <>
+          <div className="field">
+            <label htmlFor={`${id}-method`} className="label">
+              Method
+            </label>
+            <select
+              id={`${id}-method`}
+              className="input"
+              value={step.method}
+              onChange={(e) => onChange({ method: e.target.value })}
+            >
+              {HTTP_METHODS.map((m) => (
+                <option key={m}>{m}</option>
+              ))}
+            </select>
+          </div>
+          {expr('url', 'URL', { placeholder: 'https://example.com/api' })}
+          <Rows
+            title="Headers"
+            addLabel="Add header"
+            nameLabel="Header"
+            valueLabel="Value"
+            rows={step.headers}
+            onChange={(headers) => onChange({ headers })}
+            context={context}
+          />
+          <Rows
+            title="Query"
+            addLabel="Add parameter"
+            nameLabel="Parameter"
+            valueLabel="Value"
+            rows={step.query}
+            onChange={(query) => onChange({ query })}
+            context={context}
+          />
+          {step.method !== 'GET' &&
+            step.method !== 'HEAD' &&
+            expr('body', 'Body (JSON or text)', {
+              multiline: true,
+              placeholder: '{"name": "{{ body.param1 }}"}',
+            })}
+          {expr('timeoutMs', 'Timeout (ms)', { placeholder: '30000' })}
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={step.failOnError}
+              onChange={(e) => onChange({ failOnError: e.target.checked })}
+            />
+            Fail the run when the answer is not 2xx
+          </label>
+        </>
+      )}
+      {step.type === 'respond' && (
+        <>
+          {responseMode !== 'respondStep' && (
+            <p className="notice small">
+              The trigger's response is not set to "From a Respond step", so this answer is not sent. Change
+              it under Webhook trigger → Response.
+            </p>
+          )}
+          {expr('status', 'Status', { placeholder: '200' })}
+          <Rows
+            title="Headers"
+            addLabel="Add header"
+            nameLabel="Header"
+            valueLabel="Value"
+            rows={step.headers}
+            onChange={(headers) => onChange({ headers })}
+            context={context}
+          />
+          {expr('body', 'Body (JSON or text; empty sends the input)', {
+            multiline: true,
+            placeholder: '{"ok": true}',
+          })}
+        </>
+      )}
+      {!['set', 'filter', 'http', 'respond'].includes(step.type) && (
+        <div className="field">
+          <label htmlFor={`${id}-raw`} className="label">
+            Configuration (JSON)
+          </label>
+          <textarea
+            id={`${id}-raw`}
+            className="input mono"
+            rows={6}
+            value={step.raw}
+            onChange={(e) => onChange({ raw: e.target.value })}
+          />
+        </div>
+      )}
+
+      {problems.length > 0 && (
+        <ul className="field-error step-problems" aria-label={`Problems in ${label}`}>
+          {problems.map((p) => (
+            <li key={`${p.field}:${p.message}`}>
+              {describeField(p.field, index)} {p.message}
+            </li>
+          ))}
+        </ul>
+      )}
+
+      {result && (
+        <details className="step-preview">
+          <summary>
+            Output preview
+            {result.error ? <span className="field-error inline"> · fails: {result.error}</span> : null}
+          </summary>
+          {result.note && <p className="small muted">{result.note}</p>}
+          {!result.error && <JsonView value={result.output} label={`Preview of ${label}'s output`} />}
+        </details>
+      )}
+    </li>
+  );
+}
+
+function problemAt(problems: FieldProblem[], field: string): string | undefined {
+  const found = problems.filter((p) => p.field === field || p.field.startsWith(`${field}/`));
+  return found.length ? found.map((p) => p.message).join('; ') : undefined;
+}
+
+function describeField(field: string, index: number): string {
+  const rest = field.slice(`/steps/${index}`.length).replace(/^\//, '');
+  return rest ? `${rest.replace(/\//g, ' › ')}:` : 'This step';
+}
+
+function Rows({
+  title,
+  addLabel,
+  nameLabel,
+  valueLabel,
+  rows,
+  onChange,
+  context,
+  autoName,
+}: {
+  title: string;
+  addLabel: string;
+  nameLabel: string;
+  valueLabel: string;
+  rows: Row[];
+  onChange: (rows: Row[]) => void;
+  context: StepContext;
+  /** Fill an empty name from the picked field. */
+  autoName?: boolean;
+}) {
+  const id = useId();
+  const set = (key: string, patch: Partial<Row>) =>
+    onChange(rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+  return (
+    <fieldset className="rows">
+      <legend className="label">{title}</legend>
+      {rows.map((r, i) => (
+        <div key={r.key} className="kv-row">
+          <div className="field kv-name">
+            <label htmlFor={`${id}-${r.key}`} className="label small">
+              {nameLabel} {rows.length > 1 ? i + 1 : ''}
+            </label>
+            <input
+              id={`${id}-${r.key}`}
+              className="input mono"
+              value={r.name}
+              onChange={(e) => set(r.key, { name: e.target.value })}
+            />
+          </div>
+          <div className="kv-value">
+            <ExpressionInput
+              label={`${valueLabel}${r.name ? ` of ${r.name}` : rows.length > 1 ? ` ${i + 1}` : ''}`}
+              value={r.value}
+              onChange={(value, picked) =>
+                set(
+                  r.key,
+                  autoName && picked && !r.name.trim()
+                    ? { value, name: suggestName(picked.label) }
+                    : { value },
+                )
+              }
+              fields={context.fields}
+              scope={context.scope}
+            />
+          </div>
+          <button
+            type="button"
+            className="button small icon kv-remove"
+            aria-label={`Remove ${r.name || `${nameLabel.toLowerCase()} ${i + 1}`}`}
+            onClick={() => onChange(rows.filter((x) => x.key !== r.key))}
+          >
+            ✕
+          </button>
+        </div>
+      ))}
+      <button type="button" className="button small" onClick={() => onChange([...rows, row()])}>
+        + {addLabel}
+      </button>
+    </fieldset>
+  );
+}

@@ -1,0 +1,214 @@
+import { useEffect, useId, useState } from 'react';
+import { type ApiError, api, asApiError } from '../../api';
+import { ErrorMessage } from '../../components/ErrorMessage';
+import { FieldTable } from '../../components/FieldTable';
+import { JsonView } from '../../components/JsonView';
+import { SchemaTree } from '../../components/SchemaTree';
+import { StatusBadge } from '../../components/StatusBadge';
+import { Tabs } from '../../components/Tabs';
+import { requestFields } from '../../lib/flatten';
+import { formatCountdown, formatTime } from '../../lib/format';
+import { Link } from '../../router';
+import type { TestEvents } from './useTestEvents';
+
+const LISTEN_SECONDS = 120;
+
+function useNow(active: boolean): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, [active]);
+  return now;
+}
+
+/**
+ * "Listen for test event": opens a listener (saving first), counts down, waits, and shows the
+ * captured request live as a table, as JSON and as the learned schema. Earlier test events can be
+ * browsed and replayed into the current version of the workflow.
+ */
+export function TestPanel({
+  test,
+  testUrl,
+  curl,
+  onListen,
+  busy,
+}: {
+  test: TestEvents;
+  testUrl: string;
+  curl: string;
+  /** Save pending changes, then start listening. */
+  onListen: (seconds: number) => Promise<void>;
+  busy: boolean;
+}) {
+  const id = useId();
+  const [tab, setTab] = useState('table');
+  const [replay, setReplay] = useState<{ executionId?: string; error?: ApiError; busy?: boolean }>({});
+  const { listener, selected, events, schema } = test;
+  const now = useNow(listener !== null);
+  const secondsLeft = listener ? (new Date(listener.expiresAt).getTime() - now) / 1000 : 0;
+  const run = selected?.executionId ? test.runs[selected.executionId] : undefined;
+
+  const doReplay = async () => {
+    if (!selected?.executionId) return;
+    setReplay({ busy: true });
+    try {
+      const { executionId } = await api<{ executionId: string }>(
+        'POST',
+        `/executions/${encodeURIComponent(selected.executionId)}/replay`,
+      );
+      setReplay({ executionId });
+    } catch (err) {
+      setReplay({ error: asApiError(err) });
+    }
+  };
+
+  return (
+    <section className="card test-panel" aria-labelledby={`${id}-title`}>
+      <div className="card-head">
+        <h2 id={`${id}-title`}>Test event</h2>
+        {listener ? (
+          <button type="button" className="button" onClick={test.stop}>
+            Stop listening
+          </button>
+        ) : (
+          <button
+            type="button"
+            className="button primary"
+            onClick={() => onListen(LISTEN_SECONDS)}
+            disabled={busy}
+          >
+            Listen for test event
+          </button>
+        )}
+      </div>
+
+      <p className="visually-hidden" aria-live="polite">
+        {test.announcement}
+      </p>
+      <ErrorMessage error={test.error} />
+
+      {listener && (
+        <div className="listening">
+          <div className="listening-head">
+            <span className="pulse" aria-hidden="true" />
+            <strong>Waiting for a request on the test URL…</strong>
+            <span className="countdown" aria-hidden="true">
+              {formatCountdown(secondsLeft)}
+            </span>
+          </div>
+          <progress
+            className="countdown-bar"
+            max={LISTEN_SECONDS}
+            value={Math.max(0, secondsLeft)}
+            aria-label="Time left to listen"
+            aria-valuetext={`${Math.max(0, Math.ceil(secondsLeft))} seconds left`}
+          />
+          <p className="small">
+            Send a request to <code>{testUrl}</code>, for example:
+          </p>
+          <pre className="curl-block">{curl}</pre>
+          {listener.keepListening ? (
+            <p className="small muted">Every request is captured until the countdown ends.</p>
+          ) : (
+            <p className="small muted">The first request is captured; then listening stops.</p>
+          )}
+        </div>
+      )}
+      {!listener && test.closedNote && <p className="notice small">{test.closedNote}</p>}
+      {test.streamDown && (
+        <p className="notice small" role="status">
+          The live connection dropped; reconnecting. Captures still arrive, a few seconds later.
+        </p>
+      )}
+
+      {events !== null && events.length === 0 && !listener && (
+        <p className="muted">
+          No test events yet. Click <strong>Listen for test event</strong>, then call the test URL: the
+          request appears here, and its fields become available to the steps.
+        </p>
+      )}
+
+      {selected && (
+        <>
+          <div className="event-bar">
+            <div className="field compact">
+              <label htmlFor={`${id}-event`} className="label">
+                Showing
+              </label>
+              <select
+                id={`${id}-event`}
+                className="input"
+                value={selected.id}
+                onChange={(e) => test.select(e.target.value)}
+              >
+                {events?.map((e, i) => (
+                  <option key={e.id} value={e.id}>
+                    {formatTime(e.receivedAt)} · {e.item.method ?? ''} {i === 0 ? '(latest)' : ''}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="event-run">
+              {run && (
+                <Link to={`/executions/${run.id}`} className="small">
+                  Test run: <StatusBadge status={run.status} />
+                </Link>
+              )}
+              <button
+                type="button"
+                className="button small"
+                onClick={doReplay}
+                disabled={!selected.executionId || replay.busy}
+                title="Run this request again through the current version of the workflow"
+              >
+                Replay
+              </button>
+            </div>
+          </div>
+          {replay.executionId && (
+            <p className="notice small" role="status">
+              Replayed into the current version:{' '}
+              <Link to={`/executions/${replay.executionId}`}>see the execution</Link>.
+            </p>
+          )}
+          <ErrorMessage error={replay.error} />
+          <p className="small muted event-meta">
+            <strong>{selected.item.method}</strong> <code>/{selected.item.path}</code> · received{' '}
+            {formatTime(selected.receivedAt)} ·{' '}
+            {String(selected.item.headers?.['content-type'] ?? 'no content type')}
+          </p>
+          <Tabs
+            label="Captured request"
+            selected={tab}
+            onSelect={setTab}
+            tabs={[
+              {
+                id: 'table',
+                label: 'Table',
+                content: (
+                  <FieldTable caption="Fields of the captured request" value={requestFields(selected.item)} />
+                ),
+              },
+              {
+                id: 'json',
+                label: 'JSON',
+                content: <JsonView value={selected.item} label="Captured request (JSON)" />,
+              },
+              {
+                id: 'schema',
+                label: 'Schema',
+                content: schema ? (
+                  <SchemaTree schema={schema.jsonSchema} samples={schema.samples} />
+                ) : (
+                  <p className="muted">Loading…</p>
+                ),
+              },
+            ]}
+          />
+        </>
+      )}
+    </section>
+  );
+}

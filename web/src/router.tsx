@@ -1,0 +1,64 @@
+/** A few lines of client-side routing: the URL path is the state; links push history entries. */
+import { type AnchorHTMLAttributes, type MouseEvent, useSyncExternalStore } from 'react';
+
+const CHANGE = 'hookflow:navigate';
+
+function subscribe(callback: () => void): () => void {
+  window.addEventListener('popstate', callback);
+  window.addEventListener(CHANGE, callback);
+  return () => {
+    window.removeEventListener('popstate', callback);
+    window.removeEventListener(CHANGE, callback);
+  };
+}
+
+const snapshot = () => window.location.pathname + window.location.search;
+
+/** The current path and query, re-rendering on navigation. */
+export function useLocation(): string {
+  return useSyncExternalStore(subscribe, snapshot);
+}
+
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  if (to === snapshot()) return;
+  if (options.replace) window.history.replaceState(null, '', to);
+  else window.history.pushState(null, '', to);
+  window.dispatchEvent(new Event(CHANGE));
+  if (!options.replace) window.scrollTo(0, 0);
+}
+
+/** Match `/workflows/:id` against a path; the params, or undefined. */
+export function match(pattern: string, path: string): Record<string, string> | undefined {
+  const pattern_ = pattern.split('/');
+  const actual = path.split('?')[0]!.split('/');
+  if (pattern_.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern_.length; i++) {
+    const p = pattern_[i]!;
+    const a = actual[i]!;
+    if (p.startsWith(':')) {
+      if (a === '') return undefined;
+      params[p.slice(1)] = decodeURIComponent(a);
+    } else if (p !== a) return undefined;
+  }
+  return params;
+}
+
+export function Link({ to, onClick, ...props }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+  const handle = (event: MouseEvent<HTMLAnchorElement>) => {
+    onClick?.(event);
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    ) {
+      return;
+    }
+    event.preventDefault();
+    navigate(to);
+  };
+  return <a href={to} onClick={handle} {...props} />;
+}

@@ -1,0 +1,178 @@
+/** What the API sends and takes (SPEC 4, 8; src/workflows/model.ts, src/http/present.ts). */
+
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+export type Method = (typeof METHODS)[number];
+
+export type AuthType = 'none' | 'basic' | 'header' | 'jwt' | 'hmac';
+
+/** One shape for every auth kind; only the keys of `type` are sent (the server refuses others). */
+export interface AuthConfig {
+  type: AuthType;
+  username?: string;
+  password?: string;
+  name?: string;
+  value?: string;
+  algorithm?: string;
+  secret?: string;
+  publicKey?: string;
+  issuer?: string;
+  audience?: string;
+  preset?: string;
+  header?: string;
+  encoding?: string;
+  prefix?: string;
+  toleranceSeconds?: number;
+}
+
+export type ResponseMode = 'immediately' | 'lastStep' | 'respondStep';
+
+export interface ResponseConfig {
+  mode: ResponseMode;
+  status?: number;
+  body?: unknown;
+  noContent?: boolean;
+  timeoutMs?: number;
+}
+
+export interface TriggerOptions {
+  maxBodyBytes?: number;
+  allowedOrigins?: string[];
+  ipAllowlist?: string[];
+  rateLimit?: { requests: number; perSeconds: number };
+  idempotency?: { header?: string; key?: string; windowSeconds?: number };
+  schemaCheck?: 'off' | 'warn' | 'reject';
+}
+
+export interface Trigger {
+  type: 'webhook';
+  methods: Method[];
+  path: string;
+  auth: AuthConfig;
+  response: ResponseConfig;
+  options: TriggerOptions;
+  testUrl: string;
+  productionUrl: string;
+}
+
+export interface Step {
+  name: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface Workflow {
+  id: string;
+  name: string;
+  active: boolean;
+  version: number;
+  trigger: Trigger;
+  steps: Step[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'filtered';
+export type Mode = 'test' | 'production';
+
+export interface ExecutionError {
+  message: string;
+  step?: string;
+  field?: string;
+  expression?: string;
+  position?: number;
+  code?: string;
+}
+
+export interface ExecutionStep {
+  name: string;
+  type: string;
+  status: 'succeeded' | 'failed' | 'filtered';
+  input?: unknown;
+  output: unknown;
+  error: ExecutionError | null;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface Execution {
+  id: string;
+  workflowId: string;
+  workflowVersion: number;
+  mode: Mode;
+  status: ExecutionStatus;
+  trigger: TriggerItem;
+  steps: ExecutionStep[];
+  error: ExecutionError | null;
+  attempt: number;
+  retryOf: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface TriggerItem {
+  method?: string;
+  path?: string;
+  params?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  headers?: Record<string, unknown>;
+  body?: unknown;
+  files?: unknown[];
+  webhookUrl?: string;
+  executionMode?: Mode;
+  receivedAt?: string;
+  [key: string]: unknown;
+}
+
+export interface TestEvent {
+  id: string;
+  executionId: string | null;
+  receivedAt: string;
+  item: TriggerItem;
+}
+
+export interface Listener {
+  listenerId: string;
+  expiresAt: string;
+  testUrl: string;
+  keepListening: boolean;
+}
+
+export interface LearnedField {
+  path: string;
+  expression: string;
+  type: string;
+  example: unknown;
+  optional: boolean;
+}
+
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  examples?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface LearnedSchema {
+  jsonSchema: JsonSchema;
+  fields: LearnedField[];
+  samples: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface User {
+  email: string;
+  role?: string;
+}
+
+export interface AuthStatus {
+  setupRequired: boolean;
+  user: User | null;
+  csrfToken: string | null;
+}
