@@ -42,7 +42,11 @@ describe('loadConfig', () => {
     ],
     [{ HOOKFLOW_LOG_LEVEL: 'DEBUG' }, (c: ReturnType<typeof loadConfig>) => c.log.level, 'debug'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '2048' }, (c: ReturnType<typeof loadConfig>) => c.http.maxBodyBytes, 2048],
-    [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }, (c: ReturnType<typeof loadConfig>) => c.http.trustProxy.join(' '), '10.0.0.1 192.168.0.0/16'],
+    [
+      { HOOKFLOW_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' },
+      (c: ReturnType<typeof loadConfig>) => c.http.trustProxy.join(' '),
+      '10.0.0.1 192.168.0.0/16',
+    ],
   ])('reads %j', (env, pick, expected) => {
     expect(pick(loadConfig({ env }))).toBe(expected);
   });

@@ -91,7 +91,7 @@ function acceptsHtml(req: FastifyRequest): boolean {
 
 function notBuilt(req: FastifyRequest, reply: FastifyReply) {
   const message = 'The web UI has not been built.';
-  const hint = 'Run `npm run build` (it builds the UI into dist/web), then restart hookflow.';
+  const hint = 'Run `npm run build` (it builds the UI into dist/web), then reload this page.';
   if (acceptsHtml(req)) {
     return reply
       .code(503)
