@@ -12,6 +12,7 @@ import type { TestEventRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
+import { workflowNotFound } from '../workflows/service.js';
 import { pathShape } from './path.js';
 import { type LearnedSchema, learn } from './schema-learning.js';
 
@@ -62,7 +63,7 @@ export class TestListeners {
     const workflow = await this.#store.transaction(
       async (trx) => {
         const workflow = await workflowsRepo.get(trx, workflowId);
-        if (!workflow) throw notFound(workflowId);
+        if (!workflow) throw workflowNotFound(workflowId);
         await trx.deleteFrom('test_listeners').where('expires_at', '<=', now.toISOString()).execute();
         await assertNoListenerConflict(trx, workflow, now.toISOString());
         await trx.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
@@ -231,7 +232,7 @@ export class TestListeners {
 
   async #requireWorkflow(id: string): Promise<Workflow> {
     const workflow = await workflowsRepo.get(this.#store.db, id);
-    if (!workflow) throw notFound(id);
+    if (!workflow) throw workflowNotFound(id);
     return workflow;
   }
 }
@@ -270,8 +271,3 @@ export function notListening(): AppError {
     },
   );
 }
-
-const notFound = (id: string) =>
-  new AppError('not_found', `There is no workflow with id ${id}.`, {
-    hint: 'List workflows with GET /api/v1/workflows to see their ids.',
-  });

@@ -62,7 +62,7 @@ export class WorkflowService {
 
   async get(id: string): Promise<Workflow> {
     const workflow = await workflowsRepo.get(this.#store.db, id);
-    if (!workflow) throw notFound(id);
+    if (!workflow) throw workflowNotFound(id);
     return workflow;
   }
 
@@ -106,7 +106,7 @@ export class WorkflowService {
       },
       { lock: PATHS_LOCK },
     );
-    if (!deleted) throw notFound(id);
+    if (!deleted) throw workflowNotFound(id);
     await this.#changed(id);
   }
 
@@ -122,7 +122,7 @@ export class WorkflowService {
     const workflow = await this.#store.transaction(
       async (trx) => {
         const current = await workflowsRepo.get(trx, id);
-        if (!current) throw notFound(id);
+        if (!current) throw workflowNotFound(id);
         if (current.active === active) return current;
         const next: Workflow = { ...current, active, updatedAt: nowIso() };
         if (active) await assertPathFree(trx, next);
@@ -147,7 +147,7 @@ export class WorkflowService {
     const workflow = await this.#store.transaction(
       async (trx) => {
         const current = await workflowsRepo.get(trx, id);
-        if (!current) throw notFound(id);
+        if (!current) throw workflowNotFound(id);
         const input = build(current);
         const next: Workflow = {
           ...current,
@@ -218,7 +218,7 @@ export function validationFailed(fields: FieldError[]): AppError {
   );
 }
 
-const notFound = (id: string) =>
+export const workflowNotFound = (id: string) =>
   new AppError('not_found', `There is no workflow with id ${id}.`, {
     hint: 'List workflows with GET /api/v1/workflows to see their ids.',
   });
