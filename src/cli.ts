@@ -36,7 +36,14 @@ const CONFIG_HELP = `Configuration (flag or environment variable):
   HOOKFLOW_ENCRYPTION_KEY               key for secrets at rest
   HOOKFLOW_SQLITE_SYNCHRONOUS           FULL (default) or NORMAL
   HOOKFLOW_EXECUTOR_CONCURRENCY         executions run at once (default 8)
-  HOOKFLOW_INGEST_MAX_PENDING           requests waiting for commit before 503 (default 10000)`;
+  HOOKFLOW_INGEST_MAX_PENDING           requests waiting for commit before 503 (default 10000)
+  HOOKFLOW_LEASE_MS                     lock of a claimed execution without heartbeat (default 30000)
+  HOOKFLOW_TRUST_PROXY                  proxies whose X-Forwarded-For is believed (comma-separated)
+  HOOKFLOW_MAX_CONCURRENT_REQUESTS      requests in progress before 503 (default 2048)
+  HOOKFLOW_ALLOW_PRIVATE_NETWORK        let http steps reach private addresses (default false)
+  HOOKFLOW_EXECUTION_TIMEOUT_MS         time budget of one execution (default 300000)
+
+Distributed mode on PostgreSQL: see docs/scaling.md.`;
 
 const HELP: Record<string, string> = {
   main: `hookflow — webhook-driven workflow automation
