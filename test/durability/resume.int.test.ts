@@ -21,7 +21,7 @@ describe('crash during an execution', () => {
     let calls = 0;
     let firstCall!: () => void;
     const firstCallSeen = new Promise<void>((r) => (firstCall = r));
-    downstream = http.createServer((req, res) => {
+    downstream = http.createServer((_req, res) => {
       calls++;
       if (calls === 1) {
         firstCall();
