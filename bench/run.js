@@ -3,20 +3,35 @@
  * `npm run bench`: what does hookflow cost per webhook compared with the cheapest possible receiver?
  *
  * Starts two servers as child processes on loopback — a bare `node:http` server answering 200, and
- * `hookflow start` (SQLite in a temp data dir, one active workflow) — and drives both with autocannon
- * (form POSTs `param1=a&param2=b`, 50 connections), alternating bare/hookflow per round so that drift
- * of the machine hits both alike. After each hookflow round it waits for the accepted backlog to be
- * executed (no execution queued or running) and times that. At the end it checks the durability
- * promise: every 2xx hookflow answered has exactly one execution.
+ * `hookflow start` (SQLite in a temp data dir) — and drives both with autocannon (form POSTs
+ * `param1=a&param2=b`, 50 connections). Three cases per round, in turn so that drift of the machine
+ * hits all alike:
+ *   bare      the bare server
+ *   webhook   a production webhook, response mode `immediately` (committed before the answer)
+ *   workflow  the same with a three-step workflow (set, filter, set) executed in the same process
+ * At the end of each hookflow round it counts the executions not yet run (the backlog, also in
+ * seconds of that round's throughput), then waits for them and times that. Then a 16 MiB upload
+ * (multipart, and raw bytes) is sent three times each and the RSS it adds while it is stored is
+ * measured. At the end it checks the durability promise: every 2xx hookflow answered has exactly
+ * one execution; and it prints the ratios to the bare server and the targets (issue 8).
  *
- *   npm run bench -- [--duration 10] [--rounds 1] [--connections 50] [--warmup 2] [--json] [--postgres]
+ * `--soak SECONDS` then runs the workflow case alone for that long on a fresh `hookflow start` with
+ * retention on (HOOKFLOW_EXECUTIONS_MAX_COUNT, default 100000 here) and compares its RSS after one
+ * minute with its RSS at the end (a leak shows as growth).
+ *
+ *   npm run bench -- [--duration 10] [--rounds 1] [--connections 50] [--warmup 2] [--soak 300]
+ *                    [--skip-upload] [--json] [--postgres]
+ *
+ * `--json` prints the whole report as one JSON document on stdout (progress goes to stderr).
  *
  * `--postgres` measures distributed mode instead of `hookflow start`: a fresh PostgreSQL database
  * (created on the admin URL HOOKFLOW_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres,
  * dropped at the end), one `hookflow webhook` process (the one loaded and measured) and one
  * `hookflow worker` process (its peak RSS reported too).
  *
- * Exit code 1 when executions and 2xx answers disagree, or when the backlog does not drain.
+ * Exit code 1 when executions and 2xx answers disagree, or when the backlog does not drain. The
+ * targets are reported, not enforced: they compare with a bare server on the same machine, whose
+ * speed varies with what else runs there.
  */
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,6 +49,33 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 // long is reported as a failure rather than waited for.
 const DRAIN_LIMIT_MS = 60_000;
 const RSS_POLL_MS = 100;
+const MiB = 1024 * 1024;
+const UPLOAD_BYTES = 16 * MiB;
+/** The workflow case: a realistic small mapping (JSONata in every step). */
+const FLOW_STEPS = [
+  {
+    name: 'normalise',
+    type: 'set',
+    fields: {
+      customer: '{{ body.param1 }}',
+      code: '{{ $uppercase(body.param2) }}',
+      source: '{{ $trigger.path }}',
+    },
+  },
+  { name: 'only-a', type: 'filter', condition: '{{ customer = "a" }}' },
+  { name: 'label', type: 'set', keepInput: true, fields: { label: '{{ customer & "-" & code }}' } },
+];
+/** Issue 8's targets, against the bare server of the same run. */
+const TARGETS = {
+  webhookRatio: 0.5,
+  webhookRatioAim: 0.6,
+  workflowRatio: 0.3,
+  p99Ms: 25,
+  peakRssBytes: 200 * MiB,
+  backlogSeconds: 1,
+  uploadFactor: 2,
+  soakGrowth: 0.2,
+};
 
 // The baseline: the least a receiver can do (read the body, answer 200 with a small JSON body).
 const BARE_SERVER = `
@@ -57,6 +99,8 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
     json: { type: 'boolean', default: false },
+    soak: { type: 'string', default: '0' },
+    'skip-upload': { type: 'boolean', default: false },
     postgres: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
@@ -64,7 +108,7 @@ const { values: opts } = parseArgs({
 });
 if (opts.help) {
   console.log(
-    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--json] [--postgres]',
+    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres]',
   );
   process.exit(0);
 }
@@ -72,6 +116,10 @@ const duration = positiveInt('duration', opts.duration);
 const rounds = positiveInt('rounds', opts.rounds);
 const connections = positiveInt('connections', opts.connections);
 const warmup = Number(opts.warmup);
+const soakSeconds = Number(opts.soak);
+if (!Number.isInteger(soakSeconds) || soakSeconds < 0) usage('--soak must be a whole number of seconds ≥ 0');
+if (soakSeconds > 0 && opts.postgres)
+  usage('--soak measures `hookflow start` (SQLite); leave out --postgres');
 // Warm-up only needs the code paths hot (JIT, SQLite pages), not the full load.
 const warmupConnections = Math.min(connections, 10);
 if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of seconds ≥ 0');
@@ -132,46 +180,47 @@ async function main() {
   );
   const token = stdout.trim().split('\n').at(-1);
   const api = apiClient(hookUrl, token);
-  const workflow = await api('POST', '/api/v1/workflows', {
-    name: 'bench',
-    trigger: { path: 'bench', methods: ['POST'] },
-  });
-  await api('POST', `/api/v1/workflows/${workflow.id}/activate`);
+  const workflows = {
+    webhook: await activeWorkflow(api, { name: 'bench', trigger: { path: 'bench', methods: ['POST'] } }),
+    workflow: await activeWorkflow(api, {
+      name: 'bench-flow',
+      trigger: { path: 'bench-flow', methods: ['POST'] },
+      steps: FLOW_STEPS,
+    }),
+    upload: await activeWorkflow(api, {
+      name: 'bench-upload',
+      trigger: { path: 'bench-upload', methods: ['POST'] },
+    }),
+  };
+  const backlog = distributed
+    ? () => distributed.countBacklog()
+    : () => countExecutions(dataDir, "status in ('queued', 'running')");
 
   const targets = {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
-    hookflow: { url: `${hookUrl}/webhook/bench`, child: hook },
+    webhook: { url: `${hookUrl}/webhook/bench`, child: hook },
+    workflow: { url: `${hookUrl}/webhook/bench-flow`, child: hook },
   };
   let hookflow2xx = 0;
   if (warmup > 0) {
-    log(`warming up both for ${warmup} s each (not in the table)`);
+    log(`warming up every case for ${warmup} s (not in the table)`);
     await load(targets.bare.url, warmup, warmupConnections);
-    hookflow2xx += (await load(targets.hookflow.url, warmup, warmupConnections))['2xx'];
+    for (const name of ['webhook', 'workflow'])
+      hookflow2xx += (await load(targets[name].url, warmup, warmupConnections))['2xx'];
     await drain(api, hook);
   }
 
   const runs = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const name of ['bare', 'hookflow']) {
+    for (const name of ['bare', 'webhook', 'workflow']) {
       const target = targets[name];
       log(`round ${round}/${rounds}: ${name}, ${connections} connections, ${duration} s`);
-      const rss = pollRss(target.child.pid);
-      const result = await load(target.url, duration, connections);
-      const peakRss = rss.stop();
-      const run = {
-        case: name,
-        round,
-        requestsPerSec: result.requests.average,
-        p50Ms: result.latency.p50,
-        p99Ms: result.latency.p99,
-        ok2xx: result['2xx'],
-        non2xx: result.non2xx,
-        errors: result.errors,
-        timeouts: result.timeouts,
-        peakRssBytes: peakRss,
-      };
-      if (name === 'hookflow') {
-        hookflow2xx += result['2xx'];
+      const run = await measure(name, round, target, duration);
+      if (name !== 'bare') {
+        hookflow2xx += run.ok2xx;
+        // Executions accepted but not run yet when the load stopped: the executor's lag.
+        run.backlog = await backlog();
+        run.backlogSeconds = run.backlog / run.requestsPerSec;
         const drained = await drain(api, hook);
         run.drainMs = drained.ms;
         run.drained = drained.ok;
@@ -180,23 +229,69 @@ async function main() {
     }
   }
 
-  // Peak RSS over each process's whole life (kernel high-water mark), read before they are stopped.
+  // Peak RSS over each process's whole life so far (kernel high-water mark): the load runs only.
   const hwm = { bare: readProcStatus(bare.pid, 'VmHWM'), hookflow: readProcStatus(hook.pid, 'VmHWM') };
   if (distributed) hwm.worker = readProcStatus(distributed.worker.pid, 'VmHWM');
+
+  let upload;
+  if (!opts['skip-upload']) {
+    log(
+      `uploading ${UPLOAD_BYTES / MiB} MiB once, then three times as multipart and three times as raw bytes`,
+    );
+    upload = await uploadCost(`${hookUrl}/webhook/bench-upload`, hook.pid);
+    hookflow2xx += upload.ok2xx;
+    await drain(api, hook);
+  }
+
   const metrics = await (await fetch(`${hookUrl}/metrics`)).text();
   const answered2xx = sumCounter(
     metrics,
     'hookflow_webhook_requests_total',
     (l) => l.mode === 'production' && /^2\d\d$/.test(l.status),
   );
-  const executions = distributed
-    ? await distributed.countExecutions(workflow.id)
-    : countExecutions(dataDir, workflow.id);
+  let executions = 0;
+  for (const wf of Object.values(workflows)) {
+    executions += distributed
+      ? await distributed.countExecutions(wf.id)
+      : countExecutions(dataDir, 'workflow_id = ?', wf.id);
+  }
 
-  const report = summarize({ runs, hwm, executions, answered2xx, hookflow2xx });
+  let soak;
+  if (soakSeconds > 0) {
+    // On a process of its own: retention deletes executions, which the count above must not see.
+    await hook.stop();
+    soak = await runSoak(env, soakSeconds);
+  }
+
+  const report = summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, soak });
   if (opts.json) console.log(JSON.stringify(report, null, 2));
   else printReport(report);
   return report.ok ? 0 : 1;
+}
+
+async function activeWorkflow(api, body) {
+  const wf = await api('POST', '/api/v1/workflows', body);
+  await api('POST', `/api/v1/workflows/${wf.id}/activate`);
+  return wf;
+}
+
+/** One autocannon run against `target`, with the peak RSS of its process meanwhile. */
+async function measure(name, round, target, seconds) {
+  const rss = pollRss(target.child.pid);
+  const result = await load(target.url, seconds, connections);
+  const peakRss = rss.stop();
+  return {
+    case: name,
+    round,
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ok2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    peakRssBytes: peakRss,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -270,31 +365,169 @@ function sumCounter(text, name, keep) {
 }
 
 /** Counted in the SQLite file itself: the API pages executions 200 at a time, too slow for ~10⁵ rows. */
-function countExecutions(dataDir, workflowId) {
+function countExecutions(dataDir, where, ...params) {
   const db = new Database(path.join(dataDir, 'hookflow.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT count(*) AS n FROM executions WHERE workflow_id = ?').get(workflowId).n;
+    return db.prepare(`SELECT count(*) AS n FROM executions WHERE ${where}`).get(...params).n;
   } finally {
     db.close();
   }
 }
 
+/**
+ * What a 16 MiB upload costs in memory while it is stored: the peak RSS of hookflow during the
+ * request minus its RSS just before, sampled every 5 ms; the largest of three tries per kind. The
+ * first upload of a process is reported apart: it also grows the allocator once (glibc serves big
+ * buffers from mmap until the first is freed, then from its heap, which keeps the pages): ~36 MB
+ * here, whichever kind comes first.
+ */
+async function uploadCost(url, pid) {
+  const data = Buffer.alloc(UPLOAD_BYTES - 4096, 'x');
+  const boundary = 'hookflow-bench-boundary';
+  const multipart = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    data,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const kinds = {
+    multipart: { body: multipart, type: `multipart/form-data; boundary=${boundary}` },
+    raw: { body: Buffer.alloc(UPLOAD_BYTES, 'y'), type: 'application/octet-stream' },
+  };
+  const out = { sizeBytes: UPLOAD_BYTES, ok2xx: 0 };
+  const send = async (kind) => {
+    const { body, type } = kinds[kind];
+    await sleep(300);
+    const before = readProcStatus(pid, 'VmRSS') ?? 0;
+    let peak = before;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, readProcStatus(pid, 'VmRSS') ?? 0);
+    }, 5);
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+    await res.arrayBuffer();
+    clearInterval(timer);
+    peak = Math.max(peak, readProcStatus(pid, 'VmRSS') ?? 0);
+    if (!res.ok) throw new Error(`upload (${kind}) answered ${res.status}`);
+    out.ok2xx++;
+    return peak - before;
+  };
+  const first = await send('raw');
+  out.first = { addedRssBytes: first, factor: first / UPLOAD_BYTES };
+  for (const kind of Object.keys(kinds)) {
+    let worst = 0;
+    for (let i = 0; i < 3; i++) worst = Math.max(worst, await send(kind));
+    out[kind] = { addedRssBytes: worst, factor: worst / UPLOAD_BYTES };
+  }
+  return out;
+}
+
+/**
+ * The workflow case for `seconds` on a fresh `hookflow start` with retention on; RSS sampled every
+ * second. Compares the RSS after one minute (the median of 50–70 s) with the RSS at the end (the
+ * median of the last 20 s); for soaks under two minutes, the first and the last fifth.
+ */
+async function runSoak(baseEnv, seconds) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-soak-'));
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const env = {
+    HOOKFLOW_EXECUTIONS_MAX_COUNT: '100000',
+    ...baseEnv,
+    HOOKFLOW_DATA_DIR: dataDir,
+    HOOKFLOW_PORT: String(port),
+  };
+  const hook = startChild(
+    'hookflow (soak)',
+    process.execPath,
+    [path.join(root, 'bin/hookflow.js'), 'start'],
+    env,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForReady(url, hook);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', 'soak'],
+    { env, cwd: root },
+  );
+  const api = apiClient(url, stdout.trim().split('\n').at(-1));
+  await activeWorkflow(api, {
+    name: 'soak',
+    trigger: { path: 'soak', methods: ['POST'] },
+    steps: FLOW_STEPS,
+  });
+  log(
+    `soak: workflow case for ${seconds} s (HOOKFLOW_EXECUTIONS_MAX_COUNT=${env.HOOKFLOW_EXECUTIONS_MAX_COUNT})`,
+  );
+  const samples = [];
+  const started = Date.now();
+  const timer = setInterval(() => {
+    samples.push({ s: (Date.now() - started) / 1000, rss: readProcStatus(hook.pid, 'VmRSS') ?? 0 });
+  }, 1_000);
+  const result = await load(`${url}/webhook/soak`, seconds, connections);
+  clearInterval(timer);
+  const median = (xs) => xs.map((x) => x.rss).sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  const window = (from, to) => samples.filter((x) => x.s >= from && x.s < to);
+  const [early, late] =
+    seconds >= 120
+      ? [window(50, 70), window(seconds - 20, seconds + 1)]
+      : [window(seconds * 0.2, seconds * 0.4), window(seconds * 0.8, seconds + 1)];
+  const backlogNow = countExecutions(dataDir, "status in ('queued', 'running')");
+  const kept = countExecutions(dataDir, '1 = 1');
+  return {
+    seconds,
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ok2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    rssEarlyBytes: median(early),
+    rssEndBytes: median(late),
+    growth: median(late) / median(early) - 1,
+    peakRssBytes: readProcStatus(hook.pid, 'VmHWM'),
+    backlog: backlogNow,
+    executionsKept: kept,
+    maxCount: Number(env.HOOKFLOW_EXECUTIONS_MAX_COUNT),
+    rss: samples.map((x) => [Math.round(x.s), x.rss]),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-function summarize({ runs, hwm, executions, answered2xx, hookflow2xx }) {
-  const avg = (name, key) => mean(runs.filter((r) => r.case === name).map((r) => r[key]));
-  const ratio = (key) => avg('hookflow', key) / avg('bare', key);
-  const drains = runs.filter((r) => r.case === 'hookflow');
+function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, soak }) {
+  const of = (name) => runs.filter((r) => r.case === name);
+  const cases = {};
+  for (const name of ['bare', 'webhook', 'workflow']) {
+    const rs = of(name);
+    cases[name] = {
+      requestsPerSec: mean(rs.map((r) => r.requestsPerSec)),
+      p50Ms: mean(rs.map((r) => r.p50Ms)),
+      p99Ms: Math.max(...rs.map((r) => r.p99Ms)),
+      non2xx: sum(rs.map((r) => r.non2xx)),
+      errors: sum(rs.map((r) => r.errors + r.timeouts)),
+      peakRssBytes: Math.max(...rs.map((r) => r.peakRssBytes ?? 0)),
+    };
+    if (name !== 'bare') {
+      Object.assign(cases[name], {
+        ratio: cases[name].requestsPerSec / cases.bare.requestsPerSec,
+        backlog: Math.max(...rs.map((r) => r.backlog)),
+        backlogSeconds: Math.max(...rs.map((r) => r.backlogSeconds)),
+        drainMs: Math.max(...rs.map((r) => r.drainMs)),
+      });
+    }
+  }
+  const drains = runs.filter((r) => r.case !== 'bare');
   // autocannon stops at the deadline with up to one request per connection in flight. hookflow may
   // have accepted those: answered (counted in its metrics, never seen by autocannon), or, when the
-  // socket closed before the answer was written, not even counted in its metrics (Fastify's
-  // onResponse fires on 'finish' only). Either way the execution exists, rightly: acceptance is
-  // decided at commit. So executions may exceed the 2xx counts by at most the requests in flight at
-  // the ends of runs; fewer executions than 2xx answers means accepted work was lost.
+  // socket closed before the answer was written, not counted in its metrics at all. Either way the
+  // execution exists, rightly: acceptance is decided at commit. So executions may exceed the 2xx
+  // counts by at most the requests in flight at the ends of runs; fewer executions than 2xx answers
+  // means accepted work was lost.
   const inFlight = executions - hookflow2xx;
   const unanswered = executions - answered2xx;
-  const maxInFlight = (warmup > 0 ? warmupConnections : 0) + connections * rounds;
+  const maxInFlight = (warmup > 0 ? 2 * warmupConnections : 0) + 2 * connections * rounds;
   const problems = [];
   if (executions < answered2xx) {
     problems.push(
@@ -313,27 +546,110 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx }) {
   }
   if (drains.some((r) => !r.drained))
     problems.push(`the backlog did not drain within ${DRAIN_LIMIT_MS / 1000} s`);
+
+  const peakUnderLoad = Math.max(cases.webhook.peakRssBytes, cases.workflow.peakRssBytes);
+  const t = TARGETS;
+  const targets = [
+    target(
+      'webhook req/s ÷ bare',
+      cases.webhook.ratio,
+      `≥ ${t.webhookRatio} (aim ${t.webhookRatioAim})`,
+      cases.webhook.ratio >= t.webhookRatio,
+    ),
+    target('webhook p99', cases.webhook.p99Ms, `< ${t.p99Ms} ms`, cases.webhook.p99Ms < t.p99Ms),
+    target(
+      'webhook non-2xx',
+      cases.webhook.non2xx + cases.webhook.errors,
+      '0',
+      cases.webhook.non2xx + cases.webhook.errors === 0,
+    ),
+    target(
+      'workflow req/s ÷ bare',
+      cases.workflow.ratio,
+      `≥ ${t.workflowRatio}`,
+      cases.workflow.ratio >= t.workflowRatio,
+    ),
+    target(
+      'workflow backlog at the end',
+      cases.workflow.backlogSeconds,
+      `< ${t.backlogSeconds} s of throughput`,
+      cases.workflow.backlogSeconds < t.backlogSeconds,
+    ),
+    target(
+      'workflow non-2xx',
+      cases.workflow.non2xx + cases.workflow.errors,
+      '0',
+      cases.workflow.non2xx + cases.workflow.errors === 0,
+    ),
+    target(
+      'peak RSS under load',
+      peakUnderLoad,
+      `≤ ${t.peakRssBytes / MiB} MB`,
+      peakUnderLoad <= t.peakRssBytes,
+    ),
+  ];
+  if (upload) {
+    for (const kind of ['multipart', 'raw']) {
+      targets.push(
+        target(
+          `${UPLOAD_BYTES / MiB} MiB upload (${kind}): RSS added`,
+          upload[kind].factor,
+          `≤ ~${t.uploadFactor}× its size`,
+          upload[kind].factor <= t.uploadFactor,
+        ),
+      );
+    }
+  }
+  if (soak) {
+    targets.push(
+      target(
+        `soak ${soak.seconds} s: RSS growth after the first minute`,
+        soak.growth,
+        `≤ ${t.soakGrowth * 100} %`,
+        soak.growth <= t.soakGrowth,
+      ),
+      target(
+        'soak: executions kept (retention)',
+        soak.executionsKept,
+        `≤ ${soak.maxCount} + one sweep`,
+        soak.executionsKept <= soak.maxCount * 1.25,
+      ),
+      target(
+        'soak: peak RSS',
+        soak.peakRssBytes,
+        `≤ ${t.peakRssBytes / MiB} MB`,
+        soak.peakRssBytes <= t.peakRssBytes,
+      ),
+      target('soak: non-2xx', soak.non2xx + soak.errors, '0', soak.non2xx + soak.errors === 0),
+    );
+  }
   return {
     config: {
       durationSeconds: duration,
       rounds,
       connections,
       warmupSeconds: warmup,
+      soakSeconds,
       body: BODY,
+      workflowSteps: FLOW_STEPS,
       node: process.version,
       cpus: os.availableParallelism(),
       store: opts.postgres ? 'postgres (1 webhook + 1 worker process)' : 'sqlite (hookflow start)',
       hookflowEnv: tuning(),
     },
     runs,
+    cases,
     ratio: {
-      requestsPerSec: ratio('requestsPerSec'),
-      p50: ratio('p50Ms'),
-      p99: ratio('p99Ms'),
+      webhook: cases.webhook.ratio,
+      workflow: cases.workflow.ratio,
+      webhookP99: cases.webhook.p99Ms / cases.bare.p99Ms,
       peakRss: (hwm.hookflow ?? NaN) / (hwm.bare ?? NaN),
     },
-    peakRssBytes: hwm,
-    drainMs: drains.map((r) => r.drainMs),
+    peakRssBytes: { ...hwm, hookflowUnderLoad: peakUnderLoad },
+    upload,
+    soak,
+    targets,
+    targetsMet: targets.every((x) => x.met),
     executions: {
       count: executions,
       answered2xx,
@@ -346,9 +662,16 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx }) {
   };
 }
 
+function target(name, value, wanted, met) {
+  return { name, value, wanted, met };
+}
+
 function printReport(r) {
   const { config: c } = r;
-  const rows = [['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS']];
+  const rows = [
+    ['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS', '÷ bare', 'backlog'],
+  ];
+  const bare = r.cases.bare.requestsPerSec;
   for (const run of r.runs) {
     rows.push([
       run.case,
@@ -359,6 +682,8 @@ function printReport(r) {
       num(run.non2xx),
       num(run.errors),
       mb(run.peakRssBytes),
+      run.case === 'bare' ? '' : `${(run.requestsPerSec / bare).toFixed(2)}×`,
+      run.backlog === undefined ? '' : `${num(run.backlog)} (${run.backlogSeconds.toFixed(2)} s)`,
     ]);
   }
   const settings = Object.entries(c.hookflowEnv).map(([k, v]) => `${k}=${v}`);
@@ -367,24 +692,42 @@ function printReport(r) {
   );
   if (opts.postgres) {
     console.log(
-      `hookflow: PostgreSQL, one \`hookflow webhook\` (measured) + one \`hookflow worker\` process${settings.length > 0 ? `; ${settings.join(' ')}` : ''}\n`,
+      `hookflow: PostgreSQL, one \`hookflow webhook\` (measured) + one \`hookflow worker\` process${settings.length > 0 ? `; ${settings.join(' ')}` : ''}`,
     );
   } else {
     console.log(
-      `hookflow settings: ${settings.length > 0 ? settings.join(' ') : 'defaults (SQLite, synchronous FULL)'}\n`,
+      `hookflow settings: ${settings.length > 0 ? settings.join(' ') : 'defaults (SQLite, synchronous FULL)'}`,
     );
   }
-  console.log(table(rows));
-  const x = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
   console.log(
-    `\nhookflow ÷ bare: req/s ${x(r.ratio.requestsPerSec)}, p50 ${x(r.ratio.p50)}, p99 ${x(r.ratio.p99)}, ` +
-      `peak RSS ${x(r.ratio.peakRss)} (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole run)`,
+    'cases: webhook = production webhook, response `immediately`; workflow = the same with set → filter → set\n',
+  );
+  console.log(table(rows));
+  console.log(
+    `\nratios to bare: webhook ${x(r.ratio.webhook)}, workflow ${x(r.ratio.workflow)}; ` +
+      `peak RSS ${mb(r.peakRssBytes.hookflowUnderLoad)} under load (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole runs)`,
   );
   if (r.peakRssBytes.worker !== undefined)
     console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);
+  const drains = r.runs.filter((run) => run.drainMs !== undefined);
   console.log(
-    `backlog drain after each hookflow round: ${r.drainMs.map((d) => `${(d / 1000).toFixed(1)} s`).join(', ')}`,
+    `backlog drain after each hookflow round: ${drains.map((d) => `${d.case} ${(d.drainMs / 1000).toFixed(1)} s`).join(', ')}`,
   );
+  if (r.upload) {
+    const u = r.upload;
+    console.log(
+      `${u.sizeBytes / MiB} MiB upload, RSS added while stored: multipart ${mb(u.multipart.addedRssBytes)} (${x(u.multipart.factor)}), raw ${mb(u.raw.addedRssBytes)} (${x(u.raw.factor)}); ` +
+        `the first upload of the process ${mb(u.first.addedRssBytes)} (${x(u.first.factor)}, one-time allocator growth included)`,
+    );
+  }
+  if (r.soak) {
+    const k = r.soak;
+    console.log(
+      `soak ${k.seconds} s (workflow case): ${num(k.requestsPerSec)} req/s, p99 ${k.p99Ms} ms, non-2xx ${num(k.non2xx)}; ` +
+        `RSS ${mb(k.rssEarlyBytes)} after the first minute → ${mb(k.rssEndBytes)} at the end (${(k.growth * 100).toFixed(1)} %), peak ${mb(k.peakRssBytes)}; ` +
+        `executions kept ${num(k.executionsKept)} (max count ${num(k.maxCount)}), backlog ${num(k.backlog)}`,
+    );
+  }
   const e = r.executions;
   if (r.ok) {
     const gone =
@@ -392,7 +735,7 @@ function printReport(r) {
         ? ` (${num(e.acceptedButUnanswered)} of them hung up before the answer)`
         : '';
     console.log(
-      `executions: ${num(e.count)} ✓ = ${num(e.seenByAutocannon2xx)} 2xx seen by autocannon + ${num(e.inFlightAtStop)} accepted while in flight when runs stopped${gone}; hookflow answered ${num(e.answered2xx)} 2xx\n`,
+      `executions: ${num(e.count)} ✓ = ${num(e.seenByAutocannon2xx)} 2xx seen by autocannon + ${num(e.inFlightAtStop)} accepted while in flight when runs stopped${gone}; hookflow answered ${num(e.answered2xx)} 2xx`,
     );
   } else {
     console.log(
@@ -400,6 +743,25 @@ function printReport(r) {
     );
     console.log(`\n!!! MISMATCH !!!\n${r.problems.map((p) => `!!! ${p}`).join('\n')}\n`);
   }
+  console.log('\ntargets (issue 8):');
+  for (const t of r.targets) {
+    const value =
+      typeof t.value !== 'number'
+        ? String(t.value)
+        : t.name.includes('RSS') && !t.name.includes('growth') && !t.name.includes('upload')
+          ? mb(t.value)
+          : t.name.includes('÷') || t.name.includes('upload')
+            ? x(t.value)
+            : t.name.includes('growth')
+              ? `${(t.value * 100).toFixed(1)} %`
+              : t.name.includes('backlog')
+                ? `${t.value.toFixed(2)} s`
+                : t.name.includes('p99')
+                  ? `${t.value} ms`
+                  : num(t.value);
+    console.log(`  ${t.met ? '✓' : '✗'} ${t.name}: ${value} (target ${t.wanted})`);
+  }
+  console.log('');
 }
 
 function table(rows) {
@@ -409,7 +771,9 @@ function table(rows) {
     .join('\n');
 }
 
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const mean = (xs) => sum(xs) / xs.length;
+const x = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
 const num = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => `${n} ms`;
 const mb = (bytes) => (bytes === undefined ? 'n/a' : `${Math.round(bytes / 1024 / 1024)} MB`);
@@ -433,6 +797,7 @@ function startChild(name, command, args, env) {
   cleanups.push(() => stopChild(child));
   return {
     pid: child.pid,
+    stop: () => stopChild(child),
     assertAlive() {
       if (exit) throw new Error(`${name} exited (${exit.signal ?? exit.code}):\n${output}`);
     },
@@ -572,6 +937,18 @@ async function startDistributed(env) {
   return {
     webhook,
     worker,
+    async countBacklog() {
+      const client = new pg.Client({ connectionString: env.HOOKFLOW_DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          "select count(*)::int as n from executions where status in ('queued', 'running')",
+        );
+        return rows[0].n;
+      } finally {
+        await client.end();
+      }
+    },
     async countExecutions(workflowId) {
       const client = new pg.Client({ connectionString: env.HOOKFLOW_DATABASE_URL });
       await client.connect();

@@ -47,6 +47,19 @@ export interface Config {
      */
     leaseMs: number;
   };
+  executions: {
+    /**
+     * HOOKFLOW_EXECUTIONS_MAX_AGE: finished executions (and their uploaded files) older than this
+     * are deleted: a number and a unit, `90s`, `30m`, `12h`, `7d`; `off` keeps them (default 14d,
+     * n8n's default too).
+     */
+    maxAgeMs: number | undefined;
+    /**
+     * HOOKFLOW_EXECUTIONS_MAX_COUNT: at most this many executions are kept; the oldest finished
+     * ones beyond it are deleted (default: no limit; queued and running ones are never deleted).
+     */
+    maxCount: number | undefined;
+  };
   engine: {
     /** HOOKFLOW_ALLOW_PRIVATE_NETWORK: let `http` steps reach loopback, link-local and private addresses (default false). */
     allowPrivateNetwork: boolean;
@@ -111,6 +124,17 @@ const addressList: Parser<string[]> = (raw) => {
     : { error: `IP addresses or CIDR ranges separated by commas ("${bad}" is not one)` };
 };
 
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `90s`, `30m`, `12h`, `7d` in milliseconds, or `off`. */
+const durationOrOff: Parser<number | 'off'> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (v === 'off') return 'off';
+  const m = /^(\d{1,9})(s|m|h|d)$/.exec(v);
+  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : 0;
+  return ms >= 1_000 ? ms : { error: 'a duration such as 90s, 30m, 12h or 7d (at least 1s), or off' };
+};
+
 const text: Parser<string> = (raw) => (raw.trim() === '' ? { error: 'a non-empty value' } : raw.trim());
 
 const httpUrl: Parser<string> = (raw) => {
@@ -159,6 +183,8 @@ const SETTINGS = {
   ingestMaxPending: { env: 'HOOKFLOW_INGEST_MAX_PENDING', parse: integer(1, 1_000_000) },
   executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
   leaseMs: { env: 'HOOKFLOW_LEASE_MS', parse: integer(1_000, 60 * 60 * 1000) },
+  executionsMaxAge: { env: 'HOOKFLOW_EXECUTIONS_MAX_AGE', parse: durationOrOff },
+  executionsMaxCount: { env: 'HOOKFLOW_EXECUTIONS_MAX_COUNT', parse: integer(1, 1_000_000_000) },
   allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
   executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
@@ -220,6 +246,10 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
     },
     ingest: { maxPending: v.ingestMaxPending ?? 10_000 },
     executor: { concurrency: v.executorConcurrency ?? 8, leaseMs: v.leaseMs ?? 30_000 },
+    executions: {
+      maxAgeMs: v.executionsMaxAge === 'off' ? undefined : (v.executionsMaxAge ?? 14 * UNIT_MS.d),
+      maxCount: v.executionsMaxCount,
+    },
     engine: {
       allowPrivateNetwork: v.allowPrivateNetwork ?? false,
       executionTimeoutMs: v.executionTimeoutMs ?? 300_000,

@@ -15,8 +15,10 @@ import { createServer } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { type Bus, LocalBus } from './queue/bus.js';
 import { Queue } from './queue/queue.js';
+import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
+import { GroupCommit } from './store/group-commit.js';
 import { openStore, type Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
@@ -66,7 +68,9 @@ export async function startHookflow({
   }
   const triggers = new Triggers({ store, bus, log });
   await triggers.load();
-  const ingest = new Ingest({ store, bus, log, maxPending: config.ingest.maxPending });
+  // One group commit for accepted requests and execution results: one transaction per cycle.
+  const writer = new GroupCommit({ store, log });
+  const ingest = new Ingest({ store, writer, bus, log, maxPending: config.ingest.maxPending });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
   const waiter = new ExecutionWaiter({ store, bus });
   const receiver = new Receiver({
@@ -86,14 +90,20 @@ export async function startHookflow({
     store,
     workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     leaseMs: config.executor.leaseMs,
+    writer,
   });
   const worker = roles.worker
     ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency, engine: config.engine })
     : undefined;
+  // Executions accepted here run here first, without a claim round trip (see webhooks/ingest.ts).
+  if (worker) ingest.handOffTo(worker);
+  // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
+  const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
 
   let app: App | undefined;
   let url: string | undefined;
   try {
+    retention?.start();
     if (worker) {
       await worker.start();
       log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
@@ -116,6 +126,7 @@ export async function startHookflow({
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
     }
   } catch (err) {
+    await retention?.close();
     await worker?.close(0);
     await bus.close();
     await store.close();
@@ -128,6 +139,7 @@ export async function startHookflow({
       await app?.close();
       await ingest.close();
       await worker?.close();
+      await retention?.close();
       waiter.close();
       triggers.close();
       await bus.close();

@@ -51,6 +51,19 @@ describe('loadConfig', () => {
     expect(pick(loadConfig({ env }))).toBe(expected);
   });
 
+  it.each<[Record<string, string>, { maxAgeMs: number | undefined; maxCount: number | undefined }]>([
+    [{}, { maxAgeMs: 14 * 86_400_000, maxCount: undefined }],
+    [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '12h' }, { maxAgeMs: 12 * 3_600_000, maxCount: undefined }],
+    [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '90s' }, { maxAgeMs: 90_000, maxCount: undefined }],
+    [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '30m' }, { maxAgeMs: 1_800_000, maxCount: undefined }],
+    [
+      { HOOKFLOW_EXECUTIONS_MAX_AGE: 'OFF', HOOKFLOW_EXECUTIONS_MAX_COUNT: '100000' },
+      { maxAgeMs: undefined, maxCount: 100_000 },
+    ],
+  ])('reads executions retention from %j', (env, expected) => {
+    expect(loadConfig({ env }).executions).toEqual(expected);
+  });
+
   it('lets flags win over env', () => {
     const config = loadConfig({
       env: { HOOKFLOW_PORT: '1000' },
@@ -73,6 +86,9 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '-1' }, 'HOOKFLOW_MAX_BODY_BYTES'],
     [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, proxy.local' }, '"proxy.local" is not one'],
+    [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '7 days' }, 'a duration such as 90s, 30m, 12h or 7d'],
+    [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '0s' }, 'HOOKFLOW_EXECUTIONS_MAX_AGE'],
+    [{ HOOKFLOW_EXECUTIONS_MAX_COUNT: '0' }, 'HOOKFLOW_EXECUTIONS_MAX_COUNT'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig({ env })).toThrow(ConfigError);
     expect(() => loadConfig({ env })).toThrow(message);

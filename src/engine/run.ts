@@ -118,16 +118,23 @@ export class Engine {
       return { status: 'failed', steps: results, error, output: null };
     }
 
-    const budget = new AbortController();
-    const timer = setTimeout(() => budget.abort(), this.#options.executionTimeoutMs);
-    const outOfTime = new Promise<never>((_, reject) => {
-      budget.signal.addEventListener(
-        'abort',
-        () => reject(new ExecutionTimeout(this.#options.executionTimeoutMs)),
-        { once: true },
-      );
-    });
-    outOfTime.catch(() => undefined);
+    // The budget of the whole execution. Steps that wait on the outside world (http) are raced
+    // against it and cut off by its signal; pure steps are CPU only, each expression has its own
+    // time budget, so a check between steps is enough. The timer, controller and race promise
+    // per execution were ~4 % of the process at 10 000 executions/s, for workflows never waiting.
+    const timeoutMs = this.#options.executionTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const budget = compiled.every(isPure) ? undefined : new AbortController();
+    const timer = budget && setTimeout(() => budget.abort(), timeoutMs);
+    const outOfTime =
+      budget &&
+      new Promise<never>((_, reject) => {
+        budget.signal.addEventListener('abort', () => reject(new ExecutionTimeout(timeoutMs)), {
+          once: true,
+        });
+      });
+    outOfTime?.catch(() => undefined);
+    const signal = budget?.signal ?? NEVER_ABORTED;
 
     const outputs: Record<string, unknown> = {};
     const scope: Scope = {
@@ -144,11 +151,10 @@ export class Engine {
         const input = output;
         scope.input = input;
         try {
-          if (budget.signal.aborted) throw new ExecutionTimeout(this.#options.executionTimeoutMs);
-          const outcome = await Promise.race([
-            this.#runStep(type, template, scope, budget.signal),
-            outOfTime,
-          ]);
+          if (budget ? budget.signal.aborted : Date.now() > deadline) throw new ExecutionTimeout(timeoutMs);
+          const outcome = outOfTime
+            ? await Promise.race([this.#runStep(type, template, scope, signal), outOfTime])
+            : await this.#runStep(type, template, scope, signal);
           output = outcome.output;
           const status = outcome.filtered ? 'filtered' : 'succeeded';
           results.push({
@@ -178,7 +184,7 @@ export class Engine {
             };
         } catch (err) {
           // Past the budget, whatever the step threw (e.g. its cut-off request) is a consequence: say why.
-          const cause = budget.signal.aborted ? new ExecutionTimeout(this.#options.executionTimeoutMs) : err;
+          const cause = budget?.signal.aborted ? new ExecutionTimeout(timeoutMs) : err;
           const error = { step: step.name, ...describeError(cause) };
           const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
           results.push({
@@ -195,7 +201,7 @@ export class Engine {
         }
       }
     } finally {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
     }
     return { status: 'succeeded', steps: results, error: null, output, ...(response ? { response } : {}) };
   }
@@ -213,6 +219,18 @@ export class Engine {
       );
     }
     return type.run(config, { input: scope.input, signal, outbound: this.#outbound });
+  }
+
+  /**
+   * Whether running this workflow version can have no effect outside the execution (only steps
+   * declared `pure`): then it may run before its execution is even stored (see webhooks/ingest.ts).
+   */
+  isPure(workflow: Workflow): boolean {
+    try {
+      return this.#compile(workflow).every(isPure);
+    } catch {
+      return false;
+    }
   }
 
   #compile(workflow: Workflow): CompiledStep[] {
@@ -240,6 +258,11 @@ export class Engine {
     return this.#outbound.close();
   }
 }
+
+const isPure = (c: CompiledStep): boolean => c.type.pure === true;
+
+/** The signal pure steps get: nothing waits on it. */
+const NEVER_ABORTED = new AbortController().signal;
 
 class ExecutionTimeout extends Error {
   constructor(readonly ms: number) {

@@ -8,6 +8,7 @@
 import { AppError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
+import { blobsRepo } from '../store/blobs.js';
 import { type ExecutionFilter, executionsRepo } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
@@ -82,7 +83,7 @@ export class ExecutionService {
   }
 
   async file(id: string): Promise<BlobRow> {
-    const row = await this.#store.db.selectFrom('blobs').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await blobsRepo.get(this.#store.db, id);
     if (!row) {
       throw new AppError('not_found', `There is no file with id ${id}.`, {
         hint: "File ids are listed in the `files` of an execution's trigger item.",

@@ -1,4 +1,5 @@
 /** How stored records look on the wire (API and CLI export). Secrets never leave as they are. */
+import { withStepInputs } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
 import { maskAuth } from '../workflows/trigger.js';
@@ -22,14 +23,15 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
 }
 
 export function presentExecution(row: ExecutionRow) {
+  const trigger = JSON.parse(row.trigger) as unknown;
   return {
     id: row.id,
     workflowId: row.workflow_id,
     workflowVersion: row.workflow_version,
     mode: row.mode,
     status: row.status,
-    trigger: JSON.parse(row.trigger) as unknown,
-    steps: JSON.parse(row.steps) as unknown[],
+    trigger,
+    steps: withStepInputs(JSON.parse(row.steps) as Record<string, unknown>[], trigger),
     error: row.error === null ? null : (JSON.parse(row.error) as unknown),
     warnings: row.warnings === null ? [] : (JSON.parse(row.warnings) as string[]),
     attempt: row.attempt,

@@ -3,7 +3,7 @@
  * It does not listen by itself; main.ts (or a test) calls listen.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import http, { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -21,7 +21,7 @@ import { healthRoutes } from './routes/health.js';
 import { testListenerRoutes } from './routes/test-listener.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { uiRoutes } from './routes/ui.js';
-import { webhookRoutes } from './routes/webhooks.js';
+import { type RequestGate, type WebhookHandler, webhookHandler } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
 
 const API_BODY_LIMIT = 1024 * 1024;
@@ -66,21 +66,68 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
+/**
+ * A cap on requests in progress: past it, answer 503 at once instead of queueing without bound
+ * (each waiting request holds its body in memory). Long-polls and SSE streams count too. Shared by
+ * the Fastify app and the webhook handler, which also answer 503 once the server is closing.
+ */
+function requestGate(maxConcurrentRequests: number): RequestGate & { close(): void } {
+  let inFlight = 0;
+  let closing = false;
+  const overloaded = new AppError('overloaded', 'The server is handling too many requests right now.', {
+    hint: 'Retry after the number of seconds in Retry-After.',
+    headers: { 'retry-after': '1' },
+  });
+  const shuttingDown = new AppError(
+    'overloaded',
+    'The server is shutting down and accepts no new requests.',
+    {
+      hint: 'Retry in a few seconds; another instance or the restarted one will take it.',
+      headers: { 'retry-after': '5', connection: 'close' },
+    },
+  );
+  const release = () => {
+    inFlight--;
+  };
+  return {
+    requestId(given) {
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    enter(res) {
+      if (closing) return shuttingDown;
+      if (inFlight >= maxConcurrentRequests) return overloaded;
+      inFlight++;
+      res.once('close', release);
+      return undefined;
+    },
+    close() {
+      closing = true;
+    },
+  };
+}
+
 export async function createServer(deps: HttpDeps): Promise<App> {
   const { config, log } = deps;
+  const gate = requestGate(config.http.maxConcurrentRequests);
+  // Webhook calls never enter Fastify: see routes/webhooks.ts for why.
+  let webhooks: WebhookHandler | undefined;
   const app = Fastify({
     loggerInstance: log,
     // No log line per request: the hot path stays quiet; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.http.maxBodyBytes,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    genReqId: (req) => gate.requestId(req.headers['x-request-id']),
+    serverFactory: (fastifyHandler) => {
+      const server = http.createServer((req, res) => {
+        if (!webhooks?.(req, res)) fastifyHandler(req, res);
+      });
+      // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers
+      // in 30 s (below). Fastify sets these only on servers it creates itself.
+      server.requestTimeout = 60_000;
+      server.keepAliveTimeout = 72_000;
+      server.setTimeout(0);
+      return server;
     },
-    // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers in 30 s.
-    requestTimeout: 60_000,
-    connectionTimeout: 0,
-    keepAliveTimeout: 72_000,
     return503OnClosing: true,
     // X-Forwarded-For is believed only from the proxies named in HOOKFLOW_TRUST_PROXY.
     trustProxy: config.http.trustProxy.length > 0 ? config.http.trustProxy : false,
@@ -105,18 +152,12 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       }),
     );
   });
-  // A cap on requests in progress: past it, answer 503 at once instead of queueing without bound
-  // (each waiting request holds its body in memory). Long-polls and SSE streams count too.
-  let inFlight = 0;
-  const overloaded = new AppError('overloaded', 'The server is handling too many requests right now.', {
-    hint: 'Retry after the number of seconds in Retry-After.',
-    headers: { 'retry-after': '1' },
-  });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    if (inFlight >= config.http.maxConcurrentRequests) return done(overloaded);
-    inFlight++;
-    reply.raw.once('close', () => inFlight--);
+    done(gate.enter(reply.raw));
+  });
+  app.addHook('preClose', (done) => {
+    gate.close();
     done();
   });
 
@@ -136,7 +177,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   healthRoutes(app, deps);
-  webhookRoutes(app, deps);
+  webhooks = webhookHandler(deps, gate);
   uiRoutes(app, deps);
 
   await app.register(

@@ -123,13 +123,21 @@ export class PgBus implements Bus {
     this.#client = undefined;
     for (const waiters of this.#outbox.values()) for (const w of waiters) w();
     this.#outbox.clear();
-    await client?.end().catch(() => undefined);
+    if (client) {
+      // A goodbye over a dead connection would wait for the kernel; give it a second, then cut.
+      await Promise.race([
+        client.end().catch(() => undefined),
+        new Promise((r) => setTimeout(r, 1_000).unref()),
+      ]);
+      client.connection.stream.destroy();
+    }
     await this.#local.close();
   }
 
   #drained(): Promise<void> {
     return new Promise((resolve) => {
-      const check = () => (this.#flight || this.#outbox.size > 0 ? setTimeout(check, 5) : resolve());
+      const check = () =>
+        this.#closed || (!this.#flight && this.#outbox.size === 0) ? resolve() : setTimeout(check, 5);
       check();
     });
   }

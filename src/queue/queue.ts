@@ -13,9 +13,11 @@
  * (`retryLater`: queued again with exponential backoff). After MAX_ATTEMPTS such attempts the
  * execution is failed for good, so an execution that kills every worker that runs it stops.
  */
-import { sql } from 'kysely';
-import type { ExecutionRow } from '../store/schema.js';
-import type { Store } from '../store/store.js';
+import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import type { Database, ExecutionRow } from '../store/schema.js';
+import { stepsJson } from '../store/executions.js';
+import { GroupCommit } from '../store/group-commit.js';
+import type { ExecutionCompletion, Store } from '../store/store.js';
 
 /**
  * Default lease (HOOKFLOW_LEASE_MS). It is renewed every third of it while the execution runs:
@@ -33,8 +35,8 @@ export const MAX_ATTEMPTS = 5;
  */
 export const backoffMs = (attempt: number): number => Math.min(1_000 * 2 ** attempt, 5 * 60_000);
 
-/** How often a claim also fails executions that used up their attempts (a cheap indexed UPDATE). */
-const EXHAUSTED_SWEEP_MS = 5_000;
+/** How often a claim also looks for lapsed leases (and fails executions out of attempts). */
+const RECOVERY_CHECK_MS = 1_000;
 
 export interface ExecutionResult {
   status: 'succeeded' | 'failed' | 'filtered';
@@ -46,12 +48,30 @@ export class Queue {
   readonly #store: Store;
   readonly #workerId: string;
   readonly #leaseMs: number;
-  #sweptAt = 0;
+  #recoveredAt = 0;
+  readonly #writer: GroupCommit;
 
-  constructor({ store, workerId, leaseMs = LEASE_MS }: { store: Store; workerId: string; leaseMs?: number }) {
+  constructor({
+    store,
+    workerId,
+    leaseMs = LEASE_MS,
+    writer,
+  }: {
+    store: Store;
+    workerId: string;
+    leaseMs?: number;
+    /** Group commit for results; main.ts shares ingest's, so a cycle makes one transaction. */
+    writer?: GroupCommit;
+  }) {
     this.#store = store;
     this.#workerId = workerId;
     this.#leaseMs = leaseMs;
+    this.#writer = writer ?? new GroupCommit({ store });
+  }
+
+  /** What `locked_by` holds on the executions this queue claims. */
+  get workerId(): string {
+    return this.#workerId;
   }
 
   /** The lease of a claim; the worker heartbeats every third of it. */
@@ -59,37 +79,74 @@ export class Queue {
     return this.#leaseMs;
   }
 
-  /** Claim up to `limit` due executions: queued ones, and running ones whose worker's lease lapsed. */
+  /**
+   * Claim up to `limit` due executions: queued ones whose `run_after` has come, oldest due first
+   * (graphile-worker orders by run_at, id), and running ones whose worker's lease lapsed.
+   *
+   * Two statements, not one with an OR: `status = 'queued' AND run_after <= now ORDER BY run_after,
+   * id` walks the (status, run_after) index and stops after `limit` rows, whatever the history.
+   * With the OR (or ORDER BY id) PostgreSQL walked the primary key through every finished row
+   * instead: 6.7 ms per claim with 50 000 finished executions, against 0.05 ms. Lapsed leases can
+   * only appear a lease after a crash, so looking for them once a second is enough.
+   */
   async claim(limit: number): Promise<ExecutionRow[]> {
     const now = new Date();
     const nowIso = now.toISOString();
     const until = new Date(now.getTime() + this.#leaseMs).toISOString();
-    const db = this.#store.db;
-    if (now.getTime() - this.#sweptAt >= EXHAUSTED_SWEEP_MS) {
-      this.#sweptAt = now.getTime();
+    let recovered: ExecutionRow[] = [];
+    if (now.getTime() - this.#recoveredAt >= RECOVERY_CHECK_MS) {
+      this.#recoveredAt = now.getTime();
       await this.#failExhausted(nowIso);
+      // A lapsed running row is a crashed attempt: this claim is the next attempt.
+      recovered = await this.#claimWhere(
+        limit,
+        (q) =>
+          q
+            .where('status', '=', 'running')
+            .where('locked_until', '<', nowIso)
+            .where('attempt', '<', MAX_ATTEMPTS)
+            .orderBy('id'),
+        { attempt: sql<number>`attempt + 1` },
+        nowIso,
+        until,
+      );
     }
-    let due = db
-      .selectFrom('executions')
-      .select('id')
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', nowIso)]),
-          eb.and([
-            eb('status', '=', 'running'),
-            eb('locked_until', '<', nowIso),
-            eb('attempt', '<', MAX_ATTEMPTS),
-          ]),
-        ]),
-      )
-      .orderBy('id')
-      .limit(limit);
+    const queued =
+      limit > recovered.length
+        ? await this.#claimWhere(
+            limit - recovered.length,
+            (q) =>
+              q
+                .where('status', '=', 'queued')
+                .where('run_after', '<=', nowIso)
+                .orderBy('run_after')
+                .orderBy('id'),
+            {},
+            nowIso,
+            until,
+          )
+        : [];
+    // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
+    // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
+    return [...recovered, ...queued].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async #claimWhere(
+    limit: number,
+    filter: (
+      q: SelectQueryBuilder<Database, 'executions', { id: string }>,
+    ) => SelectQueryBuilder<Database, 'executions', { id: string }>,
+    extra: { attempt?: RawBuilder<number> },
+    nowIso: string,
+    until: string,
+  ): Promise<ExecutionRow[]> {
+    const db = this.#store.db;
+    let due = filter(db.selectFrom('executions').select('id')).limit(limit);
     if (this.#store.caps.skipLocked) due = due.forUpdate().skipLocked();
-    const rows = await db
+    return db
       .updateTable('executions')
       .set({
-        // A lapsed running row is a crashed attempt: this claim is the next attempt.
-        attempt: sql<number>`case when status = 'running' then attempt + 1 else attempt end`,
+        ...extra,
         status: 'running',
         locked_by: this.#workerId,
         locked_until: until,
@@ -98,9 +155,6 @@ export class Queue {
       .where('id', 'in', due)
       .returningAll()
       .execute();
-    // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
-    // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
-    return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Extend the lease of executions this worker is still running. */
@@ -120,20 +174,19 @@ export class Queue {
    * is the one recorded. Returns whether this result was recorded.
    */
   async complete(id: string, result: ExecutionResult): Promise<boolean> {
-    const res = await this.#store.db
-      .updateTable('executions')
-      .set({
-        status: result.status,
-        steps: JSON.stringify(result.steps),
-        error: result.error === undefined || result.error === null ? null : JSON.stringify(result.error),
-        finished_at: new Date().toISOString(),
-        locked_by: null,
-        locked_until: null,
-      })
-      .where('id', '=', id)
-      .where('locked_by', '=', this.#workerId)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+    const completion: ExecutionCompletion = {
+      id,
+      lockedBy: this.#workerId,
+      status: result.status,
+      steps: stepsJson(result.steps as object[]),
+      error: result.error === undefined || result.error === null ? null : JSON.stringify(result.error),
+      finishedAt: new Date().toISOString(),
+    };
+    // Group commit: results recorded in the same I/O phase (and the webhook requests accepted in
+    // it) share a transaction. One transaction per result (one fsync with synchronous=FULL,
+    // ~0.5 ms here) capped the executor near 2 000 executions/s and blocked the event loop for each.
+    const [recorded] = await this.#writer.run((trx) => this.#store.hot.completeExecutions(trx, [completion]));
+    return recorded ?? false;
   }
 
   /**

@@ -37,3 +37,26 @@ export const executionsRepo = {
     return Number(row.n);
   },
 };
+
+/**
+ * Step records are stored without their `input`: a step's input is the previous step's output (the
+ * trigger item for the first step), both stored already. Writing it again made every execution
+ * re-serialise its whole trigger item (for a 3-step workflow and a 600-byte form request, 2.1 KB
+ * of steps JSON instead of 0.6 KB; for a 10 MB JSON body, 10 MB more per execution).
+ */
+export function stepsJson(steps: readonly object[]): string {
+  return JSON.stringify(steps.map(({ input: _input, ...rest }: { input?: unknown }) => rest));
+}
+
+/** Puts back what `stepsJson` left out (records written with their input keep it). */
+export function withStepInputs(
+  steps: Record<string, unknown>[],
+  trigger: unknown,
+): Record<string, unknown>[] {
+  let previous = trigger;
+  return steps.map((step) => {
+    const withInput = 'input' in step ? step : { ...step, input: previous };
+    previous = step.output;
+    return withInput;
+  });
+}

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import type { DialectCapabilities, Store } from './store.js';
+import { type DialectCapabilities, kyselyHotStatements, type Store } from './store.js';
 
 const CAPS: DialectCapabilities = { name: 'postgres', binaryType: 'bytea', skipLocked: true, shared: true };
 
@@ -13,6 +13,7 @@ export async function openPostgres(url: string): Promise<Store> {
   return {
     db,
     caps: CAPS,
+    hot: kyselyHotStatements(),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock) await sql`select pg_advisory_xact_lock(hashtext(${options.lock}))`.execute(trx);

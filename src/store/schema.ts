@@ -105,6 +105,13 @@ export interface BlobsTable {
   created_at: string;
 }
 
+/** The bytes of a file over 1 MiB, in order (its `blobs` row then holds no data). */
+export interface BlobPartsTable {
+  blob_id: string;
+  seq: number;
+  data: Uint8Array;
+}
+
 export interface UsersTable {
   id: string;
   email: string;
@@ -135,6 +142,7 @@ export interface Database {
   test_events: TestEventsTable;
   learned_schemas: LearnedSchemasTable;
   blobs: BlobsTable;
+  blob_parts: BlobPartsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;

@@ -1,9 +1,19 @@
 /**
  * Durable acceptance with group commit. Every accepted webhook request is written (trigger item,
  * blobs, queued execution) inside a store transaction before its response is sent. Requests that
- * arrive while a commit is in flight wait and are written together in the next transaction, so
- * under load one fsync covers many requests instead of one each; with no load, a request commits
- * alone at once (no timer: the batch is whatever queued up during the previous commit).
+ * arrive while a commit is in flight wait and are written together in the next transaction
+ * (store/group-commit.ts, shared with the executor's results), so under load one fsync covers
+ * many requests instead of one each; with no load, a request commits alone at once.
+ *
+ * Hand-off: when this process runs an executor with room (`LocalExecutor`), an execution is
+ * inserted already claimed by it (`running`, locked to its worker id under a lease) and handed to
+ * it after the commit with the trigger item still in memory. That saves the executor's claim (an
+ * UPDATE … RETURNING and a JSON.parse of the item per execution) and the wake-up notice. A crash
+ * loses nothing: a `running` row of a dead process is claimed again (lease lapse, or at once on
+ * the next embedded start), exactly like one claimed the ordinary way.
+ *
+ * A workflow of pure steps (no network) is even run before the commit, while the executor keeps
+ * up, and its execution stored finished (Worker.runBeforeCommit): one row write per request.
  *
  * When more than `maxPending` requests are waiting, new ones are refused with 503 `overloaded`
  * rather than accepted without being stored.
@@ -12,110 +22,162 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Bus } from '../queue/bus.js';
-import type { Database } from '../store/schema.js';
+import type { GroupCommit } from '../store/group-commit.js';
+import type { Database, ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import type { Workflow } from '../workflows/model.js';
 
 export type IngestWrite = (trx: Transaction<Database>) => Promise<void>;
 
-interface Job {
-  write: IngestWrite;
-  resolve: () => void;
-  reject: (err: unknown) => void;
+export interface IngestJob {
+  /** The workflow version the execution is for. */
+  workflow: Workflow;
+  /** The execution to insert, `queued` (ingest may insert it claimed or finished, see above). */
+  execution: NewExecutionRow;
+  /** What `execution.trigger` is the JSON of: handed to the local executor as is. */
+  item: unknown;
+  /** The request's other writes (idempotency key, blobs, test capture), in the same transaction. */
+  write?: IngestWrite;
 }
 
-// Big enough to amortise the fsync (a few ms) over many requests, small enough that one
-// transaction stays short and a failure retries few jobs one by one.
-const MAX_BATCH = 512;
+/** An executor in this process that takes committed executions without claiming them. */
+export interface LocalExecutor {
+  readonly workerId: string;
+  readonly leaseMs: number;
+  /** Room for one more execution of `bytes` of trigger JSON; false sends it through the queue. */
+  reserve(bytes: number): boolean;
+  /** A reservation that was not used (its transaction rolled back). */
+  release(bytes: number): void;
+  /** A committed execution, claimed by this executor, and its trigger item. */
+  adopt(row: ExecutionRow, item: unknown): void;
+  /** Run a side-effect-free workflow now and fill `row` in finished; false when it may not. */
+  runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<boolean>;
+  /** A row filled in by `runBeforeCommit` is committed. */
+  announce(row: NewExecutionRow): void;
+}
 
 export class Ingest {
   readonly #store: Store;
+  readonly #writer: GroupCommit;
   readonly #bus: Bus;
   readonly #log: Logger;
   readonly #maxPending: number;
-  #queue: Job[] = [];
-  #flushing = false;
+  #executor: LocalExecutor | undefined;
+  #pending = 0;
+  #wakeUp = false;
   #closed = false;
 
-  constructor({ store, bus, log, maxPending }: { store: Store; bus: Bus; log: Logger; maxPending: number }) {
+  constructor({
+    store,
+    writer,
+    bus,
+    log,
+    maxPending,
+  }: { store: Store; writer: GroupCommit; bus: Bus; log: Logger; maxPending: number }) {
     this.#store = store;
+    this.#writer = writer;
     this.#bus = bus;
     this.#log = log;
     this.#maxPending = maxPending;
   }
 
+  /** Requests waiting for their commit. */
   get pending(): number {
-    return this.#queue.length;
+    return this.#pending;
   }
 
-  /** Resolves once `write` is committed; rejects (and nothing is kept) when it could not be. */
-  commit(write: IngestWrite): Promise<void> {
+  /** Hand committed executions to this process's executor (when it runs one). */
+  handOffTo(executor: LocalExecutor): void {
+    this.#executor = executor;
+  }
+
+  /** Resolves once the job is committed; rejects (and nothing is kept) when it could not be. */
+  async commit(job: IngestJob): Promise<void> {
     if (this.#closed) {
-      return Promise.reject(
-        new AppError('overloaded', 'The server is shutting down and accepts no new requests.', {
-          hint: 'Retry in a few seconds; another instance or the restarted one will take it.',
-          headers: { 'retry-after': '5' },
-        }),
-      );
+      throw new AppError('overloaded', 'The server is shutting down and accepts no new requests.', {
+        hint: 'Retry in a few seconds; another instance or the restarted one will take it.',
+        headers: { 'retry-after': '5' },
+      });
     }
-    if (this.#queue.length >= this.#maxPending) {
-      return Promise.reject(
-        new AppError('overloaded', 'Too many requests are waiting to be stored; this one was not accepted.', {
+    if (this.#pending >= this.#maxPending) {
+      throw new AppError(
+        'overloaded',
+        'Too many requests are waiting to be stored; this one was not accepted.',
+        {
           hint: 'Retry after the number of seconds in Retry-After.',
           headers: { 'retry-after': '1' },
-        }),
+        },
       );
     }
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ write, resolve, reject });
-      if (!this.#flushing) {
-        // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
-        // started here would block the event loop and no other request could join it (every batch
-        // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
-        // request still commits at once, and every request read in the same phase joins the batch.
-        this.#flushing = true;
-        setImmediate(() => void this.#flush());
+    const executor = this.#executor;
+    const row = job.execution;
+    let claimed = false;
+    this.#pending++;
+    try {
+      const finished = executor ? await executor.runBeforeCommit(job.workflow, row, job.item) : false;
+      if (finished) {
+        await this.#writer.run(async (trx) => {
+          if (job.write) await job.write(trx);
+          await this.#store.hot.insertExecution(trx, row);
+        });
+        executor!.announce(row);
+        return;
       }
+      // Run again, alone, when the batch it was in failed: the claim made the first time holds.
+      await this.#writer.run(async (trx) => {
+        if (executor && !claimed) {
+          claimed = executor.reserve(row.trigger.length);
+          if (claimed) claim(row, executor);
+        }
+        if (job.write) await job.write(trx);
+        await this.#store.hot.insertExecution(trx, row);
+      });
+    } catch (err) {
+      if (claimed) {
+        executor!.release(row.trigger.length);
+        unclaim(row);
+      }
+      throw err;
+    } finally {
+      this.#pending--;
+    }
+    if (claimed) executor!.adopt(row as ExecutionRow, job.item);
+    else this.#wake();
+  }
+
+  /** One `execution.queued` notice for all the rows a commit left queued. */
+  #wake(): void {
+    if (this.#wakeUp) return;
+    this.#wakeUp = true;
+    queueMicrotask(() => {
+      this.#wakeUp = false;
+      this.#bus.publish('execution.queued', {}).catch((err) => this.#log.error({ err }, 'wake-up failed'));
     });
   }
 
-  async #flush(): Promise<void> {
-    this.#flushing = true;
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, MAX_BATCH);
-        await this.#commitBatch(batch);
-        void this.#bus
-          .publish('execution.queued', {})
-          .catch((err) => this.#log.error({ err }, 'wake-up failed'));
-      }
-    } finally {
-      this.#flushing = false;
-    }
-  }
-
-  async #commitBatch(batch: Job[]): Promise<void> {
-    try {
-      await this.#store.transaction(async (trx) => {
-        for (const job of batch) await job.write(trx);
-      });
-      for (const job of batch) job.resolve();
-    } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
-        return;
-      }
-      // One bad job must not fail its neighbours: retry each alone.
-      this.#log.warn({ err, size: batch.length }, 'group commit failed; retrying jobs one by one');
-      for (const job of batch) await this.#commitBatch([job]);
-    }
-  }
-
-  /** Stop taking new jobs and wait for the queued ones to commit. */
+  /** Stop taking new jobs and wait for the accepted ones to commit. */
   async close(): Promise<void> {
     this.#closed = true;
-    while (this.#flushing || this.#queue.length > 0) {
-      if (!this.#flushing) void this.#flush();
-      await new Promise((r) => setTimeout(r, 5));
+    while (this.#pending > 0) {
+      await this.#writer.idle();
+      await new Promise((r) => setImmediate(r));
     }
   }
+}
+
+/** Marks a row as claimed by the local executor, as `Queue.claim` would. */
+function claim(row: NewExecutionRow, executor: LocalExecutor): void {
+  const now = Date.now();
+  row.status = 'running';
+  row.locked_by = executor.workerId;
+  row.locked_until = new Date(now + executor.leaseMs).toISOString();
+  row.started_at = new Date(now).toISOString();
+}
+
+/** Undoes `claim` when its transaction rolled back. */
+function unclaim(row: NewExecutionRow): void {
+  row.status = 'queued';
+  row.locked_by = null;
+  row.locked_until = null;
+  row.started_at = null;
 }

@@ -17,7 +17,7 @@ import type { Db, Store } from '../store/store.js';
 import type { AuthConfig, TriggerConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
-import type { Ingest } from './ingest.js';
+import type { Ingest, IngestWrite } from './ingest.js';
 import { type ParsedFile, parseBody, parseQuery } from './parse.js';
 import { type Method, trimSlashes } from './path.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
@@ -100,8 +100,11 @@ export class Receiver {
   readonly #rate = new RateLimiter();
   /** Learned schema per workflow for schemaCheck (null: none yet); dropped on every capture. */
   readonly #schemas = new Map<string, LearnedSchema | null>();
-  /** Revealed auth per workflow version: decrypting on every request would be wasted work. */
-  readonly #auth = new Map<string, AuthConfig>();
+  /**
+   * Revealed auth per workflow version (a saved change is a new Workflow object): decrypting on
+   * every request would be wasted work.
+   */
+  readonly #auth = new WeakMap<Workflow, AuthConfig>();
 
   constructor(deps: ReceiverDeps) {
     this.#d = deps;
@@ -146,12 +149,10 @@ export class Receiver {
   }
 
   #revealedAuth(workflow: Workflow): AuthConfig {
-    const key = `${workflow.id}@${workflow.version}`;
-    let auth = this.#auth.get(key);
+    let auth = this.#auth.get(workflow);
     if (!auth) {
-      if (this.#auth.size >= 10_000) this.#auth.clear();
       auth = revealAuth(workflow.trigger.auth, this.#d.secrets);
-      this.#auth.set(key, auth);
+      this.#auth.set(workflow, auth);
     }
     return auth;
   }
@@ -249,7 +250,8 @@ export class Receiver {
 
     // Serialised once: the same text goes into the execution and the test event.
     const itemJson = JSON.stringify(item);
-    const eventId = newId();
+    const testCapture = matched.mode === 'test' && listener ? listener : undefined;
+    const eventId = testCapture ? newId() : '';
 
     // Wait for the execution's end only when the response depends on it; subscribe before
     // committing so a fast worker cannot finish unseen.
@@ -259,62 +261,70 @@ export class Receiver {
         ? undefined
         : this.#d.waiter.wait(executionId, trigger.response.timeoutMs ?? 30_000);
 
+    // The request's writes besides its execution; a plain production call has none, and its
+    // execution goes through the store's prepared insert alone.
+    const write: IngestWrite | undefined =
+      key !== undefined || blobs.length > 0 || testCapture
+        ? async (trx) => {
+            if (key !== undefined) {
+              const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt, trx);
+              if (earlier) throw new DuplicateDelivery(earlier);
+              await trx
+                .deleteFrom('idempotency_keys')
+                .where('workflow_id', '=', workflow.id)
+                .where('key', '=', key)
+                .execute();
+              const windowMs = (idempotency?.windowSeconds ?? DEFAULT_WINDOW_SECONDS) * 1000;
+              await trx
+                .insertInto('idempotency_keys')
+                .values({
+                  workflow_id: workflow.id,
+                  key,
+                  execution_id: executionId,
+                  expires_at: new Date(req.receivedAt.getTime() + windowMs).toISOString(),
+                })
+                .execute();
+            }
+            if (blobs.length > 0) await this.#d.store.hot.insertBlobs(trx, blobs);
+            if (testCapture) {
+              await this.#d.listeners.capture(trx, {
+                workflowId: workflow.id,
+                listenerId: testCapture.id,
+                keepListening: testCapture.keepListening,
+                eventId,
+                executionId,
+                item,
+                itemJson,
+                receivedAt,
+              });
+            }
+          }
+        : undefined;
+
     try {
-      await this.#d.ingest.commit(async (trx) => {
-        if (key !== undefined) {
-          const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt, trx);
-          if (earlier) throw new DuplicateDelivery(earlier);
-          await trx
-            .deleteFrom('idempotency_keys')
-            .where('workflow_id', '=', workflow.id)
-            .where('key', '=', key)
-            .execute();
-          const windowMs = (idempotency?.windowSeconds ?? DEFAULT_WINDOW_SECONDS) * 1000;
-          await trx
-            .insertInto('idempotency_keys')
-            .values({
-              workflow_id: workflow.id,
-              key,
-              execution_id: executionId,
-              expires_at: new Date(req.receivedAt.getTime() + windowMs).toISOString(),
-            })
-            .execute();
-        }
-        if (blobs.length > 0) await trx.insertInto('blobs').values(blobs).execute();
-        await trx
-          .insertInto('executions')
-          .values({
-            id: executionId,
-            workflow_id: workflow.id,
-            workflow_version: workflow.version,
-            mode: matched.mode,
-            status: 'queued',
-            trigger: itemJson,
-            steps: '[]',
-            error: null,
-            attempt: 1,
-            retry_of: null,
-            run_after: receivedAt,
-            locked_until: null,
-            locked_by: null,
-            created_at: receivedAt,
-            started_at: null,
-            finished_at: null,
-            warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
-          })
-          .execute();
-        if (matched.mode === 'test' && listener) {
-          await this.#d.listeners.capture(trx, {
-            workflowId: workflow.id,
-            listenerId: listener.id,
-            keepListening: listener.keepListening,
-            eventId,
-            executionId,
-            item,
-            itemJson,
-            receivedAt,
-          });
-        }
+      await this.#d.ingest.commit({
+        workflow,
+        execution: {
+          id: executionId,
+          workflow_id: workflow.id,
+          workflow_version: workflow.version,
+          mode: matched.mode,
+          status: 'queued',
+          trigger: itemJson,
+          steps: '[]',
+          error: null,
+          attempt: 1,
+          retry_of: null,
+          run_after: receivedAt,
+          locked_until: null,
+          locked_by: null,
+          created_at: receivedAt,
+          started_at: null,
+          finished_at: null,
+          warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
+        },
+        item,
+        ...(write ? { write } : {}),
       });
     } catch (err) {
       finished?.cancel();
@@ -443,7 +453,8 @@ function itemHeaders(
   masked: string[],
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
     if (masked.includes(name)) out[name] = MASK;
     else if (name === 'cookie' && typeof value === 'string' && value.includes(SESSION_COOKIE)) {

@@ -449,8 +449,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
       it('claim returns due queued rows oldest first, up to limit, and marks them running under a lease', async () => {
         const rowIds = ids(3);
-        // Inserted out of order: the claim order must come from the ids, not the insert order.
-        await insertAll([rowIds[2]!, rowIds[0]!, rowIds[1]!].map((id) => execution({ id })));
+        // Inserted out of order, due at the same time: the claim order must come from the ids, not the insert order.
+        const due = iso(-1_000);
+        await insertAll([rowIds[2]!, rowIds[0]!, rowIds[1]!].map((id) => execution({ id, run_after: due })));
         const queue = new Queue({ store, workerId: 'w1' });
         const before = Date.now();
 
@@ -468,6 +469,17 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         }
         expect((await queue.claim(10)).map((r) => r.id)).toEqual([rowIds[2]]);
         expect(await queue.claim(10)).toEqual([]);
+      });
+
+      it('claim takes the execution due earliest first, like graphile-worker (run_at, id)', async () => {
+        const [older, newer] = ids(2);
+        await insertAll([
+          execution({ id: older, run_after: iso(-1_000) }),
+          execution({ id: newer, run_after: iso(-5_000) }),
+        ]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect((await queue.claim(1)).map((r) => r.id)).toEqual([newer]);
+        expect((await queue.claim(1)).map((r) => r.id)).toEqual([older]);
       });
 
       it.each<[string, Partial<NewExecutionRow>]>([

@@ -8,6 +8,7 @@ import { defineStep, Expr, StepFailure } from './types.js';
 
 export const filterStep = defineStep({
   type: 'filter',
+  pure: true,
   description: 'Stop the run (status `filtered`) unless the condition is true.',
   config: Type.Object(
     // Checked by hand after rendering (not by the schema) to say what the condition gave instead.

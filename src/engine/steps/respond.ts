@@ -21,6 +21,7 @@ const RESERVED = new Set([
 
 export const respondStep = defineStep({
   type: 'respond',
+  pure: true,
   description: 'Set the status, headers and body of the webhook response (response mode `respondStep`).',
   config: Type.Object(
     {

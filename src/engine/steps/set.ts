@@ -12,6 +12,7 @@ const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
 
 export const setStep = defineStep({
   type: 'set',
+  pure: true,
   description: 'Set fields (renamed, computed or constant) on the item.',
   config: Type.Object(
     {

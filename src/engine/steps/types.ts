@@ -47,6 +47,11 @@ export interface StepType<S extends TSchema = TSchema> {
    * declared with `Expr` may hold a `{{ … }}` text) and again on the rendered values before `run`.
    */
   config: S;
+  /**
+   * True when `run` has no effect outside the execution (no network, no I/O; CPU only). A workflow
+   * of pure steps may run before its execution is stored, and is not raced against a timer.
+   */
+  pure?: boolean;
   /** Checks the schema cannot express; fields are JSON pointers inside the step. */
   check?(config: Static<S>): FieldError[];
   run(config: Static<S>, ctx: StepContext): Promise<StepOutcome>;

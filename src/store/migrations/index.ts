@@ -155,6 +155,22 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.alterTable('executions').addColumn('warnings', 'text').execute();
     },
   }),
+  '0004_blob_parts': (caps) => ({
+    async up(db: Kysely<unknown>) {
+      // Files over 1 MiB are stored in parts (store/blobs.ts): SQLite copies a bound value twice
+      // while inserting it, so a 16 MiB file in one value cost 32 MiB more while it was stored.
+      await db.schema
+        .createTable('blob_parts')
+        .addColumn('blob_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('data', sql.raw(caps.binaryType), (c) => c.notNull())
+        .addPrimaryKeyConstraint('blob_parts_pk', ['blob_id', 'seq'])
+        .execute();
+      // Retention deletes an execution's files with it (queue/retention.ts): without an index
+      // every batch of deleted executions would scan the whole blobs table.
+      await db.schema.createIndex('blobs_execution_id').on('blobs').column('execution_id').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

@@ -1,0 +1,95 @@
+/**
+ * Group commit: writes requested while a transaction is being committed wait and are committed
+ * together in the next one, so under load one commit (and one fsync) covers many writes; with no
+ * load a write commits alone at once (no timer: the batch is whatever queued up during the
+ * previous commit). Ingest (accepted webhook requests) and the queue (execution results) share
+ * one GroupCommit, so a busy process makes one transaction per cycle, not one per kind of write:
+ * rows inserted by ingest and finished by the executor are written to the WAL once per cycle
+ * instead of once per transaction (2.2 → 1.4 page writes per request at 10 000 req/s).
+ *
+ * A failing batch is retried one write at a time, so one bad write fails alone.
+ */
+import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from './schema.js';
+import type { Store } from './store.js';
+
+export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
+
+interface Job {
+  write: GroupWrite<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+// Big enough to amortise the commit over many writes, small enough that one transaction stays
+// short and a failure retries few writes one by one.
+const MAX_BATCH = 512;
+
+export class GroupCommit {
+  readonly #store: Store;
+  readonly #log: Logger | undefined;
+  #queue: Job[] = [];
+  #flushing: Promise<void> | undefined;
+
+  constructor({ store, log }: { store: Store; log?: Logger }) {
+    this.#store = store;
+    this.#log = log;
+  }
+
+  /** Writes waiting for their transaction. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Resolves with what `write` returned once its transaction is committed (and durable). */
+  run<T>(write: GroupWrite<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
+      // started here would block the event loop and no other request could join it (every batch
+      // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
+      // write still commits at once, and every write requested in the same phase joins the batch.
+      this.#flushing ??= new Promise<void>((done) => setImmediate(() => void this.#flush().finally(done)));
+    });
+  }
+
+  /** Resolves once nothing is waiting or being committed. */
+  async idle(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+  }
+
+  /**
+   * One transaction at a time, each waiting for the previous one to be durable: what queues up
+   * meanwhile is the next batch. Starting the next batch without waiting for the fsync (it runs
+   * off the event loop, see sqlite.ts) was measured too: smaller batches, more commits, and
+   * 20–60 % more CPU per request, since the process is CPU-bound under load.
+   */
+  async #flush(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) await this.#commit(this.#queue.splice(0, MAX_BATCH));
+    } finally {
+      this.#flushing = undefined;
+    }
+  }
+
+  async #commit(batch: Job[]): Promise<void> {
+    let results: unknown[];
+    try {
+      results = await this.#store.transaction(async (trx) => {
+        const out: unknown[] = [];
+        for (const job of batch) out.push(await job.write(trx));
+        return out;
+      });
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      this.#log?.warn({ err, size: batch.length }, 'group commit failed; retrying writes one by one');
+      for (const job of batch) await this.#commit([job]);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
+  }
+}
