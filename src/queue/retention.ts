@@ -6,18 +6,26 @@
  *
  * Both limits are cut-offs on the id: ids are UUIDv7, ordered by creation time, so "older than
  * the age" is `id < <the UUIDv7 prefix of now - age>` and "beyond the count" is `id <= <the
- * (count+1)-th newest id>`, both walks of the primary key. Deleting happens in batches of a few
- * hundred rows, one short transaction each, yielding to requests in between: the store has one
- * writer, and a long delete would hold every webhook commit behind it.
+ * (count+1)-th newest id>`, both walks of the primary key. Deleting happens in batches of 200
+ * rows, one short transaction each, yielding to requests in between: the store has one writer,
+ * and a long delete would hold every webhook commit behind it. Deleting is not free: a deleted
+ * execution costs about what storing it did (four b-trees), so a process at full load with a
+ * count limit does both, and serves fewer requests per second than without one.
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 
-/** Rows per delete transaction: ~5 ms of SQLite work, so a sweep never stalls ingest for long. */
-const BATCH = 500;
+/** Rows per delete transaction: ~2 ms of SQLite work, so a sweep never stalls ingest for long. */
+const BATCH = 200;
 /** Between sweeps (shorter when the age limit is shorter). */
 const SWEEP_MS = 5_000;
-const FINISHED = ['succeeded', 'failed', 'filtered'] as const;
+/**
+ * Written `status NOT IN (queued, running)`, not `IN (succeeded, failed, filtered)`: for the IN,
+ * SQLite (without ANALYZE statistics, as a hookflow database is) walks the (status, run_after)
+ * index through every finished execution instead of the id range: 5.5 ms instead of 0.3 ms per
+ * statement with 50 000 executions, and a sweep at full load cut throughput by a third.
+ */
+const UNFINISHED = ['queued', 'running'] as const;
 
 export interface RetentionLimits {
   /** Delete finished executions created longer ago than this. */
@@ -84,34 +92,52 @@ export class Retention {
     if (olderThan === undefined && atOrBelow === undefined) return 0;
     let deleted = 0;
     while (!this.#stopped) {
-      const ids = (
-        await db
+      // The batch: the oldest finished executions past a cut-off, as an id range [first, last]
+      // (one walk of the primary key), so the deletes below are range scans with two parameters,
+      // not lists of hundreds of ids to bind, compile and look up one by one.
+      const batch = db
+        .selectFrom('executions')
+        .select('id')
+        .where('status', 'not in', UNFINISHED)
+        .where((eb) =>
+          eb.or([
+            ...(olderThan !== undefined ? [eb('id', '<', olderThan)] : []),
+            ...(atOrBelow !== undefined ? [eb('id', '<=', atOrBelow)] : []),
+          ]),
+        )
+        .orderBy('id')
+        .limit(BATCH);
+      const range = await db
+        .selectFrom(batch.as('batch'))
+        .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last'), eb.fn.countAll().as('n')])
+        .executeTakeFirst();
+      const n = Number(range?.n ?? 0);
+      if (!range || n === 0 || range.first === null || range.last === null) break;
+      const { first, last } = range as { first: string; last: string };
+      // Queued and running executions inside the range stay: every delete repeats the status test.
+      await this.#store.transaction(async (trx) => {
+        const inRange = trx
           .selectFrom('executions')
           .select('id')
-          .where('status', 'in', FINISHED)
-          .where((eb) =>
-            eb.or([
-              ...(olderThan !== undefined ? [eb('id', '<', olderThan)] : []),
-              ...(atOrBelow !== undefined ? [eb('id', '<=', atOrBelow)] : []),
-            ]),
-          )
-          .orderBy('id')
-          .limit(BATCH)
-          .execute()
-      ).map((r) => r.id);
-      if (ids.length === 0) break;
-      await this.#store.transaction(async (trx) => {
+          .where('id', '>=', first)
+          .where('id', '<=', last)
+          .where('status', 'not in', UNFINISHED);
         await trx
           .deleteFrom('blob_parts')
           .where('blob_id', 'in', (eb) =>
-            eb.selectFrom('blobs').select('id').where('execution_id', 'in', ids),
+            eb.selectFrom('blobs').select('id').where('execution_id', 'in', inRange),
           )
           .execute();
-        await trx.deleteFrom('blobs').where('execution_id', 'in', ids).execute();
-        await trx.deleteFrom('executions').where('id', 'in', ids).execute();
+        await trx.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
+        await trx
+          .deleteFrom('executions')
+          .where('id', '>=', first)
+          .where('id', '<=', last)
+          .where('status', 'not in', UNFINISHED)
+          .execute();
       });
-      deleted += ids.length;
-      if (ids.length < BATCH) break;
+      deleted += n;
+      if (n < BATCH) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
     if (deleted > 0) this.#log.debug({ deleted }, 'deleted old executions');

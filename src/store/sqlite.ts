@@ -73,7 +73,7 @@ class WalSync {
   readonly #walPath: string;
   readonly #dbPath: string;
   #fd: number | undefined;
-  #ino: bigint | number = 0;
+  #dbFd: number | undefined;
   #running: Promise<void> | undefined;
   #next: Promise<void> | undefined;
 
@@ -107,30 +107,26 @@ class WalSync {
   }
 
   /**
-   * The WAL's descriptor, re-opened if the file was replaced (SQLite deletes the WAL when the last
-   * connection closes, so another process's `hookflow` command could make a new one). Without a
-   * WAL (never the case while this connection writes in WAL mode) the database file is synced.
+   * The WAL's descriptor, opened once: SQLite deletes the WAL only when the last connection to the
+   * database closes, and this store's connection is open as long as this object is used, so the
+   * file is never replaced under it (checkpoints reset or truncate it in place). Until the first
+   * commit has created the WAL, the database file itself is synced.
    */
   #open(): number {
-    let ino: bigint | number;
-    let target = this.#walPath;
+    if (this.#fd !== undefined) return this.#fd;
     try {
-      ino = fs.statSync(target).ino;
+      this.#fd = fs.openSync(this.#walPath, 'r');
+      return this.#fd;
     } catch {
-      target = this.#dbPath;
-      ino = fs.statSync(target).ino;
+      this.#dbFd ??= fs.openSync(this.#dbPath, 'r');
+      return this.#dbFd;
     }
-    if (this.#fd === undefined || ino !== this.#ino) {
-      this.close();
-      this.#fd = fs.openSync(target, 'r');
-      this.#ino = fs.fstatSync(this.#fd).ino;
-    }
-    return this.#fd;
   }
 
   close(): void {
-    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    for (const fd of [this.#fd, this.#dbFd]) if (fd !== undefined) fs.closeSync(fd);
     this.#fd = undefined;
+    this.#dbFd = undefined;
   }
 }
 
