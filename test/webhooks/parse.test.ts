@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseBody, parseQuery } from '../../src/webhooks/parse.js';
+import {
+  DEFAULT_PARSE_LIMITS,
+  type ParseLimits,
+  parseBody,
+  parseFlatUrlEncoded,
+  parseQuery,
+  parseUrlEncodedWithQs,
+} from '../../src/webhooks/parse.js';
 
 const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).sort();
 
@@ -38,6 +46,23 @@ function expectOrdinary(value: unknown): void {
     expect(Object.hasOwn(value, '__proto__')).toBe(false);
   }
   for (const item of Object.values(value)) expectOrdinary(item);
+}
+
+/**
+ * A value's structure for exact comparison: key order, prototypes and data properties included.
+ * (toStrictEqual compares `.constructor`, which parsed data may carry as an own key.)
+ */
+function shape(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return ['array', value.map(shape)];
+  const kind = Object.getPrototypeOf(value) === Object.prototype ? 'object' : 'other';
+  return [
+    kind,
+    Reflect.ownKeys(value).map((key) => {
+      const d = Object.getOwnPropertyDescriptor(value, key)!;
+      return [String(key), d.enumerable && d.writable && 'value' in d, shape(d.value)];
+    }),
+  ];
 }
 
 interface Part {
@@ -115,6 +140,214 @@ describe('parseQuery', () => {
     [nestedKey(2), limits({ maxDepth: 2 })],
   ])('accepts input exactly at the limit (%#)', (raw, lim) => {
     expect(() => parseQuery(raw, lim)).not.toThrow();
+  });
+});
+
+describe('flat query strings and form bodies: the fast path', () => {
+  type Charset = 'utf-8' | 'iso-8859-1';
+  const flat = (text: string, charset: Charset = 'utf-8', lim = DEFAULT_PARSE_LIMITS, query = false) =>
+    parseFlatUrlEncoded(text, charset, lim, query);
+
+  it.each<[string, Charset, Record<string, unknown>]>([
+    ['param1=a&param2=b', 'utf-8', { param1: 'a', param2: 'b' }],
+    ['a=1&a=2&b=3&a=4', 'utf-8', { a: ['1', '2', '4'], b: '3' }],
+    ['q=hello+world%21&n=J%C3%B6rg&k+1=v', 'utf-8', { q: 'hello world!', n: 'Jörg', 'k 1': 'v' }],
+    ['flag&empty=&=novalue&&x==y=', 'utf-8', { flag: '', empty: '', x: '=y=' }],
+    ['bad=%E0%A4%A&z=%zz+1&p=%', 'utf-8', { bad: '%E0%A4%A', z: '%zz 1', p: '%' }],
+    ['n=J%F6rg&m=%C3%B6&e=%u00e9', 'iso-8859-1', { n: 'Jörg', m: 'Ã¶', e: '%u00e9' }],
+    ['a.b=1&c..d=2', 'utf-8', { 'a.b': '1', 'c..d': '2' }],
+    ['__proto__=1&__proto%5F_=2&a=3', 'utf-8', { a: '3' }],
+    ['constructor=x&constructor=y&prototype=z', 'utf-8', { constructor: ['x', 'y'], prototype: 'z' }],
+    ['toString=1&hasOwnProperty=2', 'utf-8', { toString: '1', hasOwnProperty: '2' }],
+    ['b=1&2=x&1=y', 'utf-8', { 1: 'y', 2: 'x', b: '1' }],
+  ])('%j (%s)', (raw, charset, expected) => {
+    const result = flat(raw, charset);
+    expect(result).toEqual(expected);
+    expect(shape(result)).toEqual(
+      shape(parseUrlEncodedWithQs(raw, charset, DEFAULT_PARSE_LIMITS, 'form body')),
+    );
+    expectOrdinary(result);
+  });
+
+  it('strips one leading ? from a query string only', () => {
+    expect(flat('??a=1', 'utf-8', DEFAULT_PARSE_LIMITS, true)).toEqual({ '?a': '1' });
+    expect(flat('?a=1', 'utf-8', DEFAULT_PARSE_LIMITS, true)).toEqual({ a: '1' });
+    expect(flat('?a=1')).toEqual({ '?a': '1' });
+  });
+
+  it.each<[string, string, ParseLimits]>([
+    ['a bracket', 'a[b]=1', DEFAULT_PARSE_LIMITS],
+    ['a closing bracket in a value', 'a=b]=c', DEFAULT_PARSE_LIMITS],
+    ['an encoded bracket in a key', 'a%5Bb%5D=1', DEFAULT_PARSE_LIMITS],
+    ['an encoded bracket in a value', 'a=%5d', DEFAULT_PARSE_LIMITS],
+    ['more parameters than maxKeys', 'a=1&b=2&c=3&d=4', limits({ maxKeys: 3 })],
+    ['maxDepth 0 (a repeated key would be too deep)', 'a=1', limits({ maxDepth: 0 })],
+    ['an unusual maxKeys', 'a=1', limits({ maxKeys: Number.NaN })],
+  ])('leaves %s to qs', (_name, raw, lim) => {
+    expect(flat(raw, 'utf-8', lim)).toBeUndefined();
+  });
+
+  it('takes exactly maxKeys parameters, and qs rejects one more', () => {
+    expect(flat(manyParams(1000))).toBeDefined();
+    expect(flat(manyParams(3), 'utf-8', limits({ maxKeys: 3 }))).toBeDefined();
+    expect(() => parseQuery(manyParams(4), limits({ maxKeys: 3 }))).toThrow(/Parameter limit/);
+  });
+
+  it('scans a long run of parameters without `=` in linear time', () => {
+    const raw = `${'a&'.repeat(200_000)}b=1`;
+    const started = performance.now();
+    expect(flat(raw, 'utf-8', limits({ maxKeys: 1_000_000 }))).toMatchObject({ b: '1' });
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  // Pieces qs treats specially, so generated strings meet them often: delimiters, every kind of
+  // percent sequence (valid, truncated, invalid UTF-8, encoded brackets/delimiters), prototype names,
+  // array-index-like keys, lone surrogates, and brackets (which must send the string to qs).
+  const FLAT_TOKENS = [
+    'a',
+    'b',
+    'Z',
+    '0',
+    '1',
+    '=',
+    '==',
+    '&',
+    '&&',
+    '+',
+    '%',
+    '%2',
+    '%20',
+    '%2B',
+    '%26',
+    '%3D',
+    '%3d',
+    '%25',
+    '%255B',
+    '%E2%9C%93',
+    '%C3%B6',
+    '%C3',
+    '%E0%A4%A',
+    '%zz',
+    '%FF',
+    '%F6',
+    '%u00e9',
+    '.',
+    '..',
+    '?',
+    '??',
+    '__proto__',
+    '__proto%5F_',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    '__defineGetter__',
+    'length',
+    'ö',
+    '✓',
+    '\u{1F600}',
+    '\uD800',
+    ' ',
+    ';',
+    ',',
+    '#',
+    '\0',
+    '4294967295',
+    '4294967294',
+    '-1',
+    '01',
+    '1e3',
+    'utf8',
+    'utf8=%26%2310003%3B',
+    '&#10003;',
+  ];
+  const NESTING_TOKENS = [
+    '[',
+    ']',
+    '[]',
+    '[0]',
+    '[1]',
+    '[b]',
+    '%5B',
+    '%5b',
+    '%5D',
+    '%5d',
+    ']=',
+    '%5D=',
+    '[__proto__]',
+    '[constructor]',
+    '[prototype]',
+    '[999]',
+    '[1000]',
+    '[]=',
+  ];
+  const stringOf = (tokens: string[]) =>
+    fc.array(fc.constantFrom(...tokens), { maxLength: 40 }).map((parts) => parts.join(''));
+  const flatText = stringOf(FLAT_TOKENS);
+  const anyText = fc.oneof(
+    flatText,
+    stringOf([...FLAT_TOKENS, ...NESTING_TOKENS]),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+  );
+  const charsetArb = fc.constantFrom<Charset>('utf-8', 'iso-8859-1');
+  const limitsArb = fc.record({
+    maxKeys: fc.oneof(fc.constant(1000), fc.integer({ min: 0, max: 6 })),
+    maxDepth: fc.oneof(fc.constant(20), fc.integer({ min: 0, max: 3 })),
+    maxFiles: fc.constant(20),
+  });
+  const outcome = (parse: () => unknown) => {
+    try {
+      return { value: parse() };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+
+  it('returns exactly what qs returns (values, key order, prototypes), or leaves the input to qs', () => {
+    let taken = 0;
+    fc.assert(
+      fc.property(anyText, charsetArb, limitsArb, fc.boolean(), (text, charset, lim, query) => {
+        const fast = parseFlatUrlEncoded(text, charset, lim, query);
+        const viaQs = outcome(() =>
+          parseUrlEncodedWithQs(text, charset, lim, query ? 'query string' : 'form body'),
+        );
+        if (fast === undefined) return;
+        taken++;
+        // Never a result where qs throws (parameter limit), and the very same structure otherwise.
+        expect(viaQs.error).toBeUndefined();
+        expect(shape(fast)).toEqual(shape(viaQs.value));
+        // The public entry point takes the fast path here.
+        if (query && charset === 'utf-8') expect(shape(parseQuery(text, lim))).toEqual(shape(fast));
+      }),
+      { numRuns: 3000 },
+    );
+    // The generators must reach the fast path often, or the property proves little.
+    expect(taken).toBeGreaterThan(1000);
+  });
+
+  it('takes every flat string within the limits', () => {
+    fc.assert(
+      fc.property(flatText, charsetArb, fc.boolean(), (text, charset, query) => {
+        expect(parseFlatUrlEncoded(text, charset, DEFAULT_PARSE_LIMITS, query)).toBeDefined();
+      }),
+    );
+  });
+
+  it('gives form bodies the same result through parseBody as through qs', async () => {
+    await fc.assert(
+      fc.asyncProperty(anyText, async (text) => {
+        const expected = outcome(() =>
+          parseUrlEncodedWithQs(text, 'utf-8', DEFAULT_PARSE_LIMITS, 'form body'),
+        );
+        const got = await parseBody('application/x-www-form-urlencoded', Buffer.from(text)).then(
+          ({ body }) => ({ value: body }),
+          (err: Error) => ({ error: err.message }),
+        );
+        // UTF-8 has no lone surrogates: compare only strings that survive the trip through bytes.
+        if (Buffer.from(text).toString('utf8') === text) expect(shape(got)).toEqual(shape(expected));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
