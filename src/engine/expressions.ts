@@ -15,8 +15,16 @@
  * What the hooks cannot stop is one built-in call that is slow by itself (a regular expression
  * that backtracks catastrophically, `$sort` of a huge array); a worker thread would, at the cost
  * of copying the input for every evaluation.
+ *
+ * Fast path. Most expressions are a path, a comparison, a concatenation or a string function
+ * (`body.param1`, `customer = "a"`, `$uppercase(body.param2)`), for which JSONata's general
+ * evaluator (a promise per node) costs several µs each. fast-expressions.ts evaluates those
+ * shapes directly, on the values whose JSONata result it reproduces exactly, and declines
+ * everything else to JSONata; a template whose expressions are all answered that way renders
+ * without a promise per node.
  */
 import jsonata from 'jsonata';
+import { compileFast, DECLINE, type FastEvaluator } from './fast-expressions.js';
 import { splitTemplate } from './template-syntax.js';
 
 export { splitTemplate };
@@ -72,6 +80,8 @@ export interface CompiledExpression {
   source: string;
   field: string;
   expression: jsonata.Expression;
+  /** The fast path for this expression, when it is a shape fast-expressions.ts knows. */
+  fast: FastEvaluator | undefined;
 }
 
 /** A configuration value, ready to render. Literal subtrees are kept as they are. */
@@ -163,7 +173,7 @@ function compileExpression(
   try {
     const expression = jsonata(source, { timeout: budget.timeoutMs, stack: budget.maxDepth });
     expression.assign(EVALUATE_ENTRY as unknown as string, yieldNow);
-    return { source, field, expression };
+    return { source, field, expression, fast: compileFast(expression.ast(), budget.maxDepth) };
   } catch (err) {
     return toExpressionError(err, field, source, budget);
   }
@@ -171,12 +181,56 @@ function compileExpression(
 
 /** Render a template against a scope; throws ExpressionError. */
 export async function renderTemplate(template: Template, scope: Scope): Promise<unknown> {
+  // Synchronously when every expression takes the fast path (the common case): one promise per
+  // render instead of one per node. Otherwise again, node by node, each expression on its own.
+  const fast = renderFast(template, scope);
+  return fast === DECLINE ? renderSlow(template, scope) : fast;
+}
+
+function renderFast(template: Template, scope: Scope): unknown {
   switch (template.kind) {
     case 'literal':
-      // A copy: the template is cached and shared by every execution of this workflow version.
-      return typeof template.value === 'object' && template.value !== null
-        ? structuredClone(template.value)
-        : template.value;
+      return copyLiteral(template.value);
+    case 'expression':
+      return evaluateFast(template.expr, scope);
+    case 'text': {
+      let out = '';
+      for (const part of template.parts) {
+        if (typeof part === 'string') {
+          out += part;
+          continue;
+        }
+        const value = evaluateFast(part, scope);
+        if (value === DECLINE) return DECLINE;
+        out += toText(value);
+      }
+      return out;
+    }
+    case 'array': {
+      const out: unknown[] = [];
+      for (const item of template.items) {
+        const value = renderFast(item, scope);
+        if (value === DECLINE) return DECLINE;
+        out.push(value);
+      }
+      return out;
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of template.entries) {
+        const rendered = renderFast(value, scope);
+        if (rendered === DECLINE) return DECLINE;
+        defineEntry(out, key, rendered);
+      }
+      return out;
+    }
+  }
+}
+
+async function renderSlow(template: Template, scope: Scope): Promise<unknown> {
+  switch (template.kind) {
+    case 'literal':
+      return copyLiteral(template.value);
     case 'expression':
       return evaluate(template.expr, scope);
     case 'text': {
@@ -187,29 +241,52 @@ export async function renderTemplate(template: Template, scope: Scope): Promise<
     }
     case 'array': {
       const out: unknown[] = [];
-      for (const item of template.items) out.push(await renderTemplate(item, scope));
+      for (const item of template.items) out.push(await renderSlow(item, scope));
       return out;
     }
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of template.entries) {
-        // Kept even when undefined (an expression that found nothing), so a step can tell "empty"
-        // from "not configured". defineProperty: a key like "__proto__" is data, not the prototype.
-        const rendered = await renderTemplate(value, scope);
-        Object.defineProperty(out, key, {
-          value: rendered,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
+      for (const [key, value] of template.entries) defineEntry(out, key, await renderSlow(value, scope));
       return out;
     }
   }
 }
 
+/** A copy: the template is cached and shared by every execution of this workflow version. */
+function copyLiteral(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? structuredClone(value) : value;
+}
+
+/**
+ * Kept even when undefined (an expression that found nothing), so a step can tell "empty" from
+ * "not configured". defineProperty: a key like "__proto__" is data, not the prototype.
+ */
+function defineEntry(out: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Evaluate one expression; the result is plain JSON (JSONata sequences and functions removed). */
 export async function evaluate(expr: CompiledExpression, scope: Scope): Promise<unknown> {
+  const fast = evaluateFast(expr, scope);
+  if (fast !== DECLINE) return fast;
+  return evaluateJsonata(expr, scope);
+}
+
+/** The fast path's result as plain JSON, or DECLINE (no fast path, or it declined). */
+function evaluateFast(expr: CompiledExpression, scope: Scope): unknown {
+  if (expr.fast === undefined) return DECLINE;
+  let result: unknown;
+  try {
+    result = expr.fast(scope);
+  } catch {
+    // Not expected (the fast path declines what JSONata would throw on); JSONata will say.
+    return DECLINE;
+  }
+  return result === DECLINE ? DECLINE : toJson(result);
+}
+
+/** JSONata's own evaluation, with its budgets and errors. */
+async function evaluateJsonata(expr: CompiledExpression, scope: Scope): Promise<unknown> {
   let result: unknown;
   try {
     result = await expr.expression.evaluate(scope.input, {
