@@ -185,8 +185,7 @@ export class Queue {
     // Group commit: results recorded in the same I/O phase (and the webhook requests accepted in
     // it) share a transaction. One transaction per result (one fsync with synchronous=FULL,
     // ~0.5 ms here) capped the executor near 2 000 executions/s and blocked the event loop for each.
-    const [recorded] = await this.#writer.run((trx) => this.#store.hot.completeExecutions(trx, [completion]));
-    return recorded ?? false;
+    return this.#writer.hot({ kind: 'complete', completion });
   }
 
   /**
@@ -224,9 +223,12 @@ export class Queue {
     return giveUp ? 'failed' : 'queued';
   }
 
-  /** Running executions whose lease lapsed on their last allowed attempt are failed, not run again. */
-  async #failExhausted(nowIso: string): Promise<void> {
-    await this.#store.db
+  /**
+   * Running executions whose lease lapsed (or, `abandoned`, every running one) on their last
+   * allowed attempt are failed, not run again.
+   */
+  async #failExhausted(nowIso: string, abandoned = false): Promise<number> {
+    let q = this.#store.db
       .updateTable('executions')
       .set({
         status: 'failed',
@@ -238,21 +240,24 @@ export class Queue {
         locked_until: null,
       })
       .where('status', '=', 'running')
-      .where('locked_until', '<', nowIso)
-      .where('attempt', '>=', MAX_ATTEMPTS)
-      .execute();
+      .where('attempt', '>=', MAX_ATTEMPTS);
+    if (!abandoned) q = q.where('locked_until', '<', nowIso);
+    return Number((await q.executeTakeFirst()).numUpdatedRows);
   }
 
   /**
    * On start of a process that owns the whole store (embedded SQLite), every `running` row belongs
-   * to a process that is gone: make them claimable now instead of after their lease.
+   * to a process that is gone: queue them again now, as their next attempt, instead of waiting for
+   * their leases (and then recovering them a claim's worth per second). Their `run_after` is old,
+   * so they are claimed first. Returns how many rows were released (requeued or given up).
    */
   async releaseAbandoned(): Promise<number> {
+    const failed = await this.#failExhausted(new Date().toISOString(), true);
     const res = await this.#store.db
       .updateTable('executions')
-      .set({ locked_until: new Date(0).toISOString() })
+      .set({ status: 'queued', attempt: sql<number>`attempt + 1`, locked_by: null, locked_until: null })
       .where('status', '=', 'running')
       .executeTakeFirst();
-    return Number(res.numUpdatedRows);
+    return failed + Number(res.numUpdatedRows);
   }
 }

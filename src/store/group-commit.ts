@@ -12,19 +12,22 @@
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
-import type { Store } from './store.js';
+import type { HotWrite, Store } from './store.js';
 
 export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
 
-interface Job {
-  write: GroupWrite<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
+/** A callback run inside the transaction, or a hot write given as data (store.writeHot). */
+type Job = { resolve: (value: unknown) => void; reject: (err: unknown) => void } & (
+  | { write: GroupWrite<unknown>; hot?: undefined }
+  | { hot: HotWrite; write?: undefined }
+);
 
 // Big enough to amortise the commit over many writes, small enough that one transaction stays
 // short and a failure retries few writes one by one.
 const MAX_BATCH = 512;
+
+/** Hot batches sent before the oldest is committed (store.writeHot runs them in order). */
+const HOT_PIPELINE = 2;
 
 export class GroupCommit {
   readonly #store: Store;
@@ -46,11 +49,27 @@ export class GroupCommit {
   run<T>(write: GroupWrite<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
-      // started here would block the event loop and no other request could join it (every batch
-      // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
-      // write still commits at once, and every write requested in the same phase joins the batch.
-      this.#flushing ??= new Promise<void>((done) => setImmediate(() => void this.#flush().finally(done)));
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
+    // started here would block the event loop and no other request could join it (every batch
+    // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
+    // write still commits at once, and every write requested in the same phase joins the batch.
+    this.#flushing ??= new Promise<void>((done) => setImmediate(() => void this.#flush().finally(done)));
+  }
+
+  /**
+   * A hot write (an execution inserted or completed, with nothing else in its transaction): as
+   * data, its batch can be committed off the event loop (store.writeHot). Resolves with whether it
+   * was recorded (a completion whose lease was lost is not) once it is durable.
+   */
+  hot(write: HotWrite): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.#queue.push({ hot: write, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
     });
   }
 
@@ -60,14 +79,38 @@ export class GroupCommit {
   }
 
   /**
-   * One transaction at a time, each waiting for the previous one to be durable: what queues up
-   * meanwhile is the next batch. Starting the next batch without waiting for the fsync (it runs
-   * off the event loop, see sqlite.ts) was measured too: smaller batches, more commits, and
-   * 20–60 % more CPU per request, since the process is CPU-bound under load.
+   * Callback transactions run one at a time, each waiting for the previous one to be durable: what
+   * queues up meanwhile is the next batch. (Starting the next one without waiting for the fsync was
+   * measured: smaller batches, more commits, 20–60 % more CPU per request on the event loop.) Hot
+   * batches are committed off the event loop (sqlite-writer.ts), so there the next batch is sent
+   * while the previous one is being synced, HOT_PIPELINE deep: the writer runs them in order.
    */
   async #flush(): Promise<void> {
+    const inflight: Promise<void>[] = [];
     try {
-      while (this.#queue.length > 0) await this.#commit(this.#queue.splice(0, MAX_BATCH));
+      for (;;) {
+        if (this.#queue.length === 0) {
+          if (inflight.length === 0) break;
+          await inflight.shift();
+          continue;
+        }
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        // Consecutive jobs of one kind share a transaction: hot writes through store.writeHot,
+        // callbacks through store.transaction, which waits until no hot batch is in flight.
+        for (let i = 0; i < batch.length; ) {
+          let j = i + 1;
+          while (j < batch.length && (batch[j]!.hot === undefined) === (batch[i]!.hot === undefined)) j++;
+          const run = batch.slice(i, j);
+          if (run[0]!.hot !== undefined) {
+            if (inflight.length >= HOT_PIPELINE) await inflight.shift();
+            inflight.push(this.#commit(run));
+          } else {
+            while (inflight.length > 0) await inflight.shift();
+            await this.#commit(run);
+          }
+          i = j;
+        }
+      }
     } finally {
       this.#flushing = undefined;
     }
@@ -76,11 +119,14 @@ export class GroupCommit {
   async #commit(batch: Job[]): Promise<void> {
     let results: unknown[];
     try {
-      results = await this.#store.transaction(async (trx) => {
-        const out: unknown[] = [];
-        for (const job of batch) out.push(await job.write(trx));
-        return out;
-      });
+      results =
+        batch[0]!.hot !== undefined
+          ? await this.#store.writeHot(batch.map((job) => job.hot!))
+          : await this.#store.transaction(async (trx) => {
+              const out: unknown[] = [];
+              for (const job of batch) out.push(await job.write!(trx));
+              return out;
+            });
     } catch (err) {
       if (batch.length === 1) {
         batch[0]!.reject(err);

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { type DialectCapabilities, kyselyHotStatements, type Store } from './store.js';
+import { type DialectCapabilities, kyselyHotStatements, runHotWrites, type Store } from './store.js';
 
 const CAPS: DialectCapabilities = { name: 'postgres', binaryType: 'bytea', skipLocked: true, shared: true };
 
@@ -10,10 +10,12 @@ export async function openPostgres(url: string): Promise<Store> {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const hot = kyselyHotStatements();
   return {
     db,
     caps: CAPS,
-    hot: kyselyHotStatements(),
+    hot,
+    writeHot: (writes) => db.transaction().execute((trx) => runHotWrites(hot, trx, writes)),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock) await sql`select pg_advisory_xact_lock(hashtext(${options.lock}))`.execute(trx);

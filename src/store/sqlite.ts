@@ -2,16 +2,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { splitBlob } from './blobs.js';
 import type { Database } from './schema.js';
-import type { DialectCapabilities, HotStatements, Store } from './store.js';
+import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './sqlite-statements.js';
+import { SqliteWriter } from './sqlite-writer.js';
+import { type DialectCapabilities, type HotStatements, runHotWrites, type Store } from './store.js';
 
 const CAPS: DialectCapabilities = { name: 'sqlite', binaryType: 'blob', skipLocked: false, shared: false };
 
 export const SQLITE_FILE = 'hookflow.sqlite';
 
-export async function openSqlite(config: Config['store']): Promise<Store> {
+export async function openSqlite(config: Config['store'], log?: Logger): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(config.dataDir, SQLITE_FILE);
   const database = new SqliteDatabase(file);
@@ -25,39 +28,49 @@ export async function openSqlite(config: Config['store']): Promise<Store> {
   const wal = config.sqliteSynchronous === 'FULL' ? new WalSync(`${file}-wal`, file) : undefined;
   const normal = database.prepare('pragma synchronous = NORMAL');
   const full = database.prepare('pragma synchronous = FULL');
+  const hot = preparedHotStatements(database);
+  // SQLite has one writer, so a named lock has nothing to add to the transaction itself.
+  const transaction: Store['transaction'] = wal
+    ? /**
+       * FULL without blocking the event loop. better-sqlite3 is synchronous, so with FULL every
+       * COMMIT waited for its fsync (0.3–0.8 ms here) on the event loop: 16 % of the process's
+       * time at 6 000 req/s, while no request could be read. Instead the transaction commits with
+       * NORMAL (written to the WAL, not yet synced) and resolves only after an fdatasync of the
+       * WAL on libuv's thread pool: what a caller sees is still "committed and on disk", the
+       * event loop meanwhile serves other requests, and concurrent transactions share one
+       * fdatasync. The connection is held from the pragma to the pragma (the safety level may
+       * not change inside a transaction), so statements outside these transactions keep FULL.
+       */
+      async (fn) => {
+        const result = await db.connection().execute(async (conn) => {
+          normal.run();
+          try {
+            return await conn.transaction().execute(fn);
+          } finally {
+            full.run();
+          }
+        });
+        await wal.sync();
+        return result;
+      }
+    : (fn) => db.transaction().execute(fn);
+  const writer = new SqliteWriter({
+    file,
+    synchronous: config.sqliteSynchronous,
+    fallback: (writes) => transaction((trx) => runHotWrites(hot, trx, writes)),
+    log,
+  });
   return {
     db,
     caps: CAPS,
-    hot: preparedHotStatements(database),
-    // SQLite has one writer, so a named lock has nothing to add to the transaction itself.
-    transaction: wal
-      ? /**
-         * FULL without blocking the event loop. better-sqlite3 is synchronous, so with FULL every
-         * COMMIT waited for its fsync (0.3–0.8 ms here) on the event loop: 16 % of the process's
-         * time at 6 000 req/s, while no request could be read. Instead the transaction commits with
-         * NORMAL (written to the WAL, not yet synced) and resolves only after an fdatasync of the
-         * WAL on libuv's thread pool: what a caller sees is still "committed and on disk", the
-         * event loop meanwhile serves other requests, and concurrent transactions share one
-         * fdatasync. The connection is held from the pragma to the pragma (the safety level may
-         * not change inside a transaction), so statements outside these transactions keep FULL.
-         */
-        async (fn) => {
-          const result = await db.connection().execute(async (conn) => {
-            normal.run();
-            try {
-              return await conn.transaction().execute(fn);
-            } finally {
-              full.run();
-            }
-          });
-          await wal.sync();
-          return result;
-        }
-      : (fn) => db.transaction().execute(fn),
+    hot,
+    transaction,
+    writeHot: (writes) => writer.write(writes),
     async ping() {
       database.prepare('select 1').get();
     },
     async close() {
+      await writer.close();
       await db.destroy();
       wal?.close();
     },
@@ -145,30 +158,8 @@ function preparedHotStatements(database: SqliteDatabase.Database): HotStatements
   let part: SqliteDatabase.Statement | undefined;
   return {
     async insertExecution(_trx, r) {
-      insert ??= database.prepare(
-        `insert into executions (id, workflow_id, workflow_version, mode, status, trigger, steps, error, attempt,
-           retry_of, run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      insert.run(
-        r.id,
-        r.workflow_id,
-        r.workflow_version,
-        r.mode,
-        r.status,
-        r.trigger,
-        r.steps,
-        r.error ?? null,
-        r.attempt ?? 1,
-        r.retry_of ?? null,
-        r.run_after,
-        r.locked_until ?? null,
-        r.locked_by ?? null,
-        r.created_at,
-        r.started_at ?? null,
-        r.finished_at ?? null,
-        r.warnings ?? null,
-      );
+      insert ??= database.prepare(INSERT_EXECUTION);
+      insert.run(insertParams(r));
     },
     async insertBlobs(_trx, rows) {
       blob ??= database.prepare(
@@ -192,14 +183,9 @@ function preparedHotStatements(database: SqliteDatabase.Database): HotStatements
       }
     },
     async completeExecutions(_trx, completions) {
-      complete ??= database.prepare(
-        `update executions set status = ?, steps = ?, error = ?, finished_at = ?, locked_by = null, locked_until = null
-         where id = ? and locked_by = ?`,
-      );
+      complete ??= database.prepare(COMPLETE_EXECUTION);
       const statement = complete;
-      return completions.map(
-        (c) => statement.run(c.status, c.steps, c.error, c.finishedAt, c.id, c.lockedBy).changes > 0,
-      );
+      return completions.map((c) => statement.run(completeParams(c)).changes > 0);
     },
   };
 }

@@ -57,6 +57,35 @@ export interface HotStatements {
   ): Promise<boolean[]>;
 }
 
+/**
+ * A hot write as data: what ingest (an accepted request's execution) and the executor (a result)
+ * write on their own, with no other statement of theirs in the same transaction. As data rather
+ * than a callback, a store may run a batch of them anywhere, even on another thread (SQLite does:
+ * sqlite-writer.ts).
+ */
+export type HotWrite =
+  | { kind: 'insert'; row: NewExecutionRow }
+  | { kind: 'complete'; completion: ExecutionCompletion };
+
+/**
+ * Runs hot writes in one transaction with the given statements; per write: a completion whether it
+ * was recorded, an insert true.
+ */
+export async function runHotWrites(
+  hot: HotStatements,
+  trx: Transaction<Database>,
+  writes: readonly HotWrite[],
+): Promise<boolean[]> {
+  const out: boolean[] = [];
+  for (const w of writes) {
+    if (w.kind === 'insert') {
+      await hot.insertExecution(trx, w.row);
+      out.push(true);
+    } else out.push(...(await hot.completeExecutions(trx, [w.completion])));
+  }
+  return out;
+}
+
 export function kyselyHotStatements(): HotStatements {
   return {
     async insertExecution(trx, row) {
@@ -101,6 +130,11 @@ export interface Store {
    * takes a transaction-scoped advisory lock on it; SQLite needs none since it has one writer.
    */
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>, options?: { lock?: string }): Promise<T>;
+  /**
+   * Commit hot writes in one transaction (durably, like `transaction`); per write what
+   * `runHotWrites` says. On SQLite this runs on a thread of its own.
+   */
+  writeHot(writes: readonly HotWrite[]): Promise<boolean[]>;
   /** Throws when the database cannot be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -110,7 +144,7 @@ export async function openStore(config: Config['store'], log: Logger): Promise<S
   // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
   const store = config.databaseUrl
     ? await (await import('./postgres.js')).openPostgres(config.databaseUrl)
-    : await (await import('./sqlite.js')).openSqlite(config);
+    : await (await import('./sqlite.js')).openSqlite(config, log);
   try {
     await migrate(store, log);
   } catch (err) {

@@ -112,26 +112,21 @@ export class Ingest {
     const executor = this.#executor;
     const row = job.execution;
     let claimed = false;
+    let finished = false;
     this.#pending++;
     try {
-      const finished = executor ? await executor.runBeforeCommit(job.workflow, row, job.item) : false;
-      if (finished) {
+      finished = executor ? await executor.runBeforeCommit(job.workflow, row, job.item) : false;
+      if (!finished && executor) {
+        claimed = executor.reserve(row.trigger.length);
+        if (claimed) claim(row, executor);
+      }
+      const write = job.write;
+      if (write) {
         await this.#writer.run(async (trx) => {
-          if (job.write) await job.write(trx);
+          await write(trx);
           await this.#store.hot.insertExecution(trx, row);
         });
-        executor!.announce(row);
-        return;
-      }
-      // Run again, alone, when the batch it was in failed: the claim made the first time holds.
-      await this.#writer.run(async (trx) => {
-        if (executor && !claimed) {
-          claimed = executor.reserve(row.trigger.length);
-          if (claimed) claim(row, executor);
-        }
-        if (job.write) await job.write(trx);
-        await this.#store.hot.insertExecution(trx, row);
-      });
+      } else await this.#writer.hot({ kind: 'insert', row });
     } catch (err) {
       if (claimed) {
         executor!.release(row.trigger.length);
@@ -141,7 +136,8 @@ export class Ingest {
     } finally {
       this.#pending--;
     }
-    if (claimed) executor!.adopt(row as ExecutionRow, job.item);
+    if (finished) executor!.announce(row);
+    else if (claimed) executor!.adopt(row as ExecutionRow, job.item);
     else this.#wake();
   }
 

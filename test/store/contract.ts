@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { LocalBus } from '../../src/queue/bus.js';
-import { type ExecutionResult, LEASE_MS, Queue } from '../../src/queue/queue.js';
+import { type ExecutionResult, LEASE_MS, MAX_ATTEMPTS, Queue } from '../../src/queue/queue.js';
 import { type ExecutionFilter, executionsRepo } from '../../src/store/executions.js';
 import type {
   ApiTokenRow,
@@ -597,16 +597,24 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(await queue.claim(10)).toEqual([]);
       });
 
-      it('releaseAbandoned makes every running row claimable now, as the next attempt', async () => {
+      it('releaseAbandoned makes every running row claimable now, as the next attempt (or gives up on the last)', async () => {
         const running = ids(2).map((id, i) =>
           execution({ id, status: 'running', locked_by: `w-gone-${i}`, locked_until: iso(60_000) }),
         );
+        const exhausted = execution({
+          id: newId(),
+          status: 'running',
+          attempt: MAX_ATTEMPTS,
+          locked_by: 'w-gone',
+          locked_until: iso(60_000),
+        });
         const queued = execution({ id: newId() });
         const done = execution({ id: newId(), status: 'succeeded' });
-        await insertAll([...running, queued, done]);
+        await insertAll([...running, exhausted, queued, done]);
         const queue = new Queue({ store, workerId: 'w1' });
 
-        expect(await queue.releaseAbandoned()).toBe(2);
+        expect(await queue.releaseAbandoned()).toBe(3);
+        expect(await get(exhausted.id as string)).toMatchObject({ status: 'failed', locked_by: null });
 
         const claimed = await queue.claim(10);
         expect(claimed.map((r) => [r.id, r.attempt, r.locked_by])).toEqual(
@@ -690,6 +698,52 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         // The control for the test above: on PostgreSQL only the lock makes B wait. SQLite has one
         // connection and one writer, so there every transaction waits for the previous one.
         if (store.caps.name === 'postgres') expect(b.end).toBeLessThan(a.end);
+      });
+    });
+
+    describe('writeHot', () => {
+      it('inserts and completes in one batch; a completion whose lock is not held is not recorded', async () => {
+        const [a, b, c] = ids(3);
+        const running = execution({ id: a!, status: 'running', locked_by: 'w1', locked_until: iso(30_000) });
+        await executionsRepo.insert(store.db, running);
+        const inserted = execution({ id: b!, trigger: JSON.stringify({ body: { n: 'ü' } }) });
+        const completion = (id: string, lockedBy: string) => ({
+          kind: 'complete' as const,
+          completion: {
+            id,
+            lockedBy,
+            status: 'succeeded' as const,
+            steps: '[{"name":"s"}]',
+            error: null,
+            finishedAt: iso(),
+          },
+        });
+        const results = await store.writeHot([
+          { kind: 'insert', row: inserted },
+          completion(a!, 'w1'),
+          completion(c!, 'w1'), // no such execution
+          completion(b!, 'w2'), // queued, not locked by w2
+        ]);
+        expect(results).toEqual([true, true, false, false]);
+        expect(await executionsRepo.get(store.db, b!)).toEqual(inserted);
+        expect(await executionsRepo.get(store.db, a!)).toMatchObject({
+          status: 'succeeded',
+          steps: '[{"name":"s"}]',
+          locked_by: null,
+          locked_until: null,
+        });
+      });
+
+      it('a failing write rolls back its whole batch and rejects', async () => {
+        const [a, b] = ids(2);
+        await executionsRepo.insert(store.db, execution({ id: a! }));
+        await expect(
+          store.writeHot([
+            { kind: 'insert', row: execution({ id: b! }) },
+            { kind: 'insert', row: execution({ id: a! }) }, // duplicate primary key
+          ]),
+        ).rejects.toThrow();
+        expect(await executionsRepo.get(store.db, b!)).toBeUndefined();
       });
     });
 

@@ -22,19 +22,26 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Counts store transactions while `fn` runs. A spy, not a mock: every transaction still runs. */
+/**
+ * Counts store transactions (callback ones and batches of hot writes) while `fn` runs. A spy, not
+ * a mock: every transaction still runs.
+ */
 async function countTransactions<T>(fn: () => Promise<T>): Promise<{ result: T; transactions: number }> {
   const store = server.hookflow.store;
-  const transaction = store.transaction;
+  const { transaction, writeHot } = store;
   let transactions = 0;
   store.transaction = (write, options) => {
     transactions++;
     return transaction(write, options);
   };
+  store.writeHot = (writes) => {
+    transactions++;
+    return writeHot(writes);
+  };
   try {
     return { result: await fn(), transactions };
   } finally {
-    store.transaction = transaction;
+    Object.assign(store, { transaction, writeHot });
   }
 }
 

@@ -1,0 +1,42 @@
+/**
+ * The hot statements' SQL and parameters on SQLite, shared by the event loop's connection
+ * (sqlite.ts) and the writer thread's (sqlite-writer-thread.ts).
+ */
+import type { NewExecutionRow } from './schema.js';
+import type { ExecutionCompletion } from './store.js';
+
+export const INSERT_EXECUTION = `insert into executions (id, workflow_id, workflow_version, mode, status, trigger,
+    steps, error, attempt, retry_of, run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export const COMPLETE_EXECUTION = `update executions
+  set status = ?, steps = ?, error = ?, finished_at = ?, locked_by = null, locked_until = null
+  where id = ? and locked_by = ?`;
+
+export type SqlValue = string | number | null;
+
+export function insertParams(r: NewExecutionRow): SqlValue[] {
+  return [
+    r.id,
+    r.workflow_id,
+    r.workflow_version,
+    r.mode,
+    r.status,
+    r.trigger,
+    r.steps,
+    r.error ?? null,
+    r.attempt ?? 1,
+    r.retry_of ?? null,
+    r.run_after,
+    r.locked_until ?? null,
+    r.locked_by ?? null,
+    r.created_at,
+    r.started_at ?? null,
+    r.finished_at ?? null,
+    r.warnings ?? null,
+  ];
+}
+
+export function completeParams(c: ExecutionCompletion): SqlValue[] {
+  return [c.status, c.steps, c.error, c.finishedAt, c.id, c.lockedBy];
+}

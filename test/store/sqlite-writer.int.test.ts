@@ -1,0 +1,93 @@
+/**
+ * The SQLite writer thread (src/store/sqlite-writer.ts): hot writes are committed by the thread's
+ * own connection and seen at once by the event loop's; when the thread cannot run, writes go to
+ * the fallback instead of failing.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { newId } from '../../src/ids.js';
+import { createLogger } from '../../src/log.js';
+import { executionsRepo } from '../../src/store/executions.js';
+import type { NewExecutionRow } from '../../src/store/schema.js';
+import { SqliteWriter } from '../../src/store/sqlite-writer.js';
+import { type HotWrite, openStore, type Store } from '../../src/store/store.js';
+
+let dataDir: string;
+let store: Store;
+
+beforeAll(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-writer-'));
+  store = await openStore(
+    loadConfig({ env: { HOOKFLOW_DATA_DIR: dataDir } }).store,
+    createLogger('silent', 2),
+  );
+});
+
+afterAll(async () => {
+  await store?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+function row(): NewExecutionRow {
+  const now = new Date().toISOString();
+  return {
+    id: newId(),
+    workflow_id: 'wf',
+    workflow_version: 1,
+    mode: 'production',
+    status: 'queued',
+    trigger: '{}',
+    steps: '[]',
+    error: null,
+    attempt: 1,
+    retry_of: null,
+    run_after: now,
+    locked_until: null,
+    locked_by: null,
+    created_at: now,
+    started_at: null,
+    finished_at: null,
+    warnings: null,
+  };
+}
+
+describe('SQLite writer thread', () => {
+  it('commits batches sent back to back, in order, each visible to the main connection once resolved', async () => {
+    const rows = Array.from({ length: 30 }, row);
+    const done = await Promise.all(
+      [0, 10, 20].map((from) =>
+        store.writeHot(rows.slice(from, from + 10).map((r): HotWrite => ({ kind: 'insert', row: r }))),
+      ),
+    );
+    expect(done.flat()).toEqual(Array(30).fill(true));
+    for (const r of rows) expect(await executionsRepo.get(store.db, r.id)).toEqual(r);
+  });
+
+  it('writes through the fallback when the thread cannot run', async () => {
+    const fallbackCalls: HotWrite[][] = [];
+    const writer = new SqliteWriter({
+      // The thread fails to open a database in a directory that does not exist, and exits.
+      file: path.join(dataDir, 'missing', 'nowhere.sqlite'),
+      synchronous: 'FULL',
+      fallback: async (writes) => {
+        fallbackCalls.push([...writes]);
+        return store.writeHot(writes);
+      },
+    });
+    try {
+      const r = row();
+      const results = await writer.write([{ kind: 'insert', row: r }]).catch(async () => {
+        // Sent before the thread died: failed, as group commit expects, and sent again.
+        return writer.write([{ kind: 'insert', row: r }]);
+      });
+      expect(results).toEqual([true]);
+      expect(fallbackCalls).toHaveLength(1);
+      expect(await executionsRepo.get(store.db, r.id)).toEqual(r);
+    } finally {
+      await writer.close();
+    }
+  });
+});
