@@ -14,12 +14,14 @@ import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { type Bus, LocalBus } from './queue/bus.js';
+import type { PureRunOptions } from './queue/pure-run.js';
 import { Queue } from './queue/queue.js';
 import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
 import { GroupCommit } from './store/group-commit.js';
 import { openStore, type Store } from './store/store.js';
+import { threadModule } from './thread-module.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
 import { Rejections } from './webhooks/options/rejections.js';
@@ -54,7 +56,12 @@ export async function startHookflow({
   roles?: Roles;
 }): Promise<Hookflow> {
   const secrets = SecretBox.load(config, log);
-  const store = await openStore(config.store, log);
+  // SQLite's writer thread runs pure workflows before inserting them when this process executes.
+  const store = await openStore(config.store, log, {
+    runner: roles.worker
+      ? { module: threadModule('queue/pure-run-thread.js').href, options: pureRunOptions(config) }
+      : undefined,
+  });
   // A shared store means other processes: the bus crosses them with LISTEN/NOTIFY (loaded only then).
   let bus: Bus;
   try {
@@ -148,4 +155,9 @@ export async function startHookflow({
     return closing;
   };
   return { app, store, url, close };
+}
+
+function pureRunOptions(config: Config): PureRunOptions {
+  const { allowPrivateNetwork, executionTimeoutMs } = config.engine;
+  return { allowPrivateNetwork, executionTimeoutMs };
 }

@@ -10,13 +10,13 @@
  * with attempt + 1. Steps must therefore tolerate running twice (an `http` step may be sent twice).
  */
 import type { Logger } from 'pino';
-import { Engine, type RunResult } from '../engine/run.js';
-import { stepsJson } from '../store/executions.js';
+import type { RunResult } from '../engine/run.js';
 import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus } from './bus.js';
+import { Engine, failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';
 
 const POLL_MS = 1_000;
@@ -115,34 +115,23 @@ export class Worker {
   }
 
   /**
-   * A workflow of pure steps (no network, nothing outside the execution) runs now, before its
-   * execution is stored, and the row is filled in finished: ingest then writes it once, instead of
-   * inserting it and updating it with the result (the update, its transaction share and the
-   * executor's bookkeeping were ~15 µs of ~80 µs per request). Nobody outside can tell: until the
-   * commit nothing happened (a crash leaves no trace and no effect), and `execution.finished` is
-   * announced after it (`announce`). Only while the executor keeps up (as for a hand-over), so
-   * executions queued earlier still go first. False: store it as usual.
+   * Whether (and where) this workflow may run before its execution is stored (see
+   * queue/pure-run.ts): only pure workflows, and only while the executor keeps up (as for a
+   * hand-over), so executions queued earlier still go first. 'store': the store runs it as it
+   * inserts the row (SQLite's writer thread); 'here': `runBeforeCommit`; undefined: not at all.
+   * Nobody outside can tell: until the commit nothing happened (a crash leaves no trace and no
+   * effect), and `execution.finished` is announced after it (`announce`).
    */
-  async runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<boolean> {
-    if (this.#stopped || this.#backlog || !this.#engine.isPure(workflow)) return false;
-    const startedAt = new Date().toISOString();
-    let result: RunResult;
-    try {
-      result = await this.#engine.run(workflow, item, {
-        executionId: row.id,
-        mode: row.mode,
-        attempt: row.attempt ?? 1,
-      });
-    } catch (err) {
-      this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed');
-      result = failed(err instanceof Error ? err.message : String(err));
-    }
-    row.status = result.status;
-    row.steps = stepsJson(result.steps);
-    row.error = result.error === null ? null : JSON.stringify(result.error);
-    row.started_at = startedAt;
-    row.finished_at = new Date().toISOString();
-    return true;
+  beforeCommit(workflow: Workflow): 'store' | 'here' | undefined {
+    if (this.#stopped || this.#backlog || !this.#engine.isPure(workflow)) return undefined;
+    return this.#deps.store.runsPure ? 'store' : 'here';
+  }
+
+  /** Runs a pure workflow now and fills `row` in finished (see `beforeCommit`). */
+  async runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void> {
+    await runPure(this.#engine, workflow, row, item, (err) =>
+      this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
+    );
   }
 
   /** An execution run by `runBeforeCommit` is committed: tell whoever waits for it. */
@@ -256,7 +245,7 @@ export class Worker {
     try {
       const workflow = await this.#workflow(row.workflow_id, row.workflow_version);
       if (!workflow) {
-        result = failed(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
+        result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
         result = await this.#engine.run(workflow, item === undefined ? JSON.parse(row.trigger) : item, {
           executionId: row.id,
@@ -266,7 +255,7 @@ export class Worker {
       }
     } catch (err) {
       log().error({ err }, 'execution crashed');
-      result = failed(err instanceof Error ? err.message : String(err));
+      result = failedRun(err instanceof Error ? err.message : String(err));
     }
     freeSlot();
     if (result.status === 'failed') log().info({ error: result.error }, 'execution failed');
@@ -327,10 +316,3 @@ export class Worker {
       .catch((err) => this.#deps.log.warn({ err }, 'closing outbound connections failed'));
   }
 }
-
-const failed = (message: string): RunResult => ({
-  status: 'failed',
-  steps: [],
-  error: { message },
-  output: null,
-});

@@ -15,6 +15,7 @@ export async function openPostgres(url: string): Promise<Store> {
     db,
     caps: CAPS,
     hot,
+    runsPure: false,
     writeHot: (writes) => db.transaction().execute((trx) => runHotWrites(hot, trx, writes)),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {

@@ -2,19 +2,27 @@
  * The SQLite writer thread (see sqlite-writer.ts): its own connection to the database file, the
  * hot statements prepared once, and one transaction per batch at synchronous=FULL. Blocking on
  * the commit's fsync is this thread's whole job; the event loop of the process never waits for it.
+ *
+ * With a runner (a module given by the process, queue/pure-run-thread.ts), `run` writes are
+ * pure workflows' executions: the runner runs each and fills its row in finished, then it is
+ * inserted with the rest of its batch.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION } from './sqlite-statements.js';
-import type { ThreadReply, ThreadRequest } from './sqlite-writer.js';
+import type { NewExecutionRow } from './schema.js';
+import { COMPLETE_EXECUTION, INSERT_EXECUTION, insertParams, type SqlValue } from './sqlite-statements.js';
+import type { RunFinished, ThreadData, ThreadReply, ThreadRequest } from './sqlite-writer.js';
+
+type Runner = (row: NewExecutionRow) => Promise<{ crash?: string }>;
 
 const port = parentPort!;
-const { file, synchronous } = workerData as { file: string; synchronous: string };
+const { file, synchronous, runner: runnerSpec } = workerData as ThreadData;
 const database = new SqliteDatabase(file);
 database.pragma(`synchronous = ${synchronous}`);
 // The event loop's connection may hold the write lock for a moment (an API write, a claim).
 database.pragma('busy_timeout = 5000');
 database.pragma('foreign_keys = ON');
+
 // Prepared on the first batch: the thread starts before the migrations have created the tables.
 const statements = new Map<'insert' | 'complete', SqliteDatabase.Statement>();
 function statement(kind: 'insert' | 'complete'): SqliteDatabase.Statement {
@@ -26,23 +34,59 @@ function statement(kind: 'insert' | 'complete'): SqliteDatabase.Statement {
   return s;
 }
 const batch = database.transaction(
-  (writes: ThreadRequest['writes']): boolean[] =>
+  (writes: ['insert' | 'complete', SqlValue[]][]): boolean[] =>
     writes.map(([kind, params]) => statement(kind).run(params).changes > 0),
   // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.
 ).immediate;
 
+let runner: Promise<Runner> | undefined;
+const loadRunner = (): Promise<Runner> => {
+  runner ??= import(runnerSpec!.module).then(
+    (m: { createRunner: (db: SqliteDatabase.Database, options: unknown) => Runner }) =>
+      m.createRunner(database, runnerSpec!.options),
+  );
+  return runner;
+};
+
+async function handle(msg: ThreadRequest): Promise<ThreadReply> {
+  const finished: NonNullable<ThreadReply['finished']> = [];
+  const writes: ['insert' | 'complete', SqlValue[]][] = [];
+  for (const [i, [kind, payload]] of msg.writes.entries()) {
+    if (kind !== 'run') {
+      writes.push([kind, payload]);
+      continue;
+    }
+    const { crash } = await (await loadRunner())(payload);
+    finished.push({
+      index: i,
+      status: payload.status as RunFinished['status'],
+      steps: payload.steps,
+      error: payload.error ?? null,
+      startedAt: payload.started_at!,
+      finishedAt: payload.finished_at!,
+      ...(crash ? { crash } : {}),
+    });
+    writes.push(['insert', insertParams(payload)]);
+  }
+  return { seq: msg.seq, results: batch(writes), ...(finished.length > 0 ? { finished } : {}) };
+}
+
+// One batch at a time, in the order sent (running workflows awaits).
+let chain: Promise<void> = Promise.resolve();
 port.on('message', (msg: ThreadRequest | 'close') => {
-  if (msg === 'close') {
-    database.close();
-    port.close();
-    return;
-  }
-  let reply: ThreadReply;
-  try {
-    reply = { seq: msg.seq, results: batch(msg.writes) };
-  } catch (err) {
-    const e = err as { message?: string; code?: string };
-    reply = { seq: msg.seq, error: { message: String(e.message ?? err), code: e.code } };
-  }
-  port.postMessage(reply);
+  chain = chain.then(async () => {
+    if (msg === 'close') {
+      database.close();
+      port.close();
+      return;
+    }
+    let reply: ThreadReply;
+    try {
+      reply = await handle(msg);
+    } catch (err) {
+      const e = err as { message?: string; code?: string };
+      reply = { seq: msg.seq, error: { message: String(e.message ?? err), code: e.code } };
+    }
+    port.postMessage(reply);
+  });
 });

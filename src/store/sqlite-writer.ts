@@ -14,27 +14,47 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { threadModule } from '../thread-module.js';
+import type { NewExecutionRow } from './schema.js';
 import { completeParams, insertParams, type SqlValue } from './sqlite-statements.js';
 import type { HotWrite } from './store.js';
 
+/** A module the thread loads to run pure workflows before inserting them (queue/pure-run-thread.ts). */
+export interface ThreadRunner {
+  /** Module URL; it exports `createRunner(database, options)`. */
+  module: string;
+  options: unknown;
+}
+
+export interface ThreadData {
+  file: string;
+  synchronous: string;
+  runner?: ThreadRunner | undefined;
+}
+
 export interface ThreadRequest {
   seq: number;
-  writes: ['insert' | 'complete', SqlValue[]][];
+  writes: (['insert' | 'complete', SqlValue[]] | ['run', NewExecutionRow])[];
+}
+
+/** What a `run` write's workflow did: copied onto the event loop's row. */
+export interface RunFinished {
+  index: number;
+  status: 'succeeded' | 'failed' | 'filtered';
+  steps: string;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string;
+  /** The engine crashed (a bug): logged on the event loop. */
+  crash?: string;
 }
 
 export type ThreadReply =
-  | { seq: number; results: boolean[]; error?: undefined }
-  | { seq: number; error: { message: string; code: string | undefined } };
-
-/**
- * Compiled, the thread's module sits beside this one. Run from the TypeScript sources (Vitest), the
- * compiled one in dist/ is used: the test setup builds it, and Node 20 cannot load TypeScript.
- */
-const THREAD_MODULE = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/store/sqlite-writer-thread.js', import.meta.url)
-  : new URL('./sqlite-writer-thread.js', import.meta.url);
+  | { seq: number; results: boolean[]; finished?: RunFinished[]; error?: undefined }
+  | { seq: number; error: { message: string; code: string | undefined }; finished?: undefined };
 
 interface Pending {
+  writes: readonly HotWrite[];
   resolve: (results: boolean[]) => void;
   reject: (err: Error) => void;
 }
@@ -49,21 +69,28 @@ export class SqliteWriter {
 
   readonly #log: Logger | undefined;
 
+  /** Whether `runPure` inserts are run here before they are inserted. */
+  readonly runsPure: boolean;
+
   constructor({
     file,
     synchronous,
+    runner,
     fallback,
     log,
   }: {
     file: string;
     synchronous: string;
+    runner?: ThreadRunner | undefined;
     /** Runs writes on the event loop's connection when the thread is gone. */
     fallback: (writes: readonly HotWrite[]) => Promise<boolean[]>;
     log?: Logger | undefined;
   }) {
     this.#fallback = fallback;
     this.#log = log;
-    this.#worker = new Worker(THREAD_MODULE, { workerData: { file, synchronous } });
+    this.runsPure = runner !== undefined;
+    const data: ThreadData = { file, synchronous, runner };
+    this.#worker = new Worker(threadModule('store/sqlite-writer-thread.js'), { workerData: data });
     // Only writes in flight keep the process alive (see #ref).
     this.#worker.unref();
     this.#worker.on('message', (reply: ThreadReply) => this.#settle(reply));
@@ -77,12 +104,16 @@ export class SqliteWriter {
     const request: ThreadRequest = {
       seq,
       writes: writes.map((w) =>
-        w.kind === 'insert' ? ['insert', insertParams(w.row)] : ['complete', completeParams(w.completion)],
+        w.kind === 'complete'
+          ? ['complete', completeParams(w.completion)]
+          : w.runPure && this.runsPure
+            ? ['run', w.row]
+            : ['insert', insertParams(w.row)],
       ),
     };
     return new Promise<boolean[]>((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
-      this.#pending.set(seq, { resolve, reject });
+      this.#pending.set(seq, { writes, resolve, reject });
       this.#worker.postMessage(request);
     });
   }
@@ -96,7 +127,21 @@ export class SqliteWriter {
       const err = new Error(reply.error.message) as Error & { code?: string };
       if (reply.error.code !== undefined) err.code = reply.error.code;
       pending.reject(err);
-    } else pending.resolve(reply.results);
+      return;
+    }
+    for (const f of reply.finished ?? []) {
+      const w = pending.writes[f.index];
+      if (w?.kind !== 'insert') continue;
+      Object.assign(w.row, {
+        status: f.status,
+        steps: f.steps,
+        error: f.error,
+        started_at: f.startedAt,
+        finished_at: f.finishedAt,
+      });
+      if (f.crash) this.#log?.error({ executionId: w.row.id, err: f.crash }, 'execution crashed');
+    }
+    pending.resolve(reply.results);
   }
 
   /** Writes in flight when the thread died are unknown: failing them lets group commit retry them one by one. */

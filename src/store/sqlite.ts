@@ -7,14 +7,18 @@ import type { Config } from '../config.js';
 import { splitBlob } from './blobs.js';
 import type { Database } from './schema.js';
 import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './sqlite-statements.js';
-import { SqliteWriter } from './sqlite-writer.js';
+import { SqliteWriter, type ThreadRunner } from './sqlite-writer.js';
 import { type DialectCapabilities, type HotStatements, runHotWrites, type Store } from './store.js';
 
 const CAPS: DialectCapabilities = { name: 'sqlite', binaryType: 'blob', skipLocked: false, shared: false };
 
 export const SQLITE_FILE = 'hookflow.sqlite';
 
-export async function openSqlite(config: Config['store'], log?: Logger): Promise<Store> {
+export async function openSqlite(
+  config: Config['store'],
+  log?: Logger,
+  runner?: ThreadRunner,
+): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(config.dataDir, SQLITE_FILE);
   const database = new SqliteDatabase(file);
@@ -57,6 +61,7 @@ export async function openSqlite(config: Config['store'], log?: Logger): Promise
   const writer = new SqliteWriter({
     file,
     synchronous: config.sqliteSynchronous,
+    runner,
     fallback: (writes) => transaction((trx) => runHotWrites(hot, trx, writes)),
     log,
   });
@@ -65,6 +70,7 @@ export async function openSqlite(config: Config['store'], log?: Logger): Promise
     caps: CAPS,
     hot,
     transaction,
+    runsPure: writer.runsPure,
     writeHot: (writes) => writer.write(writes),
     async ping() {
       database.prepare('select 1').get();

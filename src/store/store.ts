@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { splitBlob } from './blobs.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database, ExecutionsTable, NewBlobRow, NewExecutionRow } from './schema.js';
+import type { ThreadRunner } from './sqlite-writer.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -64,7 +65,11 @@ export interface HotStatements {
  * sqlite-writer.ts).
  */
 export type HotWrite =
-  | { kind: 'insert'; row: NewExecutionRow }
+  /**
+   * `runPure`: the row's workflow is pure and may be run by the store before the insert (see
+   * `Store.runsPure`), which then fills the row in finished; a store that does not inserts it as is.
+   */
+  | { kind: 'insert'; row: NewExecutionRow; runPure?: boolean }
   | { kind: 'complete'; completion: ExecutionCompletion };
 
 /**
@@ -135,16 +140,30 @@ export interface Store {
    * `runHotWrites` says. On SQLite this runs on a thread of its own.
    */
   writeHot(writes: readonly HotWrite[]): Promise<boolean[]>;
+  /**
+   * Whether writeHot runs `runPure` inserts' workflows (SQLite's writer thread, when the store was
+   * opened with a runner); it may still insert one unrun (the thread stopped), so check the row.
+   */
+  readonly runsPure: boolean;
   /** Throws when the database cannot be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function openStore(config: Config['store'], log: Logger): Promise<Store> {
+export interface StoreOptions {
+  /** SQLite: what the writer thread loads to run pure workflows (see sqlite-writer.ts). */
+  runner?: ThreadRunner | undefined;
+}
+
+export async function openStore(
+  config: Config['store'],
+  log: Logger,
+  options: StoreOptions = {},
+): Promise<Store> {
   // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
   const store = config.databaseUrl
     ? await (await import('./postgres.js')).openPostgres(config.databaseUrl)
-    : await (await import('./sqlite.js')).openSqlite(config, log);
+    : await (await import('./sqlite.js')).openSqlite(config, log, options.runner);
   try {
     await migrate(store, log);
   } catch (err) {

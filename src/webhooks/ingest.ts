@@ -13,7 +13,8 @@
  * the next embedded start), exactly like one claimed the ordinary way.
  *
  * A workflow of pure steps (no network) is even run before the commit, while the executor keeps
- * up, and its execution stored finished (Worker.runBeforeCommit): one row write per request.
+ * up, and its execution stored finished (queue/pure-run.ts): one row write per request. On SQLite
+ * the writer thread runs it, off the event loop, just before it inserts the row.
  *
  * When more than `maxPending` requests are waiting, new ones are refused with 503 `overloaded`
  * rather than accepted without being stored.
@@ -50,9 +51,11 @@ export interface LocalExecutor {
   release(bytes: number): void;
   /** A committed execution, claimed by this executor, and its trigger item. */
   adopt(row: ExecutionRow, item: unknown): void;
-  /** Run a side-effect-free workflow now and fill `row` in finished; false when it may not. */
-  runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<boolean>;
-  /** A row filled in by `runBeforeCommit` is committed. */
+  /** Whether a side-effect-free workflow may run before the commit: by the store, here, or not. */
+  beforeCommit(workflow: Workflow): 'store' | 'here' | undefined;
+  /** Run it now and fill `row` in finished. */
+  runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void>;
+  /** A row committed finished (run before the commit) is committed. */
   announce(row: NewExecutionRow): void;
 }
 
@@ -112,21 +115,23 @@ export class Ingest {
     const executor = this.#executor;
     const row = job.execution;
     let claimed = false;
-    let finished = false;
     this.#pending++;
     try {
-      finished = executor ? await executor.runBeforeCommit(job.workflow, row, job.item) : false;
-      if (!finished && executor) {
+      const write = job.write;
+      // The store runs it only with the plain insert; with other writes it runs here.
+      let before = executor?.beforeCommit(job.workflow);
+      if (before === 'store' && write) before = 'here';
+      if (before === 'here') await executor!.runBeforeCommit(job.workflow, row, job.item);
+      else if (before === undefined && executor) {
         claimed = executor.reserve(row.trigger.length);
         if (claimed) claim(row, executor);
       }
-      const write = job.write;
       if (write) {
         await this.#writer.run(async (trx) => {
           await write(trx);
           await this.#store.hot.insertExecution(trx, row);
         });
-      } else await this.#writer.hot({ kind: 'insert', row });
+      } else await this.#writer.hot({ kind: 'insert', row, runPure: before === 'store' });
     } catch (err) {
       if (claimed) {
         executor!.release(row.trigger.length);
@@ -136,7 +141,8 @@ export class Ingest {
     } finally {
       this.#pending--;
     }
-    if (finished) executor!.announce(row);
+    // A row the store was to run may have gone in unrun (its writer thread stopped): queued.
+    if (row.finished_at) executor!.announce(row);
     else if (claimed) executor!.adopt(row as ExecutionRow, job.item);
     else this.#wake();
   }

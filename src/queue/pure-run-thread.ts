@@ -1,0 +1,51 @@
+/**
+ * Loaded by SQLite's writer thread (store/sqlite-writer-thread.ts) when the process runs an
+ * executor: runs pure workflows before their rows are inserted (see pure-run.ts), reading workflow
+ * versions through the thread's own connection. Versions never change once saved, so they are
+ * cached (and the engine caches their compiled form).
+ */
+import type SqliteDatabase from 'better-sqlite3';
+import type { NewExecutionRow } from '../store/schema.js';
+import type { Workflow } from '../workflows/model.js';
+import { Engine, failedRun, type PureRunOptions, runPure } from './pure-run.js';
+
+const MAX_CACHED_VERSIONS = 1000;
+
+/** Fills `row` in finished; returns what to log on the event loop, if anything. */
+export type PureRunner = (row: NewExecutionRow) => Promise<{ crash?: string }>;
+
+export function createRunner(database: SqliteDatabase.Database, options: PureRunOptions): PureRunner {
+  const engine = new Engine(options);
+  const versions = new Map<string, Workflow | null>();
+  const select = database.prepare(
+    'select definition from workflow_versions where workflow_id = ? and version = ?',
+  );
+  const version = (id: string, v: number): Workflow | null => {
+    const key = `${id}@${v}`;
+    let workflow = versions.get(key);
+    if (workflow === undefined) {
+      const found = select.get(id, v) as { definition: string } | undefined;
+      workflow = found ? (JSON.parse(found.definition) as Workflow) : null;
+      if (versions.size >= MAX_CACHED_VERSIONS) versions.clear();
+      versions.set(key, workflow);
+    }
+    return workflow;
+  };
+  return async (row) => {
+    let crash: string | undefined;
+    const workflow = version(row.workflow_id, row.workflow_version);
+    if (!workflow) {
+      const failed = failedRun(
+        `Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`,
+      );
+      row.status = failed.status;
+      row.error = JSON.stringify(failed.error);
+      row.started_at = row.finished_at = new Date().toISOString();
+      return {};
+    }
+    await runPure(engine, workflow, row, JSON.parse(row.trigger), (err) => {
+      crash = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    });
+    return crash === undefined ? {} : { crash };
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Pure workflows run before their execution is stored (queue/pure-run.ts): on embedded SQLite the
+ * writer thread runs them as it inserts the row, so the execution is already finished — with the
+ * same step records, errors and announcements as one run by the executor — when the 2xx arrives.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { FORM } from '../engine/int-helpers.js';
+import { createActiveWorkflow, startTestServer, type TestServer } from '../helpers/server.js';
+import { getExecution } from '../webhooks/webhook-http.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const post = (path: string, body: string) =>
+  fetch(`${server.url}/webhook/${path}`, { method: 'POST', headers: FORM, body });
+
+/** The inserts the store was asked to run first, while `fn` runs (a spy: every write still happens). */
+async function runPureInserts(fn: () => Promise<void>): Promise<{ id: string; status: string }[]> {
+  const store = server.hookflow.store;
+  const writeHot = store.writeHot;
+  const seen: { id: string; status: string }[] = [];
+  store.writeHot = async (writes) => {
+    const results = await writeHot(writes);
+    for (const w of writes)
+      if (w.kind === 'insert' && w.runPure) seen.push({ id: w.row.id, status: w.row.status ?? '' });
+    return results;
+  };
+  try {
+    await fn();
+    return seen;
+  } finally {
+    store.writeHot = writeHot;
+  }
+}
+
+it('stores the execution finished, with every step recorded, before answering', async () => {
+  await createActiveWorkflow(server, {
+    name: 'pure',
+    trigger: { path: 'pure' },
+    steps: [
+      { name: 'shape', type: 'set', fields: { who: '{{ body.name }}', loud: '{{ $uppercase(body.name) }}' } },
+      { name: 'only-ada', type: 'filter', condition: '{{ who = "ada" }}' },
+      { name: 'greet', type: 'set', keepInput: true, fields: { greeting: '{{ "hi " & loud }}' } },
+    ],
+  });
+  let ada!: Response;
+  const ranByStore = await runPureInserts(async () => {
+    ada = await post('pure', 'name=ada');
+  });
+  expect(ada.status).toBe(200);
+  const id = ada.headers.get('x-hookflow-execution-id')!;
+  // Run by the writer thread as it inserted the row: the row came back finished.
+  expect(server.hookflow.store.runsPure).toBe(true);
+  expect(ranByStore).toEqual([{ id, status: 'succeeded' }]);
+  const done = await getExecution(server, id);
+  expect(done.status).toBe('succeeded');
+  expect(done.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
+    ['shape', 'succeeded'],
+    ['only-ada', 'succeeded'],
+    ['greet', 'succeeded'],
+  ]);
+  expect(done.steps[2].output).toEqual({ who: 'ada', loud: 'ADA', greeting: 'hi ADA' });
+  // The API restores each step's input from the previous output.
+  expect(done.steps[1].input).toEqual({ who: 'ada', loud: 'ADA' });
+  expect(Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(Date.parse(done.startedAt));
+
+  const bob = await post('pure', 'name=bob');
+  expect((await getExecution(server, bob.headers.get('x-hookflow-execution-id')!)).status).toBe('filtered');
+});
+
+it('a failing expression fails the execution, naming step, field and code', async () => {
+  await createActiveWorkflow(server, {
+    name: 'pure-fails',
+    trigger: { path: 'pure-fails' },
+    steps: [{ name: 'count', type: 'set', fields: { n: '{{ $number(body.n) }}' } }],
+  });
+  const res = await post('pure-fails', 'n=not-a-number');
+  const failed = await getExecution(server, res.headers.get('x-hookflow-execution-id')!);
+  expect(failed.status).toBe('failed');
+  expect(failed.error).toMatchObject({ step: 'count', field: '/fields/n', code: 'D3030' });
+});
+
+it('a lastStep webhook answers with the output of a workflow run on the writer thread', async () => {
+  await createActiveWorkflow(server, {
+    name: 'pure-sync',
+    trigger: { path: 'pure-sync', response: { mode: 'lastStep' } },
+    steps: [{ name: 'double', type: 'set', fields: { twice: '{{ $number(body.n) * 2 }}' } }],
+  });
+  const res = await post('pure-sync', 'n=21');
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ twice: 42 });
+});
