@@ -47,7 +47,7 @@ export function webhookHandler(
   async function serve(req: IncomingMessage, res: ServerResponse, mode: Mode, prefix: number): Promise<void> {
     const requestId = gate.requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
-    res.once('finish', () => metrics.webhookRequests.inc({ mode, status: String(res.statusCode) }));
+    res.once('finish', () => metrics.webhookAnswered(mode, res.statusCode));
     let matched: Matched | undefined;
     let bodyRead = false;
     try {
