@@ -86,20 +86,26 @@ function requestGate(maxConcurrentRequests: number): RequestGate & { close(): vo
       headers: { 'retry-after': '5', connection: 'close' },
     },
   );
-  const release = () => {
+  const leave = () => {
     inFlight--;
+  };
+  const admit = () => {
+    if (closing) return shuttingDown;
+    if (inFlight >= maxConcurrentRequests) return overloaded;
+    inFlight++;
+    return undefined;
   };
   return {
     requestId(given) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     enter(res) {
-      if (closing) return shuttingDown;
-      if (inFlight >= maxConcurrentRequests) return overloaded;
-      inFlight++;
-      res.once('close', release);
-      return undefined;
+      const refused = admit();
+      if (refused === undefined) res.once('close', leave);
+      return refused;
     },
+    admit,
+    leave,
     close() {
       closing = true;
     },
