@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
 import { describe, expect, it } from 'vitest';
-import { newId, uuidV7Generator } from '../src/ids.js';
+import { isoString, newId, nowIso, uuidV7Generator } from '../src/ids.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const timestampOf = (id: string) => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
@@ -119,5 +119,36 @@ describe('newId', () => {
     expect(timestampOf(ids[0]!)).toBeGreaterThanOrEqual(before);
     // 20 000 ids may borrow at most ~10 ms ahead of the clock.
     expect(timestampOf(ids.at(-1)!)).toBeLessThanOrEqual(after + 10);
+  });
+});
+
+describe('isoString', () => {
+  const MAX = 8.64e15; // the largest time a Date holds
+  const msArb = fc.oneof(
+    fc.integer({ min: -MAX, max: MAX }),
+    // Around now, across midnight, and the day edges where the cached prefix changes.
+    fc.integer({ min: 1_767_225_500_000, max: 1_767_225_700_000 }),
+    fc.integer({ min: -3, max: 3 }).map((d) => d * 86_400_000 + [-1, 0, 1][Math.abs(d) % 3]!),
+    fc.constantFrom(-MAX, MAX, -62_167_219_200_001, 253_402_300_800_000),
+  );
+
+  it('is exactly Date#toISOString for any time, in any order of calls', () => {
+    fc.assert(
+      fc.property(fc.array(msArb, { minLength: 1, maxLength: 20 }), (times) => {
+        for (const ms of times) expect(isoString(new Date(ms))).toBe(new Date(ms).toISOString());
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('throws the same RangeError for an invalid date', () => {
+    expect(() => isoString(new Date(Number.NaN))).toThrow(RangeError);
+  });
+
+  it('nowIso is the current time', () => {
+    const before = Date.now();
+    const now = Date.parse(nowIso());
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(Date.now());
   });
 });

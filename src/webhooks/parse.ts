@@ -115,7 +115,13 @@ function reason(err: unknown): string {
 
 /** Lower-cased `type/subtype` and charset; undefined when there is no usable header at all. */
 function parseContentType(header: string | undefined): { type: string; charset?: string } | undefined {
-  const [essence = '', ...params] = (header ?? '').split(';');
+  if (header === undefined) return undefined;
+  // Most webhook bodies name a bare type (`application/json`): no split, no parameter loop.
+  if (!header.includes(';')) {
+    const type = header.trim().toLowerCase();
+    return type === '' ? undefined : { type };
+  }
+  const [essence = '', ...params] = header.split(';');
   const type = essence.trim().toLowerCase();
   if (type === '') return undefined;
   let charset: string | undefined;

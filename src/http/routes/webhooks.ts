@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../errors.js';
+import { nowIso } from '../../ids.js';
 import { corsHeaders, preflightHeaders } from '../../webhooks/cors.js';
 import type { Matched, Outcome } from '../../webhooks/receive.js';
 import type { Mode } from '../../webhooks/triggers.js';
@@ -102,7 +103,7 @@ export function webhookHandler(
       metrics.webhookRejections.inc({ mode, code: error.code });
       if (matched && error.status < 500) {
         rejections.record(matched.route.workflow.id, {
-          at: new Date().toISOString(),
+          at: nowIso(),
           mode,
           code: error.code,
           message: error.message,
