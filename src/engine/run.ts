@@ -12,6 +12,7 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { FieldError } from '../errors.js';
+import { nowIso } from '../ids.js';
 import type { Step, Workflow } from '../workflows/model.js';
 import {
   compileTemplate,
@@ -147,7 +148,7 @@ export class Engine {
     let response: RunResult['response'];
     try {
       for (const { step, type, template } of compiled) {
-        const startedAt = new Date().toISOString();
+        const startedAt = nowIso();
         const input = output;
         scope.input = input;
         try {
@@ -165,7 +166,7 @@ export class Engine {
             output,
             error: null,
             startedAt,
-            finishedAt: new Date().toISOString(),
+            finishedAt: nowIso(),
           });
           Object.defineProperty(outputs, step.name, {
             value: output,
@@ -195,7 +196,7 @@ export class Engine {
             output: failedOutput,
             error,
             startedAt,
-            finishedAt: new Date().toISOString(),
+            finishedAt: nowIso(),
           });
           return { status: 'failed', steps: results, error, output: null, ...(response ? { response } : {}) };
         }

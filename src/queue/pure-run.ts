@@ -6,6 +6,7 @@
  * (pure-run-thread.ts), off the event loop.
  */
 import { Engine, type EngineOptions, type RunResult } from '../engine/run.js';
+import { nowIso } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
@@ -24,7 +25,7 @@ export async function runPure(
   item: unknown,
   onCrash: (err: unknown) => void,
 ): Promise<void> {
-  const startedAt = new Date().toISOString();
+  const startedAt = nowIso();
   let result: RunResult;
   try {
     result = await engine.run(workflow, item, {
@@ -40,7 +41,7 @@ export async function runPure(
   row.steps = stepsJson(result.steps);
   row.error = result.error === null ? null : JSON.stringify(result.error);
   row.started_at = startedAt;
-  row.finished_at = new Date().toISOString();
+  row.finished_at = nowIso();
 }
 
 export const failedRun = (message: string): RunResult => ({

@@ -124,7 +124,8 @@ export class Worker {
    */
   beforeCommit(workflow: Workflow): 'store' | 'here' | undefined {
     if (this.#stopped || this.#backlog || !this.#engine.isPure(workflow)) return undefined;
-    return this.#deps.store.runsPure ? 'store' : 'here';
+    // Without steps there is nothing to run: sending it to the store would cost more than it saves.
+    return this.#deps.store.runsPure && workflow.steps.length > 0 ? 'store' : 'here';
   }
 
   /** Runs a pure workflow now and fills `row` in finished (see `beforeCommit`). */

@@ -22,6 +22,7 @@
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
+import { isoString } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Database, ExecutionRow, NewExecutionRow } from '../store/schema.js';
@@ -142,7 +143,7 @@ export class Ingest {
       this.#pending--;
     }
     // A row the store was to run may have gone in unrun (its writer thread stopped): queued.
-    if (row.finished_at) executor!.announce(row);
+    if (row.status !== 'queued' && row.status !== 'running') executor!.announce(row);
     else if (claimed) executor!.adopt(row as ExecutionRow, job.item);
     else this.#wake();
   }
@@ -172,8 +173,8 @@ function claim(row: NewExecutionRow, executor: LocalExecutor): void {
   const now = Date.now();
   row.status = 'running';
   row.locked_by = executor.workerId;
-  row.locked_until = new Date(now + executor.leaseMs).toISOString();
-  row.started_at = new Date(now).toISOString();
+  row.locked_until = isoString(new Date(now + executor.leaseMs));
+  row.started_at = isoString(new Date(now));
 }
 
 /** Undoes `claim` when its transaction rolled back. */
