@@ -202,40 +202,37 @@ function buildBinary(node: Node): Built | undefined {
   const depth = 1 + Math.max(lhs.depth, rhs.depth);
   const l = lhs.run;
   const r = rhs.run;
+  /** An operator that needs both sides: evaluated left to right, declining if either does. */
+  const both = (op: (a: unknown, b: unknown) => unknown): Built => ({
+    run: (scope) => {
+      const a = l(scope);
+      if (a === DECLINE) return DECLINE;
+      const b = r(scope);
+      if (b === DECLINE) return DECLINE;
+      return op(a, b);
+    },
+    depth,
+  });
   switch (node.value) {
     case '&':
       // evaluateStringConcat: nothing is '', everything else goes through fn.string.
-      return {
-        run: (scope) => {
-          const a = l(scope);
-          if (a === DECLINE) return DECLINE;
-          const b = r(scope);
-          if (b === DECLINE) return DECLINE;
-          const as = a === undefined ? '' : toText(a);
-          if (as === DECLINE) return DECLINE;
-          const bs = b === undefined ? '' : toText(b);
-          if (bs === DECLINE) return DECLINE;
-          return as + bs;
-        },
-        depth,
-      };
+      return both((a, b) => {
+        const as = a === undefined ? '' : toText(a);
+        if (as === DECLINE) return DECLINE;
+        const bs = b === undefined ? '' : toText(b);
+        if (bs === DECLINE) return DECLINE;
+        return as + bs;
+      });
     case '=':
     case '!=': {
       const equal = node.value === '=';
       // evaluateEqualityExpression: false when either side is nothing (for both operators), else
       // isDeepEqual, which for anything but two objects is ===.
-      return {
-        run: (scope) => {
-          const a = l(scope);
-          if (a === DECLINE) return DECLINE;
-          const b = r(scope);
-          if (b === DECLINE) return DECLINE;
-          if (a === undefined || b === undefined) return false;
-          if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) return DECLINE;
-          return (a === b) === equal;
-        },
-        depth,
-      };
+      return both((a, b) => {
+        if (a === undefined || b === undefined) return false;
+        if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) return DECLINE;
+        return (a === b) === equal;
+      });
     }
     case '<':
     case '<=':
@@ -244,25 +241,18 @@ function buildBinary(node: Node): Built | undefined {
       const compare = COMPARE[node.value]!;
       // evaluateComparisonExpression: strings with strings, numbers with numbers; nothing on
       // either side gives nothing; anything else throws (T2010, T2009).
-      return {
-        run: (scope) => {
-          const a = l(scope);
-          if (a === DECLINE) return DECLINE;
-          const b = r(scope);
-          if (b === DECLINE) return DECLINE;
-          const ta = typeof a;
-          const tb = typeof b;
-          if (
-            (ta !== 'string' && ta !== 'number' && ta !== 'undefined') ||
-            (tb !== 'string' && tb !== 'number' && tb !== 'undefined')
-          )
-            return DECLINE;
-          if (a === undefined || b === undefined) return undefined;
-          if (ta !== tb) return DECLINE;
-          return compare(a as number, b as number);
-        },
-        depth,
-      };
+      return both((a, b) => {
+        const ta = typeof a;
+        const tb = typeof b;
+        if (
+          (ta !== 'string' && ta !== 'number' && ta !== 'undefined') ||
+          (tb !== 'string' && tb !== 'number' && tb !== 'undefined')
+        )
+          return DECLINE;
+        if (a === undefined || b === undefined) return undefined;
+        if (ta !== tb) return DECLINE;
+        return compare(a as number, b as number);
+      });
     }
     case '+':
     case '-':
@@ -272,19 +262,12 @@ function buildBinary(node: Node): Built | undefined {
       const arithmetic = ARITHMETIC[node.value]!;
       // evaluateNumericExpression: numbers (isNumeric: not NaN, and it throws on ±Infinity) or
       // nothing, which gives nothing; anything else throws (T2001, T2002).
-      return {
-        run: (scope) => {
-          const a = l(scope);
-          if (a === DECLINE) return DECLINE;
-          const b = r(scope);
-          if (b === DECLINE) return DECLINE;
-          if ((a !== undefined && !isFiniteNumber(a)) || (b !== undefined && !isFiniteNumber(b)))
-            return DECLINE;
-          if (a === undefined || b === undefined) return undefined;
-          return arithmetic(a as number, b as number);
-        },
-        depth,
-      };
+      return both((a, b) => {
+        if ((a !== undefined && !isFiniteNumber(a)) || (b !== undefined && !isFiniteNumber(b)))
+          return DECLINE;
+        if (a === undefined || b === undefined) return undefined;
+        return arithmetic(a as number, b as number);
+      });
     }
     case 'and':
       // evaluateBooleanExpression: boolize the left; the right is evaluated only if needed.
