@@ -138,28 +138,8 @@ export interface Listener {
   keepListening: boolean;
 }
 
-export interface LearnedField {
-  path: string;
-  expression: string;
-  type: string;
-  example: unknown;
-  optional: boolean;
-}
-
-export interface JsonSchema {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  examples?: unknown[];
-  [key: string]: unknown;
-}
-
-export interface LearnedSchema {
-  jsonSchema: JsonSchema;
-  fields: LearnedField[];
-  samples: number;
-}
+/** The learned schema of test captures: the server's own types (src/webhooks/schema-learning.ts), not copies. */
+export type { JsonSchema, LearnedField, LearnedSchema } from '../../src/webhooks/schema-learning';
 
 export interface Page<T> {
   items: T[];
