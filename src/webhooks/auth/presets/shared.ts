@@ -90,3 +90,31 @@ export function checkFresh(auth: HmacAuth, input: AuthInput, name: string, secon
     );
   }
 }
+
+/** A timestamped preset's request once its headers are parsed: what was signed, and what was sent. */
+export interface TimestampedSignature {
+  /** HMAC key: the secret as the provider uses it (raw, or decoded first). */
+  key: string | Buffer;
+  /** Signed content before the raw body, e.g. `"<t>."`; the body follows byte for byte. */
+  prefix: string;
+  /** Every received signature, decoded (undefined where it did not decode); any may match. */
+  candidates: (Buffer | undefined)[];
+  /** Unix seconds, already checked with isUnixSeconds. */
+  timestamp: string;
+  /** Header named when the signature does not match. */
+  signatureHeader: string;
+  /** Name used in the "timestamp too far away" message. */
+  timestampHeader: string;
+  provider: string;
+}
+
+/**
+ * The part Stripe, Slack and Standard Webhooks share once their headers are parsed: HMAC-SHA256 over
+ * `prefix` + raw body, constant-time comparison with every candidate, then the replay window (only
+ * after the signature matched; see checkFresh).
+ */
+export function verifyTimestamped(auth: HmacAuth, input: AuthInput, signed: TimestampedSignature): void {
+  const expected = hmac('sha256', signed.key, signed.prefix, input.rawBody);
+  if (!anyMatches(expected, signed.candidates)) throw mismatch(signed.signatureHeader, signed.provider);
+  checkFresh(auth, input, signed.timestampHeader, signed.timestamp);
+}

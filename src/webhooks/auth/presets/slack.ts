@@ -3,17 +3,7 @@
  * timestamp in `X-Slack-Request-Timestamp`; Slack asks to refuse requests older than five minutes.
  * https://api.slack.com/authentication/verifying-requests-from-slack
  */
-import {
-  checkFresh,
-  decode,
-  digestMatches,
-  hmac,
-  isUnixSeconds,
-  malformed,
-  mismatch,
-  type Preset,
-  requireHeader,
-} from './shared.js';
+import { decode, isUnixSeconds, malformed, type Preset, requireHeader, verifyTimestamped } from './shared.js';
 
 const SIGNATURE = 'X-Slack-Signature';
 const TIMESTAMP = 'X-Slack-Request-Timestamp';
@@ -25,8 +15,14 @@ export const slack: Preset = (auth, input) => {
   if (!isUnixSeconds(ts)) throw malformed(TIMESTAMP, 'Unix time in seconds');
   const received = value.startsWith(PREFIX) ? decode(value.slice(PREFIX.length), 'hex') : undefined;
   if (!received) throw malformed(SIGNATURE, '"v0=" followed by 64 hex digits');
-  const expected = hmac('sha256', auth.secret, `v0:${ts}:`, input.rawBody);
-  if (!digestMatches(expected, received)) throw mismatch(SIGNATURE, 'Slack');
-  checkFresh(auth, input, TIMESTAMP, ts);
+  verifyTimestamped(auth, input, {
+    key: auth.secret,
+    prefix: `v0:${ts}:`,
+    candidates: [received],
+    timestamp: ts,
+    signatureHeader: SIGNATURE,
+    timestampHeader: TIMESTAMP,
+    provider: 'Slack',
+  });
   return { maskedHeaders: [SIGNATURE.toLowerCase()] };
 };

@@ -6,17 +6,7 @@
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  */
 import { unauthorized } from '../types.js';
-import {
-  anyMatches,
-  checkFresh,
-  decode,
-  hmac,
-  isUnixSeconds,
-  malformed,
-  mismatch,
-  type Preset,
-  requireHeader,
-} from './shared.js';
+import { decode, isUnixSeconds, malformed, type Preset, requireHeader, verifyTimestamped } from './shared.js';
 
 const ID = 'webhook-id';
 const TIMESTAMP = 'webhook-timestamp';
@@ -43,8 +33,14 @@ export const standardWebhooks: Preset = (auth, input) => {
       'Paste the signing secret exactly as the sender shows it, usually "whsec_" followed by base64.',
     );
   }
-  const expected = hmac('sha256', key, `${id}.${ts}.`, input.rawBody);
-  if (!anyMatches(expected, candidates)) throw mismatch(SIGNATURE, PROVIDER);
-  checkFresh(auth, input, TIMESTAMP, ts);
+  verifyTimestamped(auth, input, {
+    key,
+    prefix: `${id}.${ts}.`,
+    candidates,
+    timestamp: ts,
+    signatureHeader: SIGNATURE,
+    timestampHeader: TIMESTAMP,
+    provider: PROVIDER,
+  });
   return { maskedHeaders: [SIGNATURE] };
 };

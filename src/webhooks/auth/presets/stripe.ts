@@ -5,17 +5,7 @@
  * rolled, any may match; v0 (legacy test-mode scheme) is ignored, as Stripe's libraries do.
  * https://docs.stripe.com/webhooks#verify-manually
  */
-import {
-  anyMatches,
-  checkFresh,
-  decode,
-  hmac,
-  isUnixSeconds,
-  malformed,
-  mismatch,
-  type Preset,
-  requireHeader,
-} from './shared.js';
+import { decode, isUnixSeconds, malformed, type Preset, requireHeader, verifyTimestamped } from './shared.js';
 
 const NAME = 'Stripe-Signature';
 
@@ -34,14 +24,14 @@ export const stripe: Preset = (auth, input) => {
   const t = timestamps.length === 1 ? timestamps[0]! : '';
   if (!isUnixSeconds(t) || signatures.length === 0)
     throw malformed(NAME, '"t=<unix seconds>,v1=<hex signature>"');
-  const expected = hmac('sha256', auth.secret, `${t}.`, input.rawBody);
-  if (
-    !anyMatches(
-      expected,
-      signatures.map((s) => decode(s, 'hex')),
-    )
-  )
-    throw mismatch(NAME, 'Stripe');
-  checkFresh(auth, input, `${NAME} t=`, t);
+  verifyTimestamped(auth, input, {
+    key: auth.secret,
+    prefix: `${t}.`,
+    candidates: signatures.map((s) => decode(s, 'hex')),
+    timestamp: t,
+    signatureHeader: NAME,
+    timestampHeader: `${NAME} t=`,
+    provider: 'Stripe',
+  });
   return { maskedHeaders: [NAME.toLowerCase()] };
 };
