@@ -557,12 +557,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       cases.webhook.ratio >= t.webhookRatio,
     ),
     target('webhook p99', cases.webhook.p99Ms, `< ${t.p99Ms} ms`, cases.webhook.p99Ms < t.p99Ms),
-    target(
-      'webhook non-2xx',
-      cases.webhook.non2xx + cases.webhook.errors,
-      '0',
-      cases.webhook.non2xx + cases.webhook.errors === 0,
-    ),
+    noFailures('webhook non-2xx', cases.webhook),
     target(
       'workflow req/s ÷ bare',
       cases.workflow.ratio,
@@ -575,12 +570,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       `< ${t.backlogSeconds} s of throughput`,
       cases.workflow.backlogSeconds < t.backlogSeconds,
     ),
-    target(
-      'workflow non-2xx',
-      cases.workflow.non2xx + cases.workflow.errors,
-      '0',
-      cases.workflow.non2xx + cases.workflow.errors === 0,
-    ),
+    noFailures('workflow non-2xx', cases.workflow),
     target(
       'peak RSS under load',
       peakUnderLoad,
@@ -620,7 +610,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
         `≤ ${t.peakRssBytes / MiB} MB`,
         soak.peakRssBytes <= t.peakRssBytes,
       ),
-      target('soak: non-2xx', soak.non2xx + soak.errors, '0', soak.non2xx + soak.errors === 0),
+      noFailures('soak: non-2xx', soak),
     );
   }
   return {
@@ -664,6 +654,11 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
 
 function target(name, value, wanted, met) {
   return { name, value, wanted, met };
+}
+
+/** The target that a case (or the soak) had no non-2xx answers and no errors. */
+function noFailures(name, { non2xx, errors }) {
+  return target(name, non2xx + errors, '0', non2xx + errors === 0);
 }
 
 function printReport(r) {
