@@ -21,4 +21,14 @@ export const pageOf = <T extends Type.TSchema>(item: T) =>
 
 export const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorSchema]));
 
-export const secured = [{ bearerAuth: [] }];
+const secured = [{ bearerAuth: [] }];
+
+/**
+ * The schema of a route behind the API token: its OpenAPI tags, the bearer-token security
+ * requirement, then whatever the route declares (params, querystring, body, response, summary …).
+ */
+export const routeSchema = <S extends object>(tags: string[], schema: S) => ({
+  tags,
+  security: secured,
+  ...schema,
+});

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentExecution } from '../present.js';
-import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
+import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
 
 const StatusSchema = Type.Union([
   Type.Literal('queued'),
@@ -42,12 +42,10 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   app.get(
     '/executions',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         querystring: ListQuery,
         response: { 200: pageOf(ExecutionSchema), ...errors(400, 401) },
-      },
+      }),
     },
     async (req) =>
       executions.list(
@@ -65,12 +63,10 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   app.get(
     '/executions/:id',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         response: { 200: ExecutionSchema, ...errors(401, 404) },
-      },
+      }),
     },
     async (req) => presentExecution(await executions.get(req.params.id)),
   );
@@ -80,13 +76,11 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   app.post(
     '/executions/:id/retry',
     {
-      schema: {
-        tags,
+      schema: routeSchema(tags, {
         summary: 'Run the same trigger item through the same workflow version again (linked by retryOf).',
-        security: secured,
         params: IdParams,
         response: { 202: Started, ...errors(401, 404) },
-      },
+      }),
     },
     async (req, reply) => reply.code(202).send({ executionId: await executions.retry(req.params.id) }),
   );
@@ -94,19 +88,17 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   app.post(
     '/executions/:id/replay',
     {
-      schema: {
-        tags,
+      schema: routeSchema(tags, {
         summary:
           "Run the execution's stored trigger item (test or production) through the workflow's current version.",
-        security: secured,
         params: IdParams,
         response: { 202: Started, ...errors(401, 404) },
-      },
+      }),
     },
     async (req, reply) => reply.code(202).send({ executionId: await executions.replay(req.params.id) }),
   );
 
-  app.get('/files/:id', { schema: { tags, security: secured, params: IdParams } }, async (req, reply) => {
+  app.get('/files/:id', { schema: routeSchema(tags, { params: IdParams }) }, async (req, reply) => {
     const file = await executions.file(req.params.id);
     const safeName = file.filename.replace(/[^\w.\- ]/g, '_');
     return (

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import { MAX_LISTEN_SECONDS } from '../../webhooks/test-listener.js';
 import type { App, HttpDeps } from '../deps.js';
-import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
+import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
 
 const ListenerSchema = Type.Object({
   listenerId: Type.String(),
@@ -34,9 +34,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
   app.post(
     '/workflows/:id/test-listener',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         body: Type.Optional(
           Type.Object(
@@ -48,7 +46,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
           ),
         ),
         response: { 201: ListenerSchema, ...errors(400, 401, 404, 409) },
-      },
+      }),
     },
     async (req, reply) => reply.code(201).send(await listeners.open(req.params.id, req.body ?? {})),
   );
@@ -56,9 +54,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
   app.get(
     '/workflows/:id/test-listener',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         response: {
           200: Type.Object({
@@ -67,7 +63,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
           }),
           ...errors(401, 404),
         },
-      },
+      }),
     },
     async (req) => {
       const listener = await listeners.current(req.params.id);
@@ -77,14 +73,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
 
   app.delete(
     '/workflows/:id/test-listener',
-    {
-      schema: {
-        tags,
-        security: secured,
-        params: IdParams,
-        response: { 204: Type.Null(), ...errors(401, 404) },
-      },
-    },
+    { schema: routeSchema(tags, { params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } }) },
     async (req, reply) => {
       await listeners.close(req.params.id);
       return reply.code(204).send(null);
@@ -94,9 +83,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
   app.get(
     '/workflows/:id/test-events',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         querystring: Type.Intersect([
           PageQuery,
@@ -106,7 +93,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
           }),
         ]),
         response: { 200: pageOf(TestEventSchema), ...errors(400, 401, 404) },
-      },
+      }),
     },
     async (req, reply) => {
       const { id } = req.params;
@@ -128,7 +115,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
 
   app.get(
     '/workflows/:id/test-events/stream',
-    { schema: { tags, security: secured, params: IdParams, produces: ['text/event-stream'] } },
+    { schema: routeSchema(tags, { params: IdParams, produces: ['text/event-stream'] }) },
     async (req, reply) => {
       const { id } = req.params;
       await workflows.get(id); // 404 before the stream opens
@@ -165,9 +152,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
   app.get(
     '/workflows/:id/schema',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         response: {
           200: Type.Object({
@@ -185,7 +170,7 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
           }),
           ...errors(401, 404),
         },
-      },
+      }),
     },
     async (req) => {
       const learned = await listeners.schema(req.params.id);

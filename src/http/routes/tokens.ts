@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import type { App, HttpDeps } from '../deps.js';
-import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
+import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
 
 const TokenSchema = Type.Object({
   id: Type.String(),
@@ -16,12 +16,10 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
   app.get(
     '/tokens',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         querystring: PageQuery,
         response: { 200: pageOf(TokenSchema), ...errors(401) },
-      },
+      }),
     },
     async (req) => tokens.list(req.query.limit ?? 20, decodeCursor(req.query.cursor)),
   );
@@ -29,9 +27,7 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
   app.post(
     '/tokens',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         body: Type.Object(
           { name: Type.String({ minLength: 1, maxLength: 128 }) },
           { additionalProperties: false },
@@ -40,7 +36,7 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
           201: Type.Intersect([TokenSchema, Type.Object({ token: Type.String() })]),
           ...errors(400, 401),
         },
-      },
+      }),
     },
     async (req, reply) => {
       const { token, apiToken } = await tokens.create(req.body.name);
@@ -51,14 +47,7 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
 
   app.delete(
     '/tokens/:id',
-    {
-      schema: {
-        tags,
-        security: secured,
-        params: IdParams,
-        response: { 204: Type.Null(), ...errors(401, 404) },
-      },
-    },
+    { schema: routeSchema(tags, { params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } }) },
     async (req, reply) => {
       await tokens.revoke(req.params.id);
       return reply.code(204).send(null);

@@ -3,7 +3,7 @@ import { decodeCursor } from '../../ids.js';
 import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../workflows/model.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentWorkflow } from '../present.js';
-import { errors, IdParams, PageQuery, pageOf, secured } from '../schemas.js';
+import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
 
 export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
   const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
@@ -12,12 +12,10 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.post(
     '/workflows',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         body: WorkflowCreateSchema,
         response: { 201: WorkflowSchema, ...errors(400, 401) },
-      },
+      }),
     },
     async (req, reply) => reply.code(201).send(present(await workflows.create(req.body))),
   );
@@ -25,12 +23,10 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.get(
     '/workflows',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         querystring: PageQuery,
         response: { 200: pageOf(WorkflowSchema), ...errors(400, 401) },
-      },
+      }),
     },
     async (req) => {
       const page = await workflows.list(req.query.limit ?? 20, decodeCursor(req.query.cursor));
@@ -41,12 +37,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.get(
     '/workflows/:id',
     {
-      schema: {
-        tags,
-        security: secured,
-        params: IdParams,
-        response: { 200: WorkflowSchema, ...errors(401, 404) },
-      },
+      schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
     },
     async (req) => present(await workflows.get(req.params.id)),
   );
@@ -54,13 +45,11 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.put(
     '/workflows/:id',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         body: WorkflowCreateSchema,
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
-      },
+      }),
     },
     async (req) => present(await workflows.replace(req.params.id, req.body)),
   );
@@ -68,27 +57,18 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.patch(
     '/workflows/:id',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         body: WorkflowPatchSchema,
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
-      },
+      }),
     },
     async (req) => present(await workflows.patch(req.params.id, req.body)),
   );
 
   app.delete(
     '/workflows/:id',
-    {
-      schema: {
-        tags,
-        security: secured,
-        params: IdParams,
-        response: { 204: Type.Null(), ...errors(401, 404) },
-      },
-    },
+    { schema: routeSchema(tags, { params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } }) },
     async (req, reply) => {
       await workflows.delete(req.params.id);
       return reply.code(204).send(null);
@@ -98,12 +78,10 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.post(
     '/workflows/:id/activate',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
-      },
+      }),
     },
     async (req) => present(await workflows.activate(req.params.id)),
   );
@@ -111,12 +89,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.post(
     '/workflows/:id/deactivate',
     {
-      schema: {
-        tags,
-        security: secured,
-        params: IdParams,
-        response: { 200: WorkflowSchema, ...errors(401, 404) },
-      },
+      schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
     },
     async (req) => present(await workflows.deactivate(req.params.id)),
   );
@@ -124,9 +97,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   app.get(
     '/workflows/:id/rejections',
     {
-      schema: {
-        tags,
-        security: secured,
+      schema: routeSchema(tags, {
         params: IdParams,
         description:
           "The last refused webhook calls of this workflow's trigger (this process; no bodies or credentials).",
@@ -145,7 +116,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
           }),
           ...errors(401, 404),
         },
-      },
+      }),
     },
     async (req) => {
       await workflows.get(req.params.id);
