@@ -23,7 +23,9 @@ type Outcome = { value: unknown } | { error: string };
 
 async function viaJsonata(source: string, scope: Scope, maxDepth = 1000): Promise<Outcome> {
   try {
-    const value = await jsonata(source, { stack: maxDepth, timeout: 1000 }).evaluate(scope.input, {
+    // The reference run compares values, not budgets: a time budget short enough to matter here
+    // ran out when the whole suite starved this worker of CPU (a flaky "JSONata threw" failure).
+    const value = await jsonata(source, { stack: maxDepth, timeout: 60_000 }).evaluate(scope.input, {
       trigger: scope.trigger,
       steps: scope.steps,
       execution: scope.execution,
