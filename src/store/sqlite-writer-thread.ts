@@ -24,6 +24,10 @@ database.pragma(`synchronous = ${synchronous}`);
 // The event loop's connection may hold the write lock for a moment (an API write, a claim).
 database.pragma('busy_timeout = 5000');
 database.pragma('foreign_keys = ON');
+// Appending rows touches few pages (the right edges of the table and its indexes): better-sqlite3's
+// default page cache of 16 MB only held pages this connection never reads again. Peak RSS of a
+// 10 s webhook load 170 → 156 MB with 256 KB, no slower; 1 MB leaves room for bigger rows.
+database.pragma('cache_size = -1024');
 
 // Prepared on the first batch: the thread starts before the migrations have created the tables.
 const statements = new Map<'insert' | 'complete', SqliteDatabase.Statement>();
@@ -41,11 +45,17 @@ const batch = database.transaction(
   // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.
 ).immediate;
 
-let runner: Promise<Runner> | undefined;
-const loadRunner = (): Promise<Runner> => {
+/** The runner, loaded on first use; undefined (and `loadError` set) when it cannot be. */
+let runner: Promise<Runner | undefined> | undefined;
+let loadError: string | undefined;
+const loadRunner = (): Promise<Runner | undefined> => {
   runner ??= import(runnerSpec!.module).then(
     (m: { createRunner: (db: SqliteDatabase.Database, options: unknown) => Runner }) =>
       m.createRunner(database, runnerSpec!.options),
+    (err: unknown) => {
+      loadError = `the writer thread cannot run pure workflows: ${String(err)}`;
+      return undefined;
+    },
   );
   return runner;
 };
@@ -58,16 +68,26 @@ async function handle(msg: ThreadRequest): Promise<ThreadReply> {
       writes.push([kind, payload]);
       continue;
     }
-    const { crash } = await (await loadRunner())(payload);
-    finished.push({
-      index: i,
-      status: payload.status as RunFinished['status'],
-      error: payload.error ?? null,
-      ...(crash ? { crash } : {}),
-    });
+    // Without a runner the row goes in as it came (queued): the executor runs it later.
+    const run = await loadRunner();
+    if (run) {
+      const { crash } = await run(payload);
+      finished.push({
+        index: i,
+        status: payload.status as RunFinished['status'],
+        error: payload.error ?? null,
+        ...(crash ? { crash } : {}),
+      });
+    }
     writes.push(['insert', insertParams(payload)]);
   }
-  return { seq: msg.seq, results: batch(writes), ...(finished.length > 0 ? { finished } : {}) };
+  const reply: ThreadReply = { seq: msg.seq, results: batch(writes) };
+  if (finished.length > 0) reply.finished = finished;
+  if (loadError) {
+    reply.warning = loadError;
+    loadError = undefined;
+  }
+  return reply;
 }
 
 const failure = (seq: number, err: unknown): ThreadReply => {

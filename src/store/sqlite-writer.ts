@@ -50,7 +50,14 @@ export interface RunFinished {
 }
 
 export type ThreadReply =
-  | { seq: number; results: boolean[]; finished?: RunFinished[]; error?: undefined }
+  | {
+      seq: number;
+      results: boolean[];
+      finished?: RunFinished[];
+      /** Something the thread could not do and worked around (logged once). */
+      warning?: string;
+      error?: undefined;
+    }
   | { seq: number; error: { message: string; code: string | undefined }; finished?: undefined };
 
 interface Pending {
@@ -93,10 +100,11 @@ export class SqliteWriter {
     this.#worker = new Worker(threadModule('store/sqlite-writer-thread.js'), {
       workerData: data,
       // What the thread allocates per batch dies young; V8's default young generation (up to
-      // 3 × 16 MB) only held it longer: peak RSS under load 217 → 190 MB with 8 MB, no slower.
-      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      // 3 × 16 MB) only held it longer: peak RSS under the workflow load 217 → 190 MB with 8 MB,
+      // 188 MB with 2 MB, throughput the same within noise.
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
     });
-    // Only writes in flight keep the process alive (see #ref).
+    // Only writes in flight keep the process alive (ref'd in write, unref'd in #settle).
     this.#worker.unref();
     this.#worker.on('message', (reply: ThreadReply) => this.#settle(reply));
     this.#worker.on('error', (err) => this.#die(err));
@@ -134,6 +142,7 @@ export class SqliteWriter {
       pending.reject(err);
       return;
     }
+    if (reply.warning) this.#log?.error(reply.warning);
     for (const f of reply.finished ?? []) {
       const w = pending.writes[f.index];
       if (w?.kind !== 'insert') continue;
@@ -145,7 +154,11 @@ export class SqliteWriter {
     pending.resolve(reply.results);
   }
 
-  /** Writes in flight when the thread died are unknown: failing them lets group commit retry them one by one. */
+  /**
+   * Writes in flight when the thread died are unknown: they fail, and group commit retries them one
+   * by one on the event loop's connection. (A batch the thread committed just before dying is then
+   * refused as a duplicate: its requests get a 500 although each is stored, once.)
+   */
   #die(err: Error): void {
     if (this.#closed || this.#dead) return;
     this.#dead = err;

@@ -27,6 +27,10 @@ export async function openSqlite(
   database.pragma('journal_mode = WAL');
   database.pragma(`synchronous = ${config.sqliteSynchronous}`);
   database.pragma('busy_timeout = 5000');
+  // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the OS caches the file
+  // too, and this connection mostly reads (API, claims) and deletes (retention) now that the hot
+  // writes have their own (sqlite-writer.ts). 4 MB keeps the process under its memory bound.
+  database.pragma('cache_size = -4096');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const wal = config.sqliteSynchronous === 'FULL' ? new WalSync(`${file}-wal`, file) : undefined;

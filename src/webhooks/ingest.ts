@@ -56,7 +56,7 @@ export interface LocalExecutor {
   beforeCommit(workflow: Workflow): 'store' | 'here' | undefined;
   /** Run it now and fill `row` in finished. */
   runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void>;
-  /** A row committed finished (run before the commit) is committed. */
+  /** A row run before its commit is committed, finished: announce it. */
   announce(row: NewExecutionRow): void;
 }
 
