@@ -142,9 +142,9 @@ describe('first session in the browser', () => {
   it('signs up, captures a test event, maps it into a step, activates and shows the execution', async () => {
     // First start: the owner account.
     await page.goto(server.url);
-    await expect(page.getByRole('heading', { name: 'Create the owner account' }).isVisible()).resolves.toBe(
-      true,
-    );
+    // waitFor, not isVisible(): the page renders once its script has loaded, which on a busy
+    // machine is after goto returns (isVisible() does not wait: a flaky failure in CI).
+    await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByLabel('Password again').fill(PASSWORD);
