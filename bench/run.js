@@ -173,13 +173,7 @@ async function main() {
   const hookUrl = `http://127.0.0.1:${hookPort}`;
   await waitForReady(hookUrl, hook);
 
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', 'bench'],
-    { env, cwd: root },
-  );
-  const token = stdout.trim().split('\n').at(-1);
-  const api = apiClient(hookUrl, token);
+  const api = await tokenClient(hookUrl, env, 'bench');
   const workflows = {
     webhook: await activeWorkflow(api, { name: 'bench', trigger: { path: 'bench', methods: ['POST'] } }),
     workflow: await activeWorkflow(api, {
@@ -445,12 +439,7 @@ async function runSoak(baseEnv, seconds) {
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForReady(url, hook);
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', 'soak'],
-    { env, cwd: root },
-  );
-  const api = apiClient(url, stdout.trim().split('\n').at(-1));
+  const api = await tokenClient(url, env, 'soak');
   await activeWorkflow(api, {
     name: 'soak',
     trigger: { path: 'soak', methods: ['POST'] },
@@ -830,6 +819,16 @@ async function waitForReady(url, child) {
     if (Date.now() > deadline) throw new Error(`hookflow was not ready at ${url} within 30 s`);
     await sleep(50);
   }
+}
+
+/** An API client with a new token, made by `hookflow tokens create` on the store `env` points at. */
+async function tokenClient(base, env, name) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', name],
+    { env, cwd: root },
+  );
+  return apiClient(base, stdout.trim().split('\n').at(-1));
 }
 
 function apiClient(base, token) {
