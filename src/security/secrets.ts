@@ -5,13 +5,14 @@
  *
  * The key comes from HOOKFLOW_ENCRYPTION_KEY (any string of 32+ characters, stretched with
  * SHA-256), or is generated once into `<data dir>/encryption.key` with a warning: then the data dir
- * must be kept (and every process of a distributed setup needs the same key).
+ * must be kept. A distributed setup (PostgreSQL) does not generate one: every process needs the same
+ * key, so HOOKFLOW_ENCRYPTION_KEY is required there (or a key file already in the data dir).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { type Config, ConfigError } from '../config.js';
 
 const PREFIX = 'enc:v1:';
 const KEY_FILE = 'encryption.key';
@@ -28,7 +29,10 @@ export class SecretBox {
     return new SecretBox(createHash('sha256').update(passphrase, 'utf8').digest());
   }
 
-  /** The configured key, or the data dir's generated one (created on first start). */
+  /**
+   * The configured key, or the data dir's generated one (created on first start of an embedded
+   * store; a distributed one needs HOOKFLOW_ENCRYPTION_KEY, or a key file put there by hand).
+   */
   static load(config: { security: Config['security']; store: Config['store'] }, log: Logger): SecretBox {
     if (config.security.encryptionKey) return SecretBox.fromPassphrase(config.security.encryptionKey);
     const file = path.join(config.store.dataDir, KEY_FILE);
@@ -36,6 +40,13 @@ export class SecretBox {
       return SecretBox.fromPassphrase(fs.readFileSync(file, 'utf8').trim());
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    // Processes sharing a PostgreSQL store must share the key: one generated here would seal
+    // secrets the other processes cannot open (their webhooks would refuse every signed call).
+    if (config.store.databaseUrl) {
+      throw new ConfigError([
+        'HOOKFLOW_ENCRYPTION_KEY is required with HOOKFLOW_DATABASE_URL: every hookflow process sharing the database must seal and open secrets with the same key; set the same value (32+ characters) on each',
+      ]);
     }
     fs.mkdirSync(config.store.dataDir, { recursive: true, mode: 0o700 });
     const generated = randomBytes(32).toString('base64');

@@ -17,6 +17,16 @@ describe('hookflow CLI', () => {
     expect(ran.stderr).toContain('HOOKFLOW_PORT="eighty" is invalid');
   });
 
+  it('refuses a distributed process without HOOKFLOW_ENCRYPTION_KEY, before connecting, with exit code 2', async () => {
+    const ran = await runCli(['webhook'], {
+      HOOKFLOW_DATA_DIR: tempDir(),
+      HOOKFLOW_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+    });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr.trim().split('\n')).toHaveLength(1);
+    expect(ran.stderr).toContain('HOOKFLOW_ENCRYPTION_KEY is required with HOOKFLOW_DATABASE_URL');
+  });
+
   it.each([[['start', '--prot', '1']], [['bogus']], [['tokens', 'create']]])(
     'refuses bad usage %j with exit code 2',
     async (args) => {

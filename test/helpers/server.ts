@@ -51,7 +51,10 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     HOOKFLOW_DATA_DIR: dataDir,
     HOOKFLOW_LOG_LEVEL: process.env.HOOKFLOW_TEST_LOG_LEVEL ?? 'silent',
     HOOKFLOW_BASE_URL: 'http://hookflow.test',
-    ...(pg ? { HOOKFLOW_DATABASE_URL: pg.url } : {}),
+    // Every process of a distributed setup shares one key (required with a database URL).
+    ...(pg
+      ? { HOOKFLOW_DATABASE_URL: pg.url, HOOKFLOW_ENCRYPTION_KEY: 'test-key-for-postgres-0123456789abcdef' }
+      : {}),
     ...options.env,
   };
   const config = loadConfig({ env });

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { ConfigError } from '../../src/config.js';
 import { SecretBox } from '../../src/security/secrets.js';
-import { json, startTestServer, type TestServer } from '../helpers/server.js';
+import { json, startTestServer, type TestServer, tempDir } from '../helpers/server.js';
 
 const PASSWORD = 'pa55-w0rd-that-must-not-leak';
 const BEARER = 'Bearer tok-that-must-not-leak-either';
@@ -106,5 +108,40 @@ describe('SecretBox', () => {
     expect(a).not.toBe(b);
     expect(box.reveal(a)).toBe('hello');
     expect(() => SecretBox.fromPassphrase('b'.repeat(32)).reveal(a)).toThrow(/HOOKFLOW_ENCRYPTION_KEY/);
+  });
+});
+
+describe('SecretBox.load', () => {
+  const silent = pino({ level: 'silent' });
+  const config = (dataDir: string, extra: { databaseUrl?: string; encryptionKey?: string } = {}) => ({
+    security: { encryptionKey: extra.encryptionKey },
+    store: { dataDir, databaseUrl: extra.databaseUrl, sqliteSynchronous: 'FULL' as const },
+  });
+
+  it('generates a key once for an embedded store and reads it back', () => {
+    const dir = tempDir();
+    const sealed = SecretBox.load(config(dir), silent).seal('x');
+    expect(fs.existsSync(path.join(dir, 'encryption.key'))).toBe(true);
+    expect(SecretBox.load(config(dir), silent).reveal(sealed)).toBe('x');
+  });
+
+  it('refuses to generate one for a shared PostgreSQL store, naming the setting', () => {
+    const dir = tempDir();
+    const load = () => SecretBox.load(config(dir, { databaseUrl: 'postgres://u@h/db' }), silent);
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/HOOKFLOW_ENCRYPTION_KEY is required with HOOKFLOW_DATABASE_URL/);
+    expect(fs.existsSync(path.join(dir, 'encryption.key'))).toBe(false);
+  });
+
+  it('on PostgreSQL uses the configured key, or a key file already in the data dir', () => {
+    const key = 'k'.repeat(32);
+    const sealed = SecretBox.fromPassphrase(key).seal('x');
+    const dir = tempDir();
+    const pgUrl = 'postgres://u@h/db';
+    expect(
+      SecretBox.load(config(dir, { databaseUrl: pgUrl, encryptionKey: key }), silent).reveal(sealed),
+    ).toBe('x');
+    fs.writeFileSync(path.join(dir, 'encryption.key'), `${key}\n`);
+    expect(SecretBox.load(config(dir, { databaseUrl: pgUrl }), silent).reveal(sealed)).toBe('x');
   });
 });
