@@ -134,10 +134,12 @@ function variable(name: unknown): ((scope: Scope) => unknown) | undefined {
 
 /**
  * A value as a whole expression's result: JSONata returns it as it is, unless it is one of its
- * own sequences (which it unwraps) or a function (not data).
+ * own sequences (which it unwraps) or a function (not data) — an object it takes for one included
+ * (`{"_jsonata_function": true}`: passed to `$exists`, JSONata throws; found by the property test).
  */
 function whole(value: unknown): unknown {
   if (typeof value === 'function') return DECLINE;
+  if (typeof value === 'object' && value !== null && isJsonataFunction(value)) return DECLINE;
   if (Array.isArray(value) && (value as { sequence?: unknown }).sequence === true) return DECLINE;
   return value;
 }
