@@ -65,6 +65,8 @@ export interface RunContext {
   executionId: string;
   mode: 'test' | 'production';
   attempt?: number;
+  /** Called once, when the first `respond` step has run (the execution goes on). */
+  onRespond?: (response: NonNullable<RunResult['response']>) => void;
 }
 
 export interface EngineOptions {
@@ -174,7 +176,10 @@ export class Engine {
             configurable: true,
             writable: true,
           });
-          if (outcome.response && response === undefined) response = outcome.response;
+          if (outcome.response && response === undefined) {
+            response = outcome.response;
+            ctx.onRespond?.(response);
+          }
           if (outcome.filtered)
             return {
               status: 'filtered',

@@ -14,6 +14,11 @@ export interface BusEvents {
   /** An execution reached a final status. */
   'execution.finished': { executionId: string; status: string };
   /**
+   * A `respondStep` execution ran its first `respond` step: the webhook call waiting for it is
+   * answered now, while the execution goes on. Only sent for responses small enough for a notice.
+   */
+  'execution.responded': { executionId: string; response: StepResponse };
+  /**
    * Local only, never sent to other processes: the cross-process bus was cut off and is back, so
    * notices may have been missed meanwhile. Whoever keeps state built from notices re-reads it
    * from the store (the trigger registry reloads, waiting responses look their executions up).
@@ -21,6 +26,13 @@ export interface BusEvents {
   'bus.resynced': Record<string, never>;
 }
 export type BusChannel = keyof BusEvents;
+
+/** What a `respond` step answers (engine/steps/respond.ts). */
+export interface StepResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
 type Handler<C extends BusChannel> = (payload: BusEvents[C]) => void | Promise<void>;
 
 export interface Bus {

@@ -15,11 +15,14 @@ import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
-import type { Bus } from './bus.js';
+import type { Bus, StepResponse } from './bus.js';
 import { Engine, failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';
 
 const POLL_MS = 1_000;
+
+/** Early responses travel as bus notices: PostgreSQL's NOTIFY carries under 8000 bytes. */
+const MAX_EARLY_RESPONSE_CHARS = 6_000;
 
 /**
  * Executions handed over by ingest (see LocalExecutor in webhooks/ingest.ts) wait here for a free
@@ -252,6 +255,9 @@ export class Worker {
           executionId: row.id,
           mode: row.mode,
           attempt: row.attempt,
+          ...(workflow.trigger.response.mode === 'respondStep'
+            ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
+            : {}),
         });
       }
     } catch (err) {
@@ -281,6 +287,18 @@ export class Worker {
       await this.#deps.bus
         .publish('execution.finished', { executionId: row.id, status: result.status })
         .catch((err) => log().error({ err }, 'announcing the finished execution failed'));
+  }
+
+  /**
+   * A `respondStep` execution ran its `respond` step: the waiting webhook call can be answered now
+   * instead of when the execution ends (a slow step after it no longer delays the caller). A
+   * response too big for a bus notice is answered at the end, from the stored execution.
+   */
+  #responded(executionId: string, response: StepResponse): void {
+    if (JSON.stringify(response).length > MAX_EARLY_RESPONSE_CHARS) return;
+    this.#deps.bus
+      .publish('execution.responded', { executionId, response })
+      .catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the response failed'));
   }
 
   async #workflow(id: string, version: number): Promise<Workflow | undefined> {

@@ -1,17 +1,21 @@
 /**
  * Synchronous response modes (SPEC 5): a webhook call whose answer depends on the execution waits
- * for its `execution.finished` notice, then answers from the stored result. One bus subscription
- * serves every waiting request (a map lookup per finished execution).
+ * for its `execution.finished` notice, then answers from the stored result; in `respondStep` mode an
+ * `execution.responded` notice answers it as soon as the `respond` step has run, as n8n's "Respond to
+ * Webhook" does, while the rest of the execution goes on. One bus subscription per notice serves
+ * every waiting request (a map lookup per execution).
  */
 import { AppError } from '../errors.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus, StepResponse } from '../queue/bus.js';
 import { executionsRepo } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 import type { Outcome } from './receive.js';
 
+/** true: the execution finished; false: timed out; a response: its `respond` step ran (respondStep). */
+export type WaitResult = boolean | StepResponse;
+
 export interface Waiting {
-  /** Resolves true when the execution finished, false on timeout. */
-  promise: Promise<boolean>;
+  promise: Promise<WaitResult>;
   cancel(): void;
 }
 
@@ -23,7 +27,7 @@ interface StepRecord {
 
 export class ExecutionWaiter {
   readonly #store: Store;
-  readonly #waiting = new Map<string, (finished: boolean) => void>();
+  readonly #waiting = new Map<string, (result: WaitResult) => void>();
   readonly #unsubscribe: () => void;
 
   constructor({ store, bus }: { store: Store; bus: Bus }) {
@@ -31,6 +35,9 @@ export class ExecutionWaiter {
     const unsubscribe = [
       bus.subscribe('execution.finished', ({ executionId }) => {
         this.#waiting.get(executionId)?.(true);
+      }),
+      bus.subscribe('execution.responded', ({ executionId, response }) => {
+        this.#waiting.get(executionId)?.(response);
       }),
       // The cross-process bus reconnected: completions announced meanwhile were missed here.
       bus.subscribe('bus.resynced', () => this.#recheck()),
@@ -56,11 +63,11 @@ export class ExecutionWaiter {
 
   wait(executionId: string, timeoutMs: number): Waiting {
     let timer: NodeJS.Timeout | undefined;
-    const promise = new Promise<boolean>((resolve) => {
-      const done = (finished: boolean) => {
+    const promise = new Promise<WaitResult>((resolve) => {
+      const done = (result: WaitResult) => {
         clearTimeout(timer);
         this.#waiting.delete(executionId);
-        resolve(finished);
+        resolve(result);
       };
       timer = setTimeout(() => done(false), timeoutMs);
       this.#waiting.set(executionId, done);
@@ -75,12 +82,13 @@ export class ExecutionWaiter {
   }
 
   async respond(
-    finished: boolean,
+    result: WaitResult,
     executionId: string,
     mode: 'lastStep' | 'respondStep',
     headers: Record<string, string>,
   ): Promise<Outcome> {
-    const row = finished ? await executionsRepo.get(this.#store.db, executionId) : undefined;
+    if (typeof result === 'object') return respondStepOutcome(result, executionId, headers);
+    const row = result ? await executionsRepo.get(this.#store.db, executionId) : undefined;
     if (!row || row.status === 'queued' || row.status === 'running') {
       throw new AppError('execution_timeout', 'The workflow did not finish in time; it goes on running.', {
         executionId,
@@ -88,6 +96,14 @@ export class ExecutionWaiter {
         hint: 'Look the execution up with GET /api/v1/executions/{executionId}, or raise trigger.response.timeoutMs.',
       });
     }
+    const steps = JSON.parse(row.steps) as StepRecord[];
+    // A respond step that ran is the answer, even if a later step failed: the early answer
+    // (`execution.responded`) would have been it, and both paths must agree.
+    const respond =
+      mode === 'respondStep'
+        ? steps.find((s) => s.type === 'respond' && s.status === 'succeeded')
+        : undefined;
+    if (respond) return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
     if (row.status === 'failed') {
       const error = row.error ? (JSON.parse(row.error) as { message?: string; step?: string }) : {};
       throw new AppError(
@@ -96,13 +112,7 @@ export class ExecutionWaiter {
         { executionId, headers, hint: "Open the execution to see each step's input, output and error." },
       );
     }
-    const steps = JSON.parse(row.steps) as StepRecord[];
     if (mode === 'respondStep') {
-      const respond = steps.find((s) => s.type === 'respond' && s.status === 'succeeded');
-      if (respond) {
-        const r = respond.output as { status?: number; headers?: Record<string, string>; body?: unknown };
-        return { status: r.status ?? 200, headers: { ...r.headers, ...headers }, body: r.body, executionId };
-      }
       return {
         status: 200,
         headers,
@@ -118,4 +128,13 @@ export class ExecutionWaiter {
     this.#unsubscribe();
     for (const done of this.#waiting.values()) done(false);
   }
+}
+
+/** The answer a `respond` step set, with hookflow's own headers on top. */
+function respondStepOutcome(
+  r: Partial<StepResponse>,
+  executionId: string,
+  headers: Record<string, string>,
+): Outcome {
+  return { status: r.status ?? 200, headers: { ...r.headers, ...headers }, body: r.body, executionId };
 }

@@ -211,6 +211,44 @@ describe('respondStep: set → filter → http → respond', () => {
   });
 });
 
+describe('respondStep: the answer goes out when the respond step has run', () => {
+  it('does not wait for a slow step after it, and the execution still finishes', async () => {
+    await createActiveWorkflow(server, {
+      name: 'respond-early',
+      trigger: { path: 'respond-early', response: { mode: 'respondStep' } },
+      steps: [
+        { name: 'answer', type: 'respond', status: 202, body: { accepted: '{{ body.param1 }}' } },
+        { name: 'slow', type: 'http', url: `${downstream.url}/slow?ms=1500` },
+      ],
+    });
+    const started = Date.now();
+    const res = await post('/webhook/respond-early', 'param1=a');
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ accepted: 'a' });
+    expect(Date.now() - started).toBeLessThan(1200);
+    const execution = await finishedExecution(server, res.headers.get('x-hookflow-execution-id')!);
+    expect(execution.status).toBe('succeeded');
+    expect(execution.steps.map((s: { name: string }) => s.name)).toEqual(['answer', 'slow']);
+  });
+
+  it('keeps the answer of a respond step that ran when a later step fails', async () => {
+    await createActiveWorkflow(server, {
+      name: 'respond-then-fail',
+      trigger: { path: 'respond-then-fail', response: { mode: 'respondStep' } },
+      steps: [
+        { name: 'answer', type: 'respond', status: 200, body: { ok: true } },
+        { name: 'call', type: 'http', url: `${downstream.url}/fail` },
+      ],
+    });
+    const res = await post('/webhook/respond-then-fail', 'param1=a');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true });
+    const execution = await finishedExecution(server, res.headers.get('x-hookflow-execution-id')!);
+    expect(execution.status).toBe('failed');
+    expect(execution.error).toMatchObject({ step: 'call' });
+  });
+});
+
 describe('lastStep', () => {
   it("answers 200 with the last step's output", async () => {
     const res = await post('/webhook/last', 'param1=a&n=21');
