@@ -277,12 +277,7 @@ async function measure(name, round, target, seconds) {
   return {
     case: name,
     round,
-    requestsPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
+    ...loadFigures(result),
     timeouts: result.timeouts,
     peakRssBytes: peakRss,
   };
@@ -300,6 +295,18 @@ function load(url, seconds, conns) {
     connections: conns,
     duration: seconds,
   });
+}
+
+/** What the report keeps of an autocannon result. */
+function loadFigures(result) {
+  return {
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ok2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
 }
 
 /** Waits until no execution is queued or running; returns how long that took. */
@@ -465,12 +472,7 @@ async function runSoak(baseEnv, seconds) {
   const kept = countExecutions(dataDir, '1 = 1');
   return {
     seconds,
-    requestsPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
+    ...loadFigures(result),
     rssEarlyBytes: median(early),
     rssEndBytes: median(late),
     growth: median(late) / median(early) - 1,
