@@ -5,9 +5,10 @@
  * cached (and the engine caches their compiled form).
  */
 import type SqliteDatabase from 'better-sqlite3';
+import { Engine } from '../engine/run.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
-import { Engine, failedRun, type PureRunOptions, runPure } from './pure-run.js';
+import { failedRun, type PureRunOptions, runPure } from './pure-run.js';
 
 const MAX_CACHED_VERSIONS = 1000;
 

@@ -5,7 +5,7 @@
  * (Worker.runBeforeCommit), or, on SQLite, on the writer thread that inserts it
  * (pure-run-thread.ts), off the event loop.
  */
-import { Engine, type EngineOptions, type RunResult } from '../engine/run.js';
+import type { Engine, EngineOptions, RunResult } from '../engine/run.js';
 import { nowIso } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import type { NewExecutionRow } from '../store/schema.js';
@@ -50,5 +50,3 @@ export const failedRun = (message: string): RunResult => ({
   error: { message },
   output: null,
 });
-
-export { Engine };

@@ -10,13 +10,13 @@
  * with attempt + 1. Steps must therefore tolerate running twice (an `http` step may be sent twice).
  */
 import type { Logger } from 'pino';
-import type { RunResult } from '../engine/run.js';
+import { Engine, type RunResult } from '../engine/run.js';
 import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus, StepResponse } from './bus.js';
-import { Engine, failedRun, runPure } from './pure-run.js';
+import { failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';
 
 const POLL_MS = 1_000;
