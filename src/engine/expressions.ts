@@ -261,8 +261,12 @@ function copyLiteral(value: unknown): unknown {
  * Kept even when undefined (an expression that found nothing), so a step can tell "empty" from
  * "not configured". defineProperty: a key like "__proto__" is data, not the prototype.
  */
-function defineEntry(out: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+export function defineEntry(out: Record<string, unknown>, key: string, value: unknown): void {
+  // Only `__proto__` is an accessor on a plain object: every other key is a plain store (defineProperty
+  // is a runtime call, ~10× slower).
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /** Evaluate one expression; the result is plain JSON (JSONata sequences and functions removed). */

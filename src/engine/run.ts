@@ -17,6 +17,7 @@ import type { Step, Workflow } from '../workflows/model.js';
 import {
   compileTemplate,
   DEFAULT_BUDGET,
+  defineEntry,
   type ExpressionBudget,
   ExpressionError,
   renderTemplate,
@@ -170,12 +171,7 @@ export class Engine {
             startedAt,
             finishedAt: nowIso(),
           });
-          Object.defineProperty(outputs, step.name, {
-            value: output,
-            enumerable: true,
-            configurable: true,
-            writable: true,
-          });
+          defineEntry(outputs, step.name, output);
           if (outcome.response && response === undefined) {
             response = outcome.response;
             ctx.onRespond?.(response);

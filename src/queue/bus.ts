@@ -41,13 +41,25 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
 export class LocalBus implements Bus {
   readonly #handlers = new Map<BusChannel, Set<Handler<BusChannel>>>();
 
-  async publish<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void> {
+  publish<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void> {
     const handlers = this.#handlers.get(channel);
-    if (!handlers) return;
-    await Promise.all([...handlers].map((h) => h(payload)));
+    if (!handlers) return DONE;
+    // Every finished execution is published: handlers that return nothing (most) cost no promise.
+    const pending: Promise<void>[] = [];
+    for (const h of [...handlers]) {
+      try {
+        const result = h(payload);
+        if (result) pending.push(result);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return pending.length > 0 ? Promise.all(pending).then(() => undefined) : DONE;
   }
 
   subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void {

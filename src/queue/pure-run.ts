@@ -26,6 +26,14 @@ export async function runPure(
   onCrash: (err: unknown) => void,
 ): Promise<void> {
   const startedAt = nowIso();
+  if (workflow.steps.length === 0) {
+    // Nothing to run (what the engine would answer, without its promise and compiled version).
+    row.status = 'succeeded';
+    row.steps = '[]';
+    row.error = null;
+    row.started_at = row.finished_at = startedAt;
+    return;
+  }
   let result: RunResult;
   try {
     result = await engine.run(workflow, item, {

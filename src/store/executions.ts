@@ -45,7 +45,9 @@ export const executionsRepo = {
  * of steps JSON instead of 0.6 KB; for a 10 MB JSON body, 10 MB more per execution).
  */
 export function stepsJson(steps: readonly object[]): string {
-  return JSON.stringify(steps.map(({ input: _input, ...rest }: { input?: unknown }) => rest));
+  // A copy with `input` undefined, which JSON leaves out (a rest pattern `{ input, ...rest }` copies
+  // through a runtime call, several times slower).
+  return JSON.stringify(steps.map((step) => ({ ...step, input: undefined })));
 }
 
 /** Puts back what `stepsJson` left out (records written with their input keep it). */

@@ -455,6 +455,10 @@ function itemHeaders(
   headers: InboundRequest['headers'],
   masked: string[],
 ): Record<string, string | string[]> {
+  // Most calls have nothing to hide: Node's own header object is kept as is (no copy).
+  const cookie = headers.cookie;
+  if (masked.length === 0 && !(typeof cookie === 'string' && cookie.includes(SESSION_COOKIE)))
+    return headers as Record<string, string | string[]>;
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];

@@ -52,8 +52,8 @@ export function webhookHandler(
   const maxBodyBytes = config.http.maxBodyBytes;
 
   async function serve(req: IncomingMessage, res: ServerResponse, mode: Mode, prefix: number): Promise<void> {
+    // Set with the answer's other headers (writeHead alone is Node's fast case).
     const requestId = gate.requestId(req.headers['x-request-id']);
-    res.setHeader('x-request-id', requestId);
     let matched: Matched | undefined;
     let bodyRead = false;
     let admitted = false;
@@ -82,6 +82,7 @@ export function webhookHandler(
           req.headers.origin,
           req.headers['access-control-request-headers'],
         );
+        headers['x-request-id'] = requestId;
         res.writeHead(204, headers).end();
         return;
       }
@@ -97,7 +98,9 @@ export function webhookHandler(
         ip,
         receivedAt: new Date(),
       });
-      sendOutcome(res, corsHeaders(trigger, req.headers.origin), outcome);
+      const headers = corsHeaders(trigger, req.headers.origin);
+      headers['x-request-id'] = requestId;
+      sendOutcome(res, headers, outcome);
     } catch (err) {
       const error = toAppError(err);
       metrics.webhookRejections.inc({ mode, code: error.code });
@@ -116,6 +119,7 @@ export function webhookHandler(
       const headers: Record<string, string> = matched
         ? corsHeaders(matched.route.workflow.trigger, req.headers.origin)
         : {};
+      headers['x-request-id'] = requestId;
       // A body refused before (or while) it was read: without this, Node would drain all of it (up
       // to the 60 s request timeout) to keep the connection alive. Fastify does the same for its 413.
       if (!bodyRead && error.code === 'payload_too_large') headers.connection = 'close';
@@ -205,8 +209,13 @@ function invalidLength(): AppError {
   });
 }
 
-function sendOutcome(res: ServerResponse, cors: Record<string, string>, outcome: Outcome): void {
-  const headers = Object.assign(cors, outcome.headers);
+/** `headers`: the CORS and request id headers, which the outcome's own override, whatever their case. */
+function sendOutcome(res: ServerResponse, headers: Record<string, string>, outcome: Outcome): void {
+  for (const name in outcome.headers) {
+    const lower = name.toLowerCase();
+    if (lower !== name) delete headers[lower];
+    headers[name] = outcome.headers[name]!;
+  }
   const { body } = outcome;
   if (body === undefined || outcome.status === 204) {
     res.writeHead(outcome.status, headers).end();
