@@ -33,15 +33,7 @@ export class GroupCommit {
   readonly #store: Store;
   readonly #log: Logger | undefined;
   #queue: Job[] = [];
-  /** A pump is scheduled for after the current I/O phase. */
-  #scheduled = false;
-  /** Hot batches sent and not yet committed. */
-  #hotInFlight = 0;
-  /** A callback transaction is running (it runs alone). */
-  #callbackRunning = false;
-  /** Settles once nothing is queued, scheduled or being committed (see idle()). */
   #flushing: Promise<void> | undefined;
-  #drained: (() => void) | undefined;
 
   constructor({ store, log }: { store: Store; log?: Logger }) {
     this.#store = store;
@@ -61,6 +53,14 @@ export class GroupCommit {
     });
   }
 
+  #schedule(): void {
+    // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
+    // started here would block the event loop and no other request could join it (every batch
+    // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
+    // write still commits at once, and every write requested in the same phase joins the batch.
+    this.#flushing ??= new Promise<void>((done) => setImmediate(() => void this.#flush().finally(done)));
+  }
+
   /**
    * A hot write (an execution inserted or completed, with nothing else in its transaction): as
    * data, its batch can be committed off the event loop (store.writeHot). Resolves with whether it
@@ -78,51 +78,43 @@ export class GroupCommit {
     while (this.#flushing) await this.#flushing;
   }
 
-  #schedule(): void {
-    this.#flushing ??= new Promise<void>((done) => {
-      this.#drained = done;
-    });
-    if (this.#scheduled) return;
-    // Start after the current I/O phase, not now: SQLite's driver is synchronous, so a commit
-    // started here would block the event loop and no other request could join it (every batch
-    // was one job: 200 concurrent requests made 200 fsyncs). setImmediate is no timer: an idle
-    // write still commits at once, and every write requested in the same phase joins the batch.
-    this.#scheduled = true;
-    setImmediate(this.#pump);
-  }
-
   /**
-   * Sends what is queued, in order. Callback transactions run one at a time, each waiting for the
-   * previous one to be durable (and for hot batches in flight): what queues up meanwhile is the
-   * next batch. (Starting the next one without waiting for the fsync was measured: smaller
-   * batches, more commits, 20–60 % more CPU per request on the event loop.) Hot batches are
-   * committed off the event loop (sqlite-writer.ts), so up to HOT_PIPELINE of them are in flight:
-   * the writer runs them back to back, in order, without waiting for the event loop to hand it
-   * the next one (which, busy with requests, answers its messages late).
+   * Callback transactions run one at a time, each waiting for the previous one to be durable: what
+   * queues up meanwhile is the next batch. (Starting the next one without waiting for the fsync was
+   * measured: smaller batches, more commits, 20–60 % more CPU per request on the event loop.) Hot
+   * batches are committed off the event loop (sqlite-writer.ts), so there the next batch is sent
+   * while the previous one is being synced, HOT_PIPELINE deep: the writer runs them in order.
    */
-  readonly #pump = (): void => {
-    this.#scheduled = false;
-    while (this.#queue.length > 0 && !this.#callbackRunning) {
-      const hot = this.#queue[0]!.hot !== undefined;
-      if (hot ? this.#hotInFlight >= HOT_PIPELINE : this.#hotInFlight > 0) break;
-      // Consecutive jobs of one kind share a transaction.
-      let n = 1;
-      while (n < this.#queue.length && n < MAX_BATCH && (this.#queue[n]!.hot !== undefined) === hot) n++;
-      const batch = this.#queue.splice(0, n);
-      if (hot) this.#hotInFlight++;
-      else this.#callbackRunning = true;
-      void this.#commit(batch).finally(() => {
-        if (hot) this.#hotInFlight--;
-        else this.#callbackRunning = false;
-        this.#pump();
-      });
+  async #flush(): Promise<void> {
+    const inflight: Promise<void>[] = [];
+    try {
+      for (;;) {
+        if (this.#queue.length === 0) {
+          if (inflight.length === 0) break;
+          await inflight.shift();
+          continue;
+        }
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        // Consecutive jobs of one kind share a transaction: hot writes through store.writeHot,
+        // callbacks through store.transaction, which waits until no hot batch is in flight.
+        for (let i = 0; i < batch.length; ) {
+          let j = i + 1;
+          while (j < batch.length && (batch[j]!.hot === undefined) === (batch[i]!.hot === undefined)) j++;
+          const run = batch.slice(i, j);
+          if (run[0]!.hot !== undefined) {
+            if (inflight.length >= HOT_PIPELINE) await inflight.shift();
+            inflight.push(this.#commit(run));
+          } else {
+            while (inflight.length > 0) await inflight.shift();
+            await this.#commit(run);
+          }
+          i = j;
+        }
+      }
+    } finally {
+      this.#flushing = undefined;
     }
-    if (this.#queue.length === 0 && this.#hotInFlight === 0 && !this.#callbackRunning && !this.#scheduled) {
-      const drained = this.#drained;
-      this.#flushing = this.#drained = undefined;
-      drained?.();
-    }
-  };
+  }
 
   async #commit(batch: Job[]): Promise<void> {
     let results: unknown[];
