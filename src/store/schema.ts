@@ -70,6 +70,14 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+export interface RateLimitsTable {
+  /** `<mode>:<workflow id>`. */
+  key: string;
+  /** Epoch milliseconds (PostgreSQL returns bigint as a string). */
+  window_start: number | string;
+  count: number;
+}
+
 export interface TestListenersTable {
   id: string;
   workflow_id: string;
@@ -133,6 +141,7 @@ export interface SessionsTable {
 export interface Database {
   users: UsersTable;
   idempotency_keys: IdempotencyKeysTable;
+  rate_limits: RateLimitsTable;
   sessions: SessionsTable;
   workflows: WorkflowsTable;
   workflow_versions: WorkflowVersionsTable;

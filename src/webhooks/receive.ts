@@ -25,7 +25,7 @@ import { notListening, type TestListeners } from './test-listener.js';
 import type { ExecutionWaiter } from './waiter.js';
 import { DEFAULT_WINDOW_SECONDS, idempotencyKey } from './options/idempotency.js';
 import { ipAllowed } from './options/ip-allowlist.js';
-import { RateLimiter } from './options/rate-limit.js';
+import { MemoryRateLimiter, type RateLimiter, StoreRateLimiter } from './options/rate-limit.js';
 import { diffAgainstSchema, type JsonSchema, type LearnedSchema } from './schema-learning.js';
 
 export interface InboundRequest {
@@ -97,7 +97,7 @@ export interface ReceiverDeps {
 
 export class Receiver {
   readonly #d: ReceiverDeps;
-  readonly #rate = new RateLimiter();
+  readonly #rate: RateLimiter;
   /** Learned schema per workflow for schemaCheck (null: none yet); dropped on every capture. */
   readonly #schemas = new Map<string, LearnedSchema | null>();
   /**
@@ -108,6 +108,8 @@ export class Receiver {
 
   constructor(deps: ReceiverDeps) {
     this.#d = deps;
+    // One process counts in memory; processes sharing the store count in it (one limit for all).
+    this.#rate = deps.store.caps.shared ? new StoreRateLimiter(deps.store.db) : new MemoryRateLimiter();
     deps.bus.subscribe('test.captured', ({ workflowId }) => {
       this.#schemas.delete(workflowId);
     });
@@ -185,7 +187,7 @@ export class Receiver {
     });
     if (options.rateLimit) {
       const { requests, perSeconds } = options.rateLimit;
-      const wait = this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
+      const wait = await this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
       if (wait > 0) {
         throw new AppError(
           'rate_limited',

@@ -192,6 +192,26 @@ describe('synchronous responses from a webhook-only process', () => {
   });
 });
 
+describe('rate limits across processes', () => {
+  it('one limit for the trigger, whichever webhook process each request lands on', async () => {
+    const wf = await create(a, {
+      name: 'limited',
+      trigger: { path: 'limited', options: { rateLimit: { requests: 3, perSeconds: 60 } } },
+    });
+    expect((await cluster.api(a, 'POST', `/api/v1/workflows/${wf.id}/activate`)).status).toBe(200);
+    // b serves it too (a preflight is answered before any limit is counted).
+    await within(1_000, async () => {
+      const res = await fetch(`${b.url}/webhook/limited`, { method: 'OPTIONS' });
+      return res.status !== 404;
+    });
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await call(i % 2 === 0 ? a : b, '/webhook/limited')).status);
+    // Each process counting its own share would have let all six through (3 each).
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+  });
+});
+
 describe('execution', () => {
   it('runs every request accepted by either webhook process exactly once', async () => {
     const N = 200;

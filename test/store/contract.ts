@@ -25,6 +25,7 @@ import { migrate, type Store } from '../../src/store/store.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
+import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
 import { learn } from '../../src/webhooks/schema-learning.js';
 import type { Workflow } from '../../src/workflows/model.js';
 
@@ -42,6 +43,7 @@ const TABLES = [
   'test_events',
   'learned_schemas',
   'blobs',
+  'rate_limits',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -744,6 +746,33 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           ]),
         ).rejects.toThrow();
         expect(await executionsRepo.get(store.db, b!)).toBeUndefined();
+      });
+    });
+
+    describe('StoreRateLimiter', () => {
+      it('lets `requests` through per window, then answers the seconds until the window ends', async () => {
+        const limiter = new StoreRateLimiter(store.db);
+        const t0 = 1_700_000_000_000;
+        expect(await limiter.take('production:a', 2, 10, t0)).toBe(0);
+        expect(await limiter.take('production:a', 2, 10, t0 + 1_000)).toBe(0);
+        expect(await limiter.take('production:a', 2, 10, t0 + 1_500)).toBe(9);
+        expect(await limiter.take('production:a', 2, 10, t0 + 9_990)).toBe(1);
+        // Another key has its own window.
+        expect(await limiter.take('test:a', 2, 10, t0 + 2_000)).toBe(0);
+        // The window ends 10 s after its first request: a new one starts with this request.
+        expect(await limiter.take('production:a', 2, 10, t0 + 10_000)).toBe(0);
+        expect(await limiter.take('production:a', 2, 10, t0 + 10_001)).toBe(0);
+        expect(await limiter.take('production:a', 2, 10, t0 + 10_002)).toBe(10);
+      });
+
+      it('counts concurrent takes once each: exactly `requests` of them pass', async () => {
+        const limiters = [new StoreRateLimiter(store.db), new StoreRateLimiter(store.db)];
+        const now = Date.now();
+        const waits = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => limiters[i % 2]!.take('production:b', 7, 60, now)),
+        );
+        expect(waits.filter((w) => w === 0)).toHaveLength(7);
+        expect(waits.filter((w) => w === 60)).toHaveLength(13);
       });
     });
 

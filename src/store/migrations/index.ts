@@ -171,6 +171,18 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.createIndex('blobs_execution_id').on('blobs').column('execution_id').execute();
     },
   }),
+  '0005_rate_limits': () => ({
+    async up(db: Kysely<unknown>) {
+      // options.rateLimit windows shared by all processes of a distributed deployment
+      // (webhooks/options/rate-limit.ts); one row per trigger and mode.
+      await db.schema
+        .createTable('rate_limits')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('window_start', 'bigint', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
