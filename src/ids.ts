@@ -105,7 +105,21 @@ export function isoString(date: Date): string {
   return `${dayPrefix}${PAD2[hours]}:${PAD2[minutes]}:${PAD2[seconds]}.${PAD3[t - seconds * 1000]}Z`;
 }
 
-export const nowIso = (): string => isoString(new Date());
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * The current time as `isoString` would format it. Within one millisecond the same string is
+ * returned: the engine stamps every step twice, and a batch of executions runs in a few ms.
+ */
+export function nowIso(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastIso = isoString(new Date(ms));
+    lastMs = ms;
+  }
+  return lastIso;
+}
 
 /** Opaque list cursors: base64url of the last id seen. */
 export const encodeCursor = (id: string): string => Buffer.from(id, 'utf8').toString('base64url');

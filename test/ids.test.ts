@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { validate as isUuid, version as uuidVersion } from 'uuid';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isoString, newId, nowIso, uuidV7Generator } from '../src/ids.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -150,5 +150,22 @@ describe('isoString', () => {
     const now = Date.parse(nowIso());
     expect(now).toBeGreaterThanOrEqual(before);
     expect(now).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('nowIso follows the clock millisecond by millisecond, across days', () => {
+    vi.useFakeTimers();
+    try {
+      for (const t of [Date.UTC(2026, 10, 22, 23, 59, 59, 998), Date.UTC(2030, 0, 1, 0, 0, 0, 0)]) {
+        vi.setSystemTime(t);
+        expect(nowIso()).toBe(new Date(t).toISOString());
+        expect(nowIso()).toBe(new Date(t).toISOString());
+        vi.setSystemTime(t + 1);
+        expect(nowIso()).toBe(new Date(t + 1).toISOString());
+        vi.setSystemTime(t + 2);
+        expect(nowIso()).toBe(new Date(t + 2).toISOString());
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
