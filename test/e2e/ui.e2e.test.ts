@@ -264,6 +264,33 @@ describe('first session in the browser', () => {
     await page.getByRole('link', { name: 'New orders' }).waitFor();
   }, 120_000);
 
+  it('creates an API token that is shown once and works from a script until it is revoked', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'API tokens' }).click();
+    await page.getByRole('heading', { name: 'API tokens', exact: true }).waitFor();
+    await page.getByLabel('Name of the new token').fill('deploy script');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = page.getByTestId('new-token');
+    await shown.waitFor();
+    const token = (await shown.textContent())?.trim() ?? '';
+    const call = () =>
+      fetch(`${server.url}/api/v1/workflows?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await call()).status).toBe(200);
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'deploy script' }) });
+    await expect(row.getByRole('cell').first().textContent()).resolves.toBe(`${token.slice(0, 8)}…`);
+
+    // Shown once: after a reload only its first characters are left.
+    await page.reload();
+    await page.getByRole('rowheader', { name: 'deploy script' }).waitFor();
+    expect(await page.getByTestId('new-token').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Revoke deploy script' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click();
+    await page.getByText('Revoked "deploy script"').waitFor();
+    expect(await page.getByRole('rowheader', { name: 'deploy script' }).count()).toBe(0);
+    expect((await call()).status).toBe(401);
+  }, 60_000);
+
   it('explains a path conflict inline when activating from the list', async () => {
     // Two workflows on one method and path; the first is active.
     const trigger = { path: 'conflict/demo', methods: ['POST'] };

@@ -4,6 +4,7 @@ import { ErrorMessage } from './components/ErrorMessage';
 import { AuthPage } from './pages/AuthPage';
 import { ExecutionDetail } from './pages/ExecutionDetail';
 import { ExecutionList } from './pages/ExecutionList';
+import { TokenList } from './pages/TokenList';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
 import { Link, match, navigate, useLocation } from './router';
@@ -102,6 +103,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (workflow) page = <WorkflowEditor key={workflow.id} id={workflow.id!} />;
   else if (path === '/executions') page = <ExecutionList search={location.split('?')[1] ?? ''} />;
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
+  else if (path === '/tokens') page = <TokenList />;
   else
     page = (
       <div className="card">
@@ -112,7 +114,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
       </div>
     );
 
-  const section = path.startsWith('/executions') ? 'executions' : 'workflows';
+  const section = path.startsWith('/executions') ? 'executions' : path === '/tokens' ? 'tokens' : 'workflows';
   return (
     <>
       <a href="#main" className="skip-link">
@@ -129,6 +131,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           </Link>
           <Link to="/executions" aria-current={section === 'executions' ? 'page' : undefined}>
             Executions
+          </Link>
+          <Link to="/tokens" aria-current={section === 'tokens' ? 'page' : undefined}>
+            API tokens
           </Link>
           <a href="/api/docs">API docs</a>
         </nav>

@@ -1,0 +1,210 @@
+import { type FormEvent, useEffect, useId, useState } from 'react';
+import { type ApiError, api, asApiError, qs } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { CopyButton } from '../components/CopyButton';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { formatAgo, formatTime } from '../lib/format';
+import type { Page } from '../types';
+
+interface ApiToken {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/**
+ * API tokens (SPEC 8): what scripts and the CLI send as `Authorization: Bearer …`. A new token is
+ * shown once, right after it is created (only its hash is stored); the list shows its first
+ * characters so a token in a script can be recognised, and revoking one locks its users out at once.
+ */
+export function TokenList() {
+  const id = useId();
+  const [tokens, setTokens] = useState<ApiToken[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [name, setName] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const [revoking, setRevoking] = useState<ApiToken | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    api<Page<ApiToken>>('GET', `/tokens${qs({ limit: 50 })}`).then(
+      (page) => {
+        setTokens(page.items);
+        setCursor(page.nextCursor);
+      },
+      (err) => setError(asApiError(err)),
+    );
+  }, []);
+
+  const more = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api<Page<ApiToken>>('GET', `/tokens${qs({ limit: 50, cursor })}`);
+      setTokens((list) => [...(list ?? []), ...page.items]);
+      setCursor(page.nextCursor);
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setCreating(true);
+    setError(null);
+    setNotice(null);
+    try {
+      const { token, ...row } = await api<ApiToken & { token: string }>('POST', '/tokens', {
+        name: name.trim(),
+      });
+      setTokens((list) => [row, ...(list ?? [])]);
+      setCreated({ name: row.name, token });
+      setName('');
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const revoke = async () => {
+    if (!revoking) return;
+    const t = revoking;
+    setBusy(true);
+    try {
+      await api('DELETE', `/tokens/${encodeURIComponent(t.id)}`);
+      setTokens((list) => list?.filter((x) => x.id !== t.id) ?? null);
+      if (created?.name === t.name) setCreated(null);
+      setNotice(`Revoked "${t.name}": requests with it are refused from now on.`);
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+      setRevoking(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <div className="page-head">
+        <h1 id={`${id}-title`}>API tokens</h1>
+      </div>
+      <p className="muted">
+        Scripts, CI jobs and the <code>hookflow</code> CLI call the API with a token:{' '}
+        <code>Authorization: Bearer &lt;token&gt;</code>. Give each user of the API its own, so you can revoke
+        one without breaking the others.
+      </p>
+
+      <form className="card inline-form" onSubmit={create}>
+        <label htmlFor={`${id}-name`} className="label">
+          Name of the new token
+        </label>
+        <div className="row">
+          <input
+            id={`${id}-name`}
+            className="input grow"
+            value={name}
+            maxLength={128}
+            required
+            onChange={(e) => setName(e.target.value)}
+            placeholder="deploy script"
+          />
+          <button type="submit" className="button primary" disabled={creating || name.trim() === ''}>
+            Create token
+          </button>
+        </div>
+      </form>
+
+      {created && (
+        <div className="card" role="status">
+          <h2>Token "{created.name}" created</h2>
+          <p>Copy it now: it is shown only this once (hookflow keeps only its hash).</p>
+          <div className="row">
+            <code className="grow" data-testid="new-token">
+              {created.token}
+            </code>
+            <CopyButton text={created.token} label="Copy token" />
+          </div>
+          <button type="button" className="button small" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
+
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <ErrorMessage error={error} />
+
+      {tokens === null && !error && <p className="muted">Loading tokens…</p>}
+      {tokens !== null && tokens.length === 0 && (
+        <p className="muted">No API tokens yet. The UI itself needs none: it uses your sign-in.</p>
+      )}
+      {tokens !== null && tokens.length > 0 && (
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">API tokens</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Starts with</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id}>
+                  <th scope="row">{t.name}</th>
+                  <td>
+                    <code>{t.prefix}…</code>
+                  </td>
+                  <td title={formatTime(t.createdAt)}>{formatAgo(t.createdAt)}</td>
+                  <td title={t.lastUsedAt ? formatTime(t.lastUsedAt) : undefined}>
+                    {t.lastUsedAt ? formatAgo(t.lastUsedAt) : <span className="muted">Never</span>}
+                  </td>
+                  <td className="actions-cell">
+                    <button
+                      type="button"
+                      className="button small danger-outline"
+                      onClick={() => setRevoking(t)}
+                      aria-label={`Revoke ${t.name}`}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {cursor && (
+            <button type="button" className="button" onClick={more}>
+              Show more
+            </button>
+          )}
+        </div>
+      )}
+
+      <ConfirmDialog
+        open={revoking !== null}
+        title={`Revoke "${revoking?.name ?? ''}"?`}
+        confirmLabel="Revoke"
+        danger
+        busy={busy}
+        onConfirm={revoke}
+        onCancel={() => setRevoking(null)}
+      >
+        <p>Every script or job that uses this token gets 401 from now on. This cannot be undone.</p>
+      </ConfirmDialog>
+    </section>
+  );
+}
