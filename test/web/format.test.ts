@@ -69,6 +69,12 @@ describe('formatAgo', () => {
     expect(ago(23 * 3_600_000)).toBe('23 h ago');
   });
 
+  it('never rounds up to 60 s, 60 min or 24 h', () => {
+    expect(ago(59_600)).toBe('59 s ago');
+    expect(ago(3_599_000)).toBe('59 min ago');
+    expect(ago(86_399_000)).toBe('23 h ago');
+  });
+
   it('shows the date from a day on', () => {
     const iso = new Date(now - 86_400_000).toISOString();
     expect(formatAgo(iso, now)).toBe(formatTime(iso));
@@ -110,6 +116,13 @@ describe('formatDuration', () => {
     expect(lasting(61_400)).toBe('1 min 1 s');
     expect(lasting(125_000)).toBe('2 min 5 s');
     expect(lasting(3_600_000)).toBe('60 min 0 s');
+  });
+
+  it('rounds into the next unit instead of showing 60 of one', () => {
+    expect(lasting(9_999)).toBe('10.0 s');
+    expect(lasting(59_999)).toBe('1 min 0 s');
+    expect(lasting(119_600)).toBe('2 min 0 s');
+    expect(lasting(179_700)).toBe('3 min 0 s');
   });
 });
 

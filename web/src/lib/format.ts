@@ -23,9 +23,10 @@ export function formatAgo(iso: string | null | undefined, now = Date.now()): str
   const ms = now - new Date(iso).getTime();
   if (Number.isNaN(ms)) return iso;
   if (ms < 5_000) return 'just now';
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s ago`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min ago`;
-  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)} h ago`;
+  // Rounded, but never up into the next unit ("60 s ago" is "1 min ago", said by the next branch).
+  if (ms < 60_000) return `${Math.min(59, Math.round(ms / 1000))} s ago`;
+  if (ms < 3_600_000) return `${Math.min(59, Math.round(ms / 60_000))} min ago`;
+  if (ms < 86_400_000) return `${Math.min(23, Math.round(ms / 3_600_000))} h ago`;
   return formatTime(iso);
 }
 
@@ -34,8 +35,13 @@ export function formatDuration(from: string | null | undefined, to: string | nul
   const ms = new Date(to).getTime() - new Date(from).getTime();
   if (Number.isNaN(ms) || ms < 0) return '—';
   if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  // Each unit decided on the rounded value, so 59 999 ms is "1 min 0 s", not "60.0 s" or "0 min 60 s".
+  const centis = Math.round(ms / 10) / 100;
+  if (centis < 10) return `${centis.toFixed(2)} s`;
+  const tenths = Math.round(ms / 100) / 10;
+  if (tenths < 60) return `${tenths.toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 export function formatCountdown(seconds: number): string {
