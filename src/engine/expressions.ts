@@ -25,6 +25,7 @@
  */
 import jsonata from 'jsonata';
 import { compileFast, DECLINE, type FastEvaluator } from './fast-expressions.js';
+import { toJson } from './json-result.js';
 import { splitTemplate } from './template-syntax.js';
 
 export { splitTemplate };
@@ -302,15 +303,6 @@ async function evaluateJsonata(expr: CompiledExpression, scope: Scope): Promise<
     throw toExpressionError(err, expr.field, expr.source, undefined);
   }
   return toJson(result);
-}
-
-function toJson(value: unknown): unknown {
-  if (value === undefined || typeof value === 'function') return undefined;
-  // Primitives as JSON would give them back, without the round trip (most results are these).
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value + 0 : null;
-  const text = JSON.stringify(value);
-  return text === undefined ? undefined : JSON.parse(text);
 }
 
 function toText(value: unknown): string {

@@ -29,6 +29,7 @@
  * it as before). The time budget is not checked: an evaluation here touches each node once.
  */
 import type { Scope } from './expressions.js';
+import { isJsonataFunction } from './json-result.js';
 
 /** Returned by a fast evaluator that cannot vouch for JSONata's answer. */
 export const DECLINE: unique symbol = Symbol('hookflow.decline');
@@ -189,12 +190,6 @@ function buildPath(steps: unknown): Built | undefined {
   };
   // evaluate(path) → evaluateStep → evaluate(step): two levels.
   return { run, depth: 2 };
-}
-
-/** jsonata.js isFunction, for objects: what JSONata treats as a function, not as data. */
-function isJsonataFunction(value: object): boolean {
-  const v = value as { _jsonata_function?: unknown; _jsonata_lambda?: unknown };
-  return v._jsonata_function === true || v._jsonata_lambda === true;
 }
 
 function buildBinary(node: Node): Built | undefined {

@@ -20,6 +20,25 @@ async function render(value: unknown, s: Scope = scope(), budget?: { timeoutMs: 
   return renderTemplate(template, s);
 }
 
+describe('functions as results', () => {
+  // JSONata's functions are objects (some with cycles): they are left out like JavaScript ones.
+  it.each([
+    ['{{ $sum }}', undefined],
+    ['{{ function($x) { $x } }}', undefined],
+    ['{{ {"f": $sum, "g": function($x) { $x }, "a": 1} }}', { a: 1 }],
+    ['{{ [1, $sum, 2] }}', [1, null, 2]],
+    ['{{ $string($sum) }}', ''],
+  ])('%s renders as %j', async (source, expected) => {
+    expect(await render(source)).toEqual(expected);
+  });
+
+  it('a field whose expression is a function renders as nothing; the text around it stays', async () => {
+    expect(await render({ fields: { f: '{{ $sum }}', t: 'x{{ $sum }}y' } })).toEqual({
+      fields: { f: undefined, t: 'xy' },
+    });
+  });
+});
+
 describe('splitTemplate', () => {
   it.each([
     ['plain', ['plain']],

@@ -10,6 +10,7 @@ import jsonata from 'jsonata';
 /** A preview must not freeze the page: stop an evaluation after 500 ms or 500 levels of nesting. */
 const BUDGET = { timeout: 500, stack: 500 };
 
+import { toJson } from '../../../src/engine/json-result';
 import { type Piece, splitTemplate } from '../../../src/engine/template-syntax';
 
 export { type Piece, splitTemplate };
@@ -99,9 +100,7 @@ async function evaluate(source: string, scope: Scope): Promise<unknown> {
       steps: scope.steps,
       execution: scope.execution,
     });
-    if (result === undefined || typeof result === 'function') return undefined;
-    const text = JSON.stringify(result);
-    return text === undefined ? undefined : JSON.parse(text);
+    return toJson(result);
   } catch (err) {
     throw new Error(describe(err, source));
   }
