@@ -26,7 +26,7 @@ export function TokenList() {
   const [error, setError] = useState<ApiError | null>(null);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const [created, setCreated] = useState<{ id: string; name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiToken | null>(null);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
@@ -62,7 +62,7 @@ export function TokenList() {
         name: name.trim(),
       });
       setTokens((list) => [row, ...(list ?? [])]);
-      setCreated({ name: row.name, token });
+      setCreated({ id: row.id, name: row.name, token });
       setName('');
     } catch (err) {
       setError(asApiError(err));
@@ -78,7 +78,7 @@ export function TokenList() {
     try {
       await api('DELETE', `/tokens/${encodeURIComponent(t.id)}`);
       setTokens((list) => list?.filter((x) => x.id !== t.id) ?? null);
-      if (created?.name === t.name) setCreated(null);
+      if (created?.id === t.id) setCreated(null);
       setNotice(`Revoked "${t.name}": requests with it are refused from now on.`);
     } catch (err) {
       setError(asApiError(err));
