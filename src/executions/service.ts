@@ -9,7 +9,7 @@ import { AppError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import { blobsRepo } from '../store/blobs.js';
-import { type ExecutionFilter, executionsRepo } from '../store/executions.js';
+import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
@@ -57,27 +57,21 @@ export class ExecutionService {
   async #enqueue(old: ExecutionRow, version: number, retryOf: string | null): Promise<string> {
     const executionId = newId();
     const now = nowIso();
-    await executionsRepo.insert(this.#store.db, {
-      id: executionId,
-      workflow_id: old.workflow_id,
-      workflow_version: version,
-      // The item keeps saying how it arrived (`executionMode`), so the run keeps that mode too.
-      mode: old.mode,
-      status: 'queued',
-      trigger: old.trigger,
-      steps: '[]',
-      error: null,
-      attempt: 1,
-      retry_of: retryOf,
-      run_after: now,
-      locked_until: null,
-      locked_by: null,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      // Warnings are about the item (schemaCheck "warn"), which is the same.
-      warnings: old.warnings,
-    });
+    await executionsRepo.insert(
+      this.#store.db,
+      queuedExecution({
+        id: executionId,
+        workflow_id: old.workflow_id,
+        workflow_version: version,
+        // The item keeps saying how it arrived (`executionMode`), so the run keeps that mode too.
+        mode: old.mode,
+        trigger: old.trigger,
+        created_at: now,
+        retry_of: retryOf,
+        // Warnings are about the item (schemaCheck "warn"), which is the same.
+        warnings: old.warnings,
+      }),
+    );
     await this.#bus.publish('execution.queued', {});
     return executionId;
   }

@@ -9,6 +9,38 @@ export interface ExecutionFilter {
   limit: number;
 }
 
+/** A new execution, queued and due at `created_at`: what an accepted request, a retry and a replay insert. */
+export function queuedExecution(r: {
+  id: string;
+  workflow_id: string;
+  workflow_version: number;
+  mode: NewExecutionRow['mode'];
+  trigger: string;
+  created_at: string;
+  retry_of?: string | null;
+  warnings?: string | null;
+}): NewExecutionRow {
+  return {
+    id: r.id,
+    workflow_id: r.workflow_id,
+    workflow_version: r.workflow_version,
+    mode: r.mode,
+    status: 'queued',
+    trigger: r.trigger,
+    steps: '[]',
+    error: null,
+    attempt: 1,
+    retry_of: r.retry_of ?? null,
+    run_after: r.created_at,
+    locked_until: null,
+    locked_by: null,
+    created_at: r.created_at,
+    started_at: null,
+    finished_at: null,
+    warnings: r.warnings ?? null,
+  };
+}
+
 export const executionsRepo = {
   async insert(db: Db, row: NewExecutionRow): Promise<void> {
     await db.insertInto('executions').values(row).execute();

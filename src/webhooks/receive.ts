@@ -12,7 +12,7 @@ import { isoString, newId } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
-import { executionsRepo } from '../store/executions.js';
+import { executionsRepo, queuedExecution } from '../store/executions.js';
 import type { Db, Store } from '../store/store.js';
 import type { AuthConfig, TriggerConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
@@ -309,25 +309,15 @@ export class Receiver {
     try {
       await this.#d.ingest.commit({
         workflow,
-        execution: {
+        execution: queuedExecution({
           id: executionId,
           workflow_id: workflow.id,
           workflow_version: workflow.version,
           mode: matched.mode,
-          status: 'queued',
           trigger: itemJson,
-          steps: '[]',
-          error: null,
-          attempt: 1,
-          retry_of: null,
-          run_after: receivedAt,
-          locked_until: null,
-          locked_by: null,
           created_at: receivedAt,
-          started_at: null,
-          finished_at: null,
           warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
-        },
+        }),
         item,
         ...(write ? { write } : {}),
       });

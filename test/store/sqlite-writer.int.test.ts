@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
-import { executionsRepo } from '../../src/store/executions.js';
+import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
 import { SqliteWriter } from '../../src/store/sqlite-writer.js';
 import { type HotWrite, openStore, type Store } from '../../src/store/store.js';
@@ -33,26 +33,14 @@ afterAll(async () => {
 });
 
 function row(): NewExecutionRow {
-  const now = new Date().toISOString();
-  return {
+  return queuedExecution({
     id: newId(),
     workflow_id: 'wf',
     workflow_version: 1,
     mode: 'production',
-    status: 'queued',
     trigger: '{}',
-    steps: '[]',
-    error: null,
-    attempt: 1,
-    retry_of: null,
-    run_after: now,
-    locked_until: null,
-    locked_by: null,
-    created_at: now,
-    started_at: null,
-    finished_at: null,
-    warnings: null,
-  };
+    created_at: new Date().toISOString(),
+  });
 }
 
 describe('SQLite writer thread', () => {
