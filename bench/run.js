@@ -2,11 +2,13 @@
 /**
  * `npm run bench`: what does hookflow cost per webhook compared with the cheapest possible receiver?
  *
- * Starts two servers as child processes on loopback — a bare `node:http` server answering 200, and
- * `hookflow start` (SQLite in a temp data dir) — and drives both with autocannon (form POSTs
- * `param1=a&param2=b`, 50 connections). Three cases per round, in turn so that drift of the machine
- * hits all alike:
+ * Starts three servers as child processes on loopback — a bare `node:http` server answering 200,
+ * the durable floor (bench/durable-floor.js) and `hookflow start` (SQLite in a temp data dir) — and
+ * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). Four cases per
+ * round, in turn so that drift of the machine hits all alike:
  *   bare      the bare server
+ *   durable   the least a receiver that commits each request before answering can do: node:http,
+ *             one insert per request on a writer thread, group commit at synchronous=FULL
  *   webhook   a production webhook, response mode `immediately` (committed before the answer)
  *   workflow  the same with a three-step workflow (set, filter, set) executed in the same process
  * At the end of each hookflow round it counts the executions not yet run (the backlog, also in
@@ -65,6 +67,9 @@ const FLOW_STEPS = [
   { name: 'only-a', type: 'filter', condition: '{{ customer = "a" }}' },
   { name: 'label', type: 'set', keepInput: true, fields: { label: '{{ customer & "-" & code }}' } },
 ];
+/** In each round's order; the last two are hookflow's. */
+const CASES = ['bare', 'durable', 'webhook', 'workflow'];
+const HOOKFLOW_CASES = ['webhook', 'workflow'];
 /** Issue 8's targets, against the bare server of the same run. */
 const TARGETS = {
   webhookRatio: 0.5,
@@ -151,7 +156,7 @@ const log = (msg) => console.error(`bench: ${msg}`);
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-bench-'));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const [barePort, hookPort] = [await freePort(), await freePort()];
+  const [barePort, floorPort, hookPort] = [await freePort(), await freePort(), await freePort()];
   const env = {
     // Tuning variables (HOOKFLOW_SQLITE_SYNCHRONOUS, HOOKFLOW_EXECUTOR_CONCURRENCY …) pass through;
     // where the data lives and how hookflow is reached are the bench's own.
@@ -164,12 +169,19 @@ async function main() {
 
   log(`starting the bare server on :${barePort} and hookflow on :${hookPort} (data dir ${dataDir})`);
   const bare = startChild('bare', process.execPath, ['-e', BARE_SERVER, String(barePort)], process.env);
+  const floor = startChild(
+    'durable floor',
+    process.execPath,
+    [path.join(root, 'bench/durable-floor.js'), String(floorPort), dataDir],
+    process.env,
+  );
   // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the webhook process (alive = both are).
   const distributed = opts.postgres ? await startDistributed(env) : undefined;
   const hook =
     distributed?.webhook ??
     startChild('hookflow', process.execPath, [path.join(root, 'bin/hookflow.js'), 'start'], env);
   await bare.waitForOutput(/ready/);
+  await floor.waitForOutput(/ready/);
   const hookUrl = `http://127.0.0.1:${hookPort}`;
   await waitForReady(hookUrl, hook);
 
@@ -192,6 +204,7 @@ async function main() {
 
   const targets = {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
+    durable: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
     webhook: { url: `${hookUrl}/webhook/bench`, child: hook },
     workflow: { url: `${hookUrl}/webhook/bench-flow`, child: hook },
   };
@@ -199,6 +212,7 @@ async function main() {
   if (warmup > 0) {
     log(`warming up every case for ${warmup} s (not in the table)`);
     await load(targets.bare.url, warmup, warmupConnections);
+    await load(targets.durable.url, warmup, warmupConnections);
     for (const name of ['webhook', 'workflow'])
       hookflow2xx += (await load(targets[name].url, warmup, warmupConnections))['2xx'];
     await drain(api, hook);
@@ -206,11 +220,11 @@ async function main() {
 
   const runs = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const name of ['bare', 'webhook', 'workflow']) {
+    for (const name of CASES) {
       const target = targets[name];
       log(`round ${round}/${rounds}: ${name}, ${connections} connections, ${duration} s`);
       const run = await measure(name, round, target, duration);
-      if (name !== 'bare') {
+      if (HOOKFLOW_CASES.includes(name)) {
         hookflow2xx += run.ok2xx;
         // Executions accepted but not run yet when the load stopped: the executor's lag.
         run.backlog = await backlog();
@@ -490,7 +504,7 @@ async function runSoak(baseEnv, seconds) {
 function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, soak }) {
   const of = (name) => runs.filter((r) => r.case === name);
   const cases = {};
-  for (const name of ['bare', 'webhook', 'workflow']) {
+  for (const name of CASES) {
     const rs = of(name);
     cases[name] = {
       requestsPerSec: mean(rs.map((r) => r.requestsPerSec)),
@@ -500,16 +514,17 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       errors: sum(rs.map((r) => r.errors + r.timeouts)),
       peakRssBytes: Math.max(...rs.map((r) => r.peakRssBytes ?? 0)),
     };
-    if (name !== 'bare') {
+    if (name !== 'bare') cases[name].ratio = cases[name].requestsPerSec / cases.bare.requestsPerSec;
+    if (HOOKFLOW_CASES.includes(name)) {
       Object.assign(cases[name], {
-        ratio: cases[name].requestsPerSec / cases.bare.requestsPerSec,
+        ratioToDurable: cases[name].requestsPerSec / cases.durable.requestsPerSec,
         backlog: Math.max(...rs.map((r) => r.backlog)),
         backlogSeconds: Math.max(...rs.map((r) => r.backlogSeconds)),
         drainMs: Math.max(...rs.map((r) => r.drainMs)),
       });
     }
   }
-  const drains = runs.filter((r) => r.case !== 'bare');
+  const drains = runs.filter((r) => r.drainMs !== undefined);
   // autocannon stops at the deadline with up to one request per connection in flight. hookflow may
   // have accepted those: answered (counted in its metrics, never seen by autocannon), or, when the
   // socket closed before the answer was written, not counted in its metrics at all. Either way the
@@ -623,6 +638,9 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
     ratio: {
       webhook: cases.webhook.ratio,
       workflow: cases.workflow.ratio,
+      durable: cases.durable.ratio,
+      webhookToDurable: cases.webhook.ratioToDurable,
+      workflowToDurable: cases.workflow.ratioToDurable,
       webhookP99: cases.webhook.p99Ms / cases.bare.p99Ms,
       peakRss: (hwm.hookflow ?? NaN) / (hwm.bare ?? NaN),
     },
@@ -686,12 +704,15 @@ function printReport(r) {
     );
   }
   console.log(
-    'cases: webhook = production webhook, response `immediately`; workflow = the same with set → filter → set\n',
+    'cases: durable = node:http + one insert per request, committed (FULL) before the answer; webhook = production webhook, response `immediately`; workflow = the same with set → filter → set\n',
   );
   console.log(table(rows));
   console.log(
     `\nratios to bare: webhook ${x(r.ratio.webhook)}, workflow ${x(r.ratio.workflow)}; ` +
       `peak RSS ${mb(r.peakRssBytes.hookflowUnderLoad)} under load (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole runs)`,
+  );
+  console.log(
+    `the durable floor does ${x(r.ratio.durable)} of bare; hookflow does ${x(r.ratio.webhookToDurable)} (webhook) and ${x(r.ratio.workflowToDurable)} (workflow) of the durable floor`,
   );
   if (r.peakRssBytes.worker !== undefined)
     console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);

@@ -1,0 +1,103 @@
+/**
+ * The bench's `durable` reference case: the least a receiver that commits every request before
+ * answering can do with Node.js and SQLite. A `node:http` server reads the form body, turns the
+ * request into a JSON item, hands the row to a worker thread that inserts each batch of rows in one
+ * transaction at synchronous=FULL (group commit, two batches in flight, as hookflow does), and
+ * answers 200 with the row's id once its batch is committed. No routing, no validation, no limits,
+ * no metrics, no workflow: what is left is HTTP, one durable insert per request and the thread hop.
+ *
+ * Measured beside the bare server and hookflow (bench/run.js), it separates what hookflow's own
+ * code costs from what the durability promise costs on the machine at hand.
+ *
+ *   node bench/durable-floor.js PORT DATA_DIR
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+const PIPELINE = 2;
+
+if (isMainThread) {
+  const [port, dataDir] = process.argv.slice(2);
+  const writer = new Worker(new URL(import.meta.url), {
+    workerData: { file: path.join(dataDir, 'durable-floor.sqlite') },
+  });
+  const waiting = new Map();
+  let queued = [];
+  let inFlight = 0;
+  let scheduled = false;
+  let seq = 0;
+  let count = 0;
+  const flush = () => {
+    scheduled = false;
+    while (inFlight < PIPELINE && queued.length > 0) {
+      inFlight++;
+      writer.postMessage(queued);
+      queued = [];
+    }
+  };
+  writer.on('message', (done) => {
+    inFlight--;
+    for (const n of done) {
+      waiting.get(n)();
+      waiting.delete(n);
+    }
+    flush();
+  });
+  writer.on('error', (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+  const commit = (row) =>
+    new Promise((resolve) => {
+      row.seq = ++seq;
+      waiting.set(row.seq, resolve);
+      queued.push(row);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      const now = new Date().toISOString();
+      // Time-ordered ids (as hookflow's UUIDv7): rows append to the right edge of the index.
+      const id = `${now}-${(++count).toString(36).padStart(8, '0')}-${process.pid}`;
+      const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
+      const trigger = JSON.stringify({ headers: req.headers, params: {}, query: {}, body });
+      await commit({ id, trigger, now });
+      const out = JSON.stringify({ message: 'Workflow was started', executionId: id });
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(out),
+      });
+      res.end(out);
+    });
+  });
+  server.keepAliveTimeout = 72_000;
+  server.listen(Number(port), '127.0.0.1', () => console.log('ready'));
+  process.on('SIGTERM', () => server.close(() => writer.terminate().then(() => process.exit(0))));
+} else {
+  const db = new Database(workerData.file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`create table if not exists executions (id text primary key, workflow_id text not null,
+    status text not null, trigger text not null, run_after text not null, created_at text not null)`);
+  db.exec('create index if not exists executions_status_run_after on executions (status, run_after)');
+  db.exec('create index if not exists executions_workflow_id on executions (workflow_id, id)');
+  const insert = db.prepare(
+    `insert into executions (id, workflow_id, status, trigger, run_after, created_at)
+     values (?, 'floor', 'queued', ?, ?, ?)`,
+  );
+  const batch = db.transaction((rows) => {
+    for (const r of rows) insert.run(r.id, r.trigger, r.now, r.now);
+  }).immediate;
+  parentPort.on('message', (rows) => {
+    batch(rows);
+    parentPort.postMessage(rows.map((r) => r.seq));
+  });
+}
