@@ -189,6 +189,14 @@ describe('curlLine', () => {
       expect(header({ type: 'hmac', preset: 'gitlab' })).toBe('X-Signature: <signature>');
     });
 
+    // A lookup in a plain object would find Object.prototype's members and throw on them.
+    it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])(
+      'treats a preset named %s as an unknown one',
+      (preset) => {
+        expect(header({ type: 'hmac', preset, secret: 'x' })).toBe('X-Signature: <signature>');
+      },
+    );
+
     it('uses the header and prefix of a custom preset', () => {
       expect(header({ type: 'hmac', preset: 'custom', header: 'X-My-Sig', prefix: 'sha1=' })).toBe(
         'X-My-Sig: sha1=<signature>',

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { normalizePath } from '../../src/webhooks/path.js';
 import type { FieldProblem } from '../../web/src/api.js';
 import { render } from '../../web/src/lib/expressions.js';
 import {
@@ -79,6 +80,15 @@ function workflow(overrides: Partial<Workflow> = {}): Workflow {
 
 /** A draft's form rows without their generated keys. */
 const pairs = (rows: { name: string; value: string }[]) => rows.map((r) => [r.name, r.value]);
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function triggerDraft(overrides: Partial<TriggerDraft> = {}): TriggerDraft {
   return {
@@ -168,12 +178,54 @@ describe('bodyToText and textToBody', () => {
     );
   });
 
-  it('gives back any text that does not start like JSON', () => {
-    const text = fc.string().filter((s) => s.trim() !== '' && !/^\s*[[{]/.test(s));
+  it('gives back any text that is not JSON, as typed', () => {
+    const text = fc.string().filter((s) => s.trim() !== '' && !isJson(s));
     fc.assert(
       fc.property(text, (value) => {
-        expect(textToBody(bodyToText(value))).toBe(value);
+        expect(textToBody(value)).toBe(value);
+        expect(bodyToText(value)).toBe(value);
       }),
+    );
+  });
+
+  it.each([
+    ['42', 42],
+    [' -1.5 ', -1.5],
+    ['true', true],
+    ['false', false],
+    ['null', null],
+    ['"quoted"', 'quoted'],
+    ['""', ''],
+  ])('reads text that is one JSON value, %j, as that value', (text, value) => {
+    expect(textToBody(text)).toEqual(value);
+  });
+
+  it('keeps a number JSON cannot carry as text', () => {
+    expect(textToBody('1e999')).toBe('1e999');
+    expect(bodyToText('1e999')).toBe('1e999');
+  });
+
+  it.each([
+    [42, '42'],
+    [true, 'true'],
+    [null, 'null'],
+    ['42', '"42"'],
+    ['null', '"null"'],
+    ['', '""'],
+    [' \n ', '" \\n "'],
+    ['{"a":1}', '"{\\"a\\":1}"'],
+    ['"q"', '"\\"q\\""'],
+  ])('shows %j as %s, which reads back as the same value', (value, text) => {
+    expect(bodyToText(value)).toBe(text);
+    expect(textToBody(text)).toEqual(value);
+  });
+
+  it('gives back any JSON value it showed, strings and scalars included', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(textToBody(bodyToText(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 500 },
     );
   });
 });
@@ -225,6 +277,18 @@ describe('stepDraftFrom', () => {
     expect(d.extra).toEqual({});
   });
 
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'keeps a step type named %s as JSON text, like any type it has no form for',
+    (type) => {
+      const step = { name: 'c', type, source: 'x' };
+      const d = stepDraftFrom(step);
+      expect(JSON.parse(d.raw)).toEqual({ source: 'x' });
+      const problems: FieldProblem[] = [];
+      expect(stepFrom(d, 0, problems)).toEqual(step);
+      expect(problems).toEqual([]);
+    },
+  );
+
   it('ignores lists that are not objects', () => {
     const d = stepDraftFrom({ name: 'h', type: 'http', headers: ['a'], query: null, fields: 'x' });
     expect(d.headers).toEqual([]);
@@ -241,6 +305,20 @@ describe('stepFrom', () => {
       expect(back).toEqual(step);
     }
   });
+
+  it.each([42, true, false, null, 0, '42', 'true', 'null', '', ' ', '{"a": 1}', '[1]'])(
+    'gives back a body of %j unchanged, for respond and http steps',
+    (body) => {
+      for (const step of [
+        { name: 'r', type: 'respond', body },
+        { name: 'h', type: 'http', method: 'POST', url: 'https://x.example', body },
+      ]) {
+        const { step: back, problems } = stepOf(step);
+        expect(problems).toEqual([]);
+        expect(back).toEqual(step);
+      }
+    },
+  );
 
   it('gives back field values that are not strings as expressions of the same value', async () => {
     const fields = { n: 42, flag: false, none: null, obj: { a: [1, 'x'] } };
@@ -305,6 +383,28 @@ describe('stepFrom', () => {
       ]);
       expect(step.fields).toEqual({ a: '2' });
     });
+
+    it('reports reserved field names as the server does, and keeps __proto__ in the payload', () => {
+      const { step, problems } = set([
+        ['__proto__', '1'],
+        ['a.constructor', '2'],
+        [' prototype ', '3'],
+        ['ok', '4'],
+      ]);
+      const message = 'uses a reserved name (__proto__, prototype, constructor)';
+      expect(problems).toEqual([
+        { field: '/steps/2/fields/0', message },
+        { field: '/steps/2/fields/1', message },
+        { field: '/steps/2/fields/2', message },
+      ]);
+      // Kept as an own key (not dropped by an assignment to the prototype), so the draft differs
+      // from the saved workflow and Save shows the problem.
+      expect(Object.getPrototypeOf(step.fields)).toBe(Object.prototype);
+      expect(Object.keys(step.fields as object)).toEqual(['__proto__', 'a.constructor', 'prototype', 'ok']);
+      expect(JSON.stringify(step.fields)).toBe(
+        '{"__proto__":"1","a.constructor":"2","prototype":"3","ok":"4"}',
+      );
+    });
   });
 
   describe('filter', () => {
@@ -335,6 +435,26 @@ describe('stepFrom', () => {
       expect(http({ failOnError: true })).not.toHaveProperty('failOnError');
     });
 
+    it('reports a header or query parameter named __proto__, which the API would drop', () => {
+      const problems: FieldProblem[] = [];
+      const step = stepFrom(
+        {
+          ...newStep('http', []),
+          headers: [row('a', '1'), row(' __proto__ ', 'h')],
+          query: [row('__proto__', 'q')],
+        },
+        1,
+        problems,
+      );
+      expect(problems).toEqual([
+        { field: '/steps/1/headers/1', message: 'uses the reserved name "__proto__"' },
+        { field: '/steps/1/query/0', message: 'uses the reserved name "__proto__"' },
+      ]);
+      // Still in the payload as an own key, so the edit is not silently lost before Save.
+      expect(JSON.stringify(step.headers)).toBe('{"a":"1","__proto__":"h"}');
+      expect(JSON.stringify(step.query)).toBe('{"__proto__":"q"}');
+    });
+
     it('sends headers, query and a JSON body from the form', () => {
       expect(
         http({ headers: [row('a', '1'), row(' ', 'x')], query: [row('q', 'v')], body: '{"x": "{{ y }}"}' }),
@@ -347,6 +467,15 @@ describe('stepFrom', () => {
 
     it('sends nothing but the name when the form is empty', () => {
       expect(respond({})).toEqual({ name: 'respond', type: 'respond' });
+    });
+
+    it('reports a header named __proto__, which the API would drop', () => {
+      const problems: FieldProblem[] = [];
+      const step = stepFrom({ ...newStep('respond', []), headers: [row('__proto__', 'x')] }, 0, problems);
+      expect(problems).toEqual([
+        { field: '/steps/0/headers/0', message: 'uses the reserved name "__proto__"' },
+      ]);
+      expect(JSON.stringify(step.headers)).toBe('{"__proto__":"x"}');
     });
 
     it('sends a numeric status as a number and an expression as text', () => {
@@ -441,6 +570,21 @@ describe('cleanAuth', () => {
     });
   });
 
+  it('sends a JWT config without an algorithm as HS256, keeping its secret', () => {
+    // The form shows a missing algorithm as HS256 (and asks for the secret); the server needs one.
+    expect(cleanAuth({ type: 'jwt', secret: 's', publicKey: 'pem', issuer: 'i' })).toEqual({
+      type: 'jwt',
+      algorithm: 'HS256',
+      secret: 's',
+      issuer: 'i',
+    });
+    expect(cleanAuth({ type: 'jwt', secret: '***' })).toEqual({
+      type: 'jwt',
+      algorithm: 'HS256',
+      secret: '***',
+    });
+  });
+
   it('keeps the signature settings of a custom HMAC only', () => {
     const hmac: AuthConfig = {
       type: 'hmac',
@@ -483,6 +627,29 @@ describe('pathProblem and normalizedPath', () => {
     expect(normalizedPath('/orders/:id/')).toBe('orders/:id');
   });
 
+  it('take the path as triggerFrom sends it, without surrounding whitespace', () => {
+    expect(pathProblem(' orders ')).toBeUndefined();
+    expect(pathProblem('\t/orders/:id/ \n')).toBeUndefined();
+    expect(normalizedPath(' /orders/ ')).toBe('orders');
+    expect(pathProblem(' a b ')).toMatch(/^The path segment "a b" is invalid/);
+    expect(pathProblem('  ')).toBe('The path is empty: give at least one segment.');
+  });
+
+  it('agree with what the server makes of the path triggerFrom sends', () => {
+    const path = fc.string({ unit: fc.constantFrom('a', 'b', '/', ' ', '\t', ':', '_', '.'), maxLength: 10 });
+    fc.assert(
+      fc.property(path, (p) => {
+        const problems: FieldProblem[] = [];
+        const sent = triggerFrom(triggerDraft({ path: p }), problems).path;
+        const server = normalizePath(sent);
+        expect(pathProblem(p)).toBe(server.ok ? undefined : server.error);
+        expect(normalizedPath(p)).toBe(server.ok ? server.path : undefined);
+        expect(problems.some((x) => x.field === '/trigger/path')).toBe(!server.ok);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('explain a path the server would refuse', () => {
     expect(pathProblem('')).toBe('The path is empty: give at least one segment.');
     expect(pathProblem('a//b')).toBe('The path contains an empty segment (two slashes in a row).');
@@ -510,6 +677,10 @@ describe('triggerFrom', () => {
       },
       problems: [],
     });
+  });
+
+  it('sends a path with surrounding whitespace trimmed, without a problem', () => {
+    expect(from({ path: ' orders ' })).toMatchObject({ trigger: { path: 'orders' }, problems: [] });
   });
 
   it('needs a method and a valid path', () => {
@@ -649,6 +820,13 @@ describe('triggerFrom', () => {
       ]);
     });
 
+    it('sends the secret of a JWT config without an algorithm, as HS256', () => {
+      expect(from({ auth: { type: 'jwt', secret: 's' } })).toMatchObject({
+        trigger: { auth: { type: 'jwt', algorithm: 'HS256', secret: 's' } },
+        problems: [],
+      });
+    });
+
     it('needs the secret of HMAC, and the header of a custom one', () => {
       expect(problemsOf({ type: 'hmac', preset: 'github' })).toEqual([
         { field: '/trigger/auth/secret', message: 'needs the signing secret' },
@@ -727,6 +905,14 @@ describe('draftFrom and payloadFrom', () => {
     expect(problems).toEqual([]);
     const { testUrl: _t, productionUrl: _p, type: _type, ...trigger } = w.trigger;
     expect(body).toEqual({ name: 'Orders', trigger, steps: w.steps });
+  });
+
+  it.each([42, true, null, '42', ''])('give back an immediate response body of %j unchanged', (body) => {
+    const w = workflow();
+    const saved = workflow({ trigger: { ...w.trigger, response: { mode: 'immediately', body } } });
+    const { body: payload, problems } = payloadFrom(draftFrom(saved));
+    expect(problems).toEqual([]);
+    expect(payload.trigger.response).toEqual({ mode: 'immediately', body });
   });
 
   it('report a missing workflow name and step names used twice', () => {

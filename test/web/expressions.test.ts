@@ -1,3 +1,4 @@
+import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { compileTemplate, renderTemplate } from '../../src/engine/expressions.js';
 import {
@@ -14,6 +15,8 @@ const scope: Scope = {
   steps: { first: { total: 42 }, 'step two': { ok: true } },
   execution: { id: 'exec-1', mode: 'test', workflowId: 'wf-1', attempt: 2 },
 };
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('hasExpression', () => {
   it('is true when the text opens an expression', () => {
@@ -46,10 +49,40 @@ describe('templateError', () => {
   });
 
   it("reports JSONata's syntax error as a sentence naming the expression", () => {
-    expect(templateError('{{ ( }}')).toBe('Expected ")" before end of expression. (at position 3 of "(")');
+    expect(templateError('{{ ( }}')).toBe('Expected ")" before end of expression. (at position 1 of "(")');
     const message = templateError('ok {{ name }} then {{ a.b.c]] }}');
     expect(message).toMatch(/^Syntax error: "\]"\. \(at position \d+ of "a\.b\.c\]\]"\)$/);
   });
+
+  it('counts the position in the expression as quoted, without the spaces inside the braces', () => {
+    expect(templateError('{{ 1 + }}')).toBe('Unexpected end of expression. (at position 3 of "1 +")');
+    expect(templateError('{{   a.b.c]] }}')).toBe('Syntax error: "]". (at position 6 of "a.b.c]]")');
+  });
+
+  // The quoted text is the expression without surrounding whitespace, so its position must be
+  // the one JSONata gives for that text alone, whatever the padding.
+  it.each(['1 +', '(', 'a.b.c]]', 'foo(', '$x :=', '1 + )', 'a.\n  b]'])(
+    'reports the position JSONata gives for %j itself, however it is padded',
+    (text) => {
+      let expected: number | undefined;
+      try {
+        jsonata(text);
+      } catch (err) {
+        expected = (err as { position: number }).position;
+      }
+      expect(expected).toBeGreaterThan(0);
+      for (const [before, after] of [
+        ['', ''],
+        [' ', ' '],
+        ['\n\t  ', '   '],
+        ['', '\n'],
+      ]) {
+        expect(templateError(`{{${before}${text}${after}}}`)).toMatch(
+          new RegExp(`\\(at position ${expected} of "${escapeRegExp(text)}"\\)$`),
+        );
+      }
+    },
+  );
 
   it('gives the same answer again for a cached expression', () => {
     const first = templateError('{{ 1 + }}');
@@ -67,7 +100,7 @@ describe('templateErrors', () => {
       flag: null,
     };
     expect(templateErrors(config)).toEqual([
-      { at: '/fields/bad', message: 'Expected ")" before end of expression. (at position 3 of "(")' },
+      { at: '/fields/bad', message: 'Expected ")" before end of expression. (at position 1 of "(")' },
       { at: '/fields/list/1', message: 'The "{{" at position 3 has no closing "}}".' },
       { at: '/fields/list/2/inner', message: 'The expression {{ }} is empty.' },
     ]);
@@ -150,6 +183,9 @@ describe('render', () => {
     await expect(render('{{ $error("boom") }}', scope)).rejects.toThrow(
       /^boom\. \(at position \d+ of "\$error\("boom"\)"\)$/,
     );
+    const padded = await render('{{   $error("boom") }}', scope).catch((err: Error) => err.message);
+    const tight = await render('{{$error("boom")}}', scope).catch((err: Error) => err.message);
+    expect(padded).toBe(tight);
     await expect(render('x {{ $number("x") }}', scope)).rejects.toThrow(
       /^Unable to cast value to a number: "x"\./,
     );

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { compileTemplate, renderTemplate } from '../../src/engine/expressions.js';
+import { respondStep } from '../../src/engine/steps/respond.js';
 import { simulate } from '../../web/src/lib/simulate.js';
 import type { Execution, ExecutionStep, Step } from '../../web/src/types.js';
 
@@ -218,6 +220,68 @@ describe('simulate', () => {
     });
   });
 
+  describe('respond, as the engine answers', () => {
+    const headers = {
+      'X-Upper': 'a',
+      'x-num': '{{ 42 }}',
+      'x-obj': '{{ {"a": [1]} }}',
+      'x-bool': true,
+      'x-null': null,
+      'x-none': '{{ nothing }}',
+      'Content-Length': '5',
+      'transfer-encoding': 'chunked',
+    };
+
+    it('lowercases header names, sends other values as JSON, drops null and framing headers', async () => {
+      const sim = await run([{ name: 'r', type: 'respond', headers }]);
+      expect(sim.results[0]).toEqual({
+        output: {
+          status: 200,
+          headers: { 'x-upper': 'a', 'x-num': '42', 'x-obj': '{"a":[1]}', 'x-bool': 'true' },
+          body: item,
+        },
+      });
+    });
+
+    it('gives null, not undefined, for a body expression that finds nothing', async () => {
+      const sim = await run([{ name: 'r', type: 'respond', body: '{{ nothing }}' }]);
+      expect(sim.results[0]?.output).toHaveProperty('body', null);
+    });
+
+    it('fails on a header value with a line break', async () => {
+      const sim = await run([
+        { name: 'r', type: 'respond', headers: { 'X-Bad': '{{ "a" & $string("\\n") }}' } },
+      ]);
+      expect(sim.results[0]).toEqual({
+        output: null,
+        error: 'The value of header "X-Bad" contains a line break.',
+      });
+    });
+
+    // The engine itself (render, then the respond step) is the reference for the preview.
+    it.each([
+      { headers },
+      { headers: { 'X-A': '1', 'x-a': '2', Te: 'x', 'x-list': ['{{ body.n }}', 'b'] } },
+      { status: '{{ 200 + body.n }}', body: '{{ nothing }}' },
+      { body: { got: '{{ body.param1 }}' } },
+      {},
+    ])('gives what the engine gives for %j', async (config) => {
+      const sim = await run([{ name: 'r', type: 'respond', ...config }]);
+      const rendered = await renderTemplate(compileTemplate(config).template, {
+        input: item,
+        trigger: item,
+        steps: {},
+        execution: { id: 'preview', mode: 'test', workflowId: 'wf-1', attempt: 1 },
+      });
+      const engine = await respondStep.run(rendered as Parameters<typeof respondStep.run>[0], {
+        input: item,
+        signal: new AbortController().signal,
+        outbound: undefined as never,
+      });
+      expect(sim.results[0]).toEqual({ output: engine.output });
+    });
+  });
+
   describe('http', () => {
     it('has no output and says so when there is no test run', async () => {
       const sim = await run([{ name: 'call', type: 'http', url: 'https://x.example' }]);
@@ -266,7 +330,7 @@ describe('simulate', () => {
     ]);
     expect(sim.results[0]).toEqual({
       output: null,
-      error: 'Expected ")" before end of expression. (at position 3 of "(")',
+      error: 'Expected ")" before end of expression. (at position 1 of "(")',
     });
     expect(sim.scopes[1]!.input).toBeNull();
     expect(sim.scopes[1]!.steps).toEqual({ bad: null });

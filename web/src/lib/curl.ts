@@ -48,10 +48,14 @@ function authArgs(auth: AuthConfig): string[] {
     case 'jwt':
       return ['-H', shellQuote('Authorization: Bearer <JWT>')];
     case 'hmac': {
+      const preset = auth.preset ?? '';
+      // Own keys only: a preset named "constructor" or "toString" is just an unknown one.
       const header =
-        auth.preset === 'custom'
+        preset === 'custom'
           ? `${auth.header || 'X-Signature'}: ${auth.prefix ?? ''}<signature>`
-          : (HMAC_HEADERS[auth.preset ?? ''] ?? 'X-Signature: <signature>');
+          : Object.hasOwn(HMAC_HEADERS, preset)
+            ? HMAC_HEADERS[preset]!
+            : 'X-Signature: <signature>';
       return ['-H', shellQuote(header)];
     }
     default:

@@ -93,28 +93,63 @@ function rowsFrom(record: unknown): Row[] {
 
 function rowsTo(rows: Row[]): Record<string, string> | undefined {
   const out: Record<string, string> = {};
-  for (const r of rows) if (r.name.trim() !== '') out[r.name.trim()] = r.value;
+  for (const r of rows) {
+    const name = r.name.trim();
+    // defineProperty, as the engine does: assigning "__proto__" would set the prototype and lose
+    // the row, so the payload would not even change (and Save would stay disabled).
+    if (name !== '')
+      Object.defineProperty(out, name, {
+        value: r.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** Body text: JSON objects and arrays stay JSON (expressions inside their strings work); the rest is text. */
+/**
+ * The API's JSON parser removes every `__proto__` key (src/http/server.ts, secure-json-parse with
+ * protoAction "remove"), so a header or query parameter of that name would vanish on save: say so.
+ */
+function reservedRowNames(rows: Row[], at: string, problems: FieldProblem[]): void {
+  rows.forEach((r, i) => {
+    if (r.name.trim() === '__proto__')
+      problems.push({ field: `${at}/${i}`, message: 'uses the reserved name "__proto__"' });
+  });
+}
+
+/** The set step's own check (src/engine/steps/set.ts): no part of a field name may be one of these. */
+const RESERVED_FIELD_PARTS = new Set(['__proto__', 'prototype', 'constructor']);
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Body text and body value. The rule: text that is one JSON value (an object, an array, a number,
+ * true, false, null, or a "quoted string") is that value; any other text is a string as typed, so
+ * `{"id": "{{ body.id }}"}` is an object with an expression inside and `Thanks {{ name }}` is text.
+ * A stored string that would read back as something else (`42`, `{"a":1}`, a blank one) is shown
+ * as a quoted JSON string, so opening and saving a workflow never changes its body.
+ */
 export function bodyToText(value: unknown): string {
   if (value === undefined) return '';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return textToBody(value) === value ? value : JSON.stringify(value);
   return JSON.stringify(value, null, 2);
 }
 
 export function textToBody(text: string): unknown {
   if (text.trim() === '') return undefined;
-  const t = text.trim();
-  if (t.startsWith('[') || (t.startsWith('{') && !t.startsWith('{{'))) {
-    try {
-      return JSON.parse(t);
-    } catch {
-      return text;
-    }
-  }
-  return text;
+  const parsed = parseJson(text);
+  // `1e999` parses as Infinity, which JSON cannot carry (it would be sent as null): it stays text.
+  if (parsed === undefined || (typeof parsed.value === 'number' && !Number.isFinite(parsed.value)))
+    return text;
+  return parsed.value;
 }
 
 /** A number field that may also hold an expression. */
@@ -132,7 +167,8 @@ const KNOWN_KEYS: Record<string, string[]> = {
 };
 
 export function stepDraftFrom(step: Step): StepDraft {
-  const known = KNOWN_KEYS[step.type];
+  // An own-property lookup: a type named "constructor" or "toString" has no form, like any other.
+  const known = Object.hasOwn(KNOWN_KEYS, step.type) ? KNOWN_KEYS[step.type] : undefined;
   const extra: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(step)) {
@@ -186,6 +222,11 @@ export function stepFrom(d: StepDraft, index: number, problems: FieldProblem[]):
           problems.push({ field: `${at}/fields/${i}`, message: 'has a value but no field name' });
         if (name !== '' && seen.has(name))
           problems.push({ field: `${at}/fields/${i}`, message: `sets "${name}" twice` });
+        if (name.split('.').some((part) => RESERVED_FIELD_PARTS.has(part)))
+          problems.push({
+            field: `${at}/fields/${i}`,
+            message: 'uses a reserved name (__proto__, prototype, constructor)',
+          });
         seen.add(name);
       });
       step.fields = rowsTo(d.fields) ?? {};
@@ -200,6 +241,8 @@ export function stepFrom(d: StepDraft, index: number, problems: FieldProblem[]):
     case 'http': {
       step.method = d.method;
       step.url = d.url;
+      reservedRowNames(d.headers, `${at}/headers`, problems);
+      reservedRowNames(d.query, `${at}/query`, problems);
       const headers = rowsTo(d.headers);
       if (headers) step.headers = headers;
       const query = rowsTo(d.query);
@@ -214,6 +257,7 @@ export function stepFrom(d: StepDraft, index: number, problems: FieldProblem[]):
     case 'respond': {
       const status = numberish(d.status);
       if (status !== undefined) step.status = status;
+      reservedRowNames(d.headers, `${at}/headers`, problems);
       const headers = rowsTo(d.headers);
       if (headers) step.headers = headers;
       const body = textToBody(d.body);
@@ -263,6 +307,15 @@ export function draftFrom(w: Workflow): Draft {
   };
 }
 
+/**
+ * The JWT algorithm of an auth config. The server requires one and has no default
+ * (src/workflows/model.ts); the form shows a missing one as HS256 (authDefaults, the algorithm
+ * select), so that is what is checked and sent.
+ */
+function jwtAlgorithm(auth: AuthConfig): string {
+  return auth.algorithm || 'HS256';
+}
+
 /** Only the keys of the auth kind (the server refuses the others). */
 export function cleanAuth(auth: AuthConfig): AuthConfig {
   const pick = (...keys: (keyof AuthConfig)[]) => {
@@ -275,10 +328,14 @@ export function cleanAuth(auth: AuthConfig): AuthConfig {
       return pick('username', 'password');
     case 'header':
       return pick('name', 'value');
-    case 'jwt':
-      return auth.algorithm === 'HS256'
-        ? pick('algorithm', 'secret', 'issuer', 'audience')
-        : pick('algorithm', 'publicKey', 'issuer', 'audience');
+    case 'jwt': {
+      const { type: _type, ...keys } = pick(
+        jwtAlgorithm(auth) === 'HS256' ? 'secret' : 'publicKey',
+        'issuer',
+        'audience',
+      );
+      return { type: 'jwt', algorithm: jwtAlgorithm(auth), ...keys };
+    }
     case 'hmac':
       return auth.preset === 'custom'
         ? pick('preset', 'secret', 'header', 'algorithm', 'encoding', 'prefix', 'toleranceSeconds')
@@ -320,14 +377,17 @@ function positiveInt(text: string, field: string, problems: FieldProblem[]): num
   return Number(t);
 }
 
-/** The live check of a path, with the server's own rules (src/webhooks/path.ts). */
+/**
+ * The live check of a path, with the server's own rules (src/webhooks/path.ts), on the path as
+ * triggerFrom sends it: without surrounding whitespace (the server trims only slashes).
+ */
 export function pathProblem(path: string): string | undefined {
-  const result = normalizePath(path);
+  const result = normalizePath(path.trim());
   return result.ok ? undefined : result.error;
 }
 
 export function normalizedPath(path: string): string | undefined {
-  const result = normalizePath(path);
+  const result = normalizePath(path.trim());
   return result.ok ? result.path : undefined;
 }
 
@@ -348,7 +408,7 @@ function authProblems(auth: AuthConfig, problems: FieldProblem[]): void {
       problems.push({ field: '/trigger/auth/name', message: 'is not a valid header name' });
     }
   } else if (auth.type === 'jwt') {
-    if ((auth.algorithm ?? 'HS256') === 'HS256') need('secret', 'the shared secret');
+    if (jwtAlgorithm(auth) === 'HS256') need('secret', 'the shared secret');
     else need('publicKey', 'the PEM public key');
   } else if (auth.type === 'hmac') {
     need('secret', 'the signing secret');

@@ -31,9 +31,13 @@ function describe(err: unknown, source: string): string {
   if (e.code === 'D1012') return 'The expression takes too long (a loop that never ends?).';
   let message = e.message ?? 'The expression failed.';
   if (!/[.!?]$/.test(message)) message += '.';
+  // JSONata counts from the first character after `{{`; the message quotes the expression without
+  // its surrounding spaces, so count from there (the end of the text when JSONata points past it).
+  const text = source.trim();
+  const leading = source.length - source.trimStart().length;
   const where =
     typeof e.position === 'number' && e.position > 0
-      ? ` (at position ${e.position} of "${source.trim()}")`
+      ? ` (at position ${Math.min(Math.max(e.position - leading, 1), text.length)} of "${text}")`
       : '';
   return `${message}${where}`;
 }

@@ -27,23 +27,35 @@ export function joinExpression(base: string, key: string): string {
   return base === '' ? step : `${base}.${step}`;
 }
 
+/**
+ * A key as a display path step: as it is, except the two that would read as something else, the
+ * empty key (invisible) and `$` (the whole item), which show as their JSONata names `` and `$`.
+ */
+function displayStep(key: string): string {
+  return key === '' || key === '$' ? `\`${key}\`` : key;
+}
+
 export function flattenValue(value: unknown, maxRows = 500): LeafRow[] {
   const rows: LeafRow[] = [];
+  // The top is told by depth, not by an empty path: the key "" is a field like any other.
   const walk = (v: unknown, path: string, expr: string, depth: number) => {
     if (rows.length >= maxRows) return;
     if (v !== null && typeof v === 'object' && depth < 20) {
       const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
       if (entries.length === 0) {
-        if (path !== '') rows.push({ path, expression: expr, value: v });
+        if (depth > 0) rows.push({ path, expression: expr, value: v });
         return;
       }
       for (const [k, child] of entries) {
         if (Array.isArray(v)) walk(child, `${path}[${k}]`, `${expr === '' ? '$' : expr}[${k}]`, depth + 1);
-        else walk(child, path === '' ? k : `${path}.${k}`, joinExpression(expr, k), depth + 1);
+        else {
+          const childPath = depth === 0 ? displayStep(k) : `${path}.${displayStep(k)}`;
+          walk(child, childPath, joinExpression(expr, k), depth + 1);
+        }
       }
       return;
     }
-    rows.push({ path: path === '' ? '$' : path, expression: expr === '' ? '$' : expr, value: v });
+    rows.push({ path: depth === 0 ? '$' : path, expression: depth === 0 ? '$' : expr, value: v });
   };
   walk(value, '', '', 0);
   return rows;

@@ -45,6 +45,33 @@ function setOutput(fields: unknown, keepInput: unknown, input: unknown): Record<
   return out;
 }
 
+/** Framing headers the server sets itself; the respond step drops them (src/engine/steps/respond.ts). */
+const RESERVED_HEADERS = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'te',
+]);
+
+/**
+ * The headers a respond step sends, by the engine's rules: names lowercased, values that are not
+ * strings as JSON, null and missing values and framing headers left out, a line break refused.
+ */
+function respondHeaders(headers: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(isObject(headers) ? headers : {})) {
+    if (value === undefined || value === null || RESERVED_HEADERS.has(name.toLowerCase())) continue;
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    if (/[\r\n\0]/.test(text)) throw new Error(`The value of header "${name}" contains a line break.`);
+    // Plain assignment, as in the engine: a "__proto__" header (refused on save anyway) is not sent.
+    out[name.toLowerCase()] = text;
+  }
+  return out;
+}
+
 export async function simulate(
   steps: Step[],
   item: unknown,
@@ -89,11 +116,12 @@ export async function simulate(
                 };
       } else if (type === 'respond') {
         const rendered = (await render(config, scope)) as Record<string, unknown>;
+        const body = 'body' in rendered ? rendered.body : input;
         result = {
           output: {
             status: rendered.status ?? 200,
-            headers: rendered.headers ?? {},
-            body: 'body' in rendered ? rendered.body : input,
+            headers: respondHeaders(rendered.headers),
+            body: body === undefined ? null : body,
           },
         };
       } else {
