@@ -15,6 +15,12 @@ export interface Config {
     host: string;
     /** HOOKFLOW_BASE_URL / --base-url: public URL every webhook and UI link is built from. */
     baseUrl: string;
+    /**
+     * The path of baseUrl without its trailing slash ('' when hookflow is at the root), e.g.
+     * '/hookflow' behind a proxy that serves it at https://example.com/hookflow/: requests are
+     * answered with or without it (a proxy may strip it or pass it on), and the UI's links carry it.
+     */
+    basePath: string;
     /** HOOKFLOW_MAX_BODY_BYTES: largest request body accepted anywhere (webhooks: also per trigger). */
     maxBodyBytes: number;
     /**
@@ -148,6 +154,18 @@ const httpUrl: Parser<string> = (raw) => {
   }
 };
 
+/** hookflow's own first path segments: a base path starting with one would hide those routes. */
+const OWN_SEGMENTS = new Set(['api', 'webhook', 'webhook-test', 'assets']);
+
+const baseUrl: Parser<string> = (raw) => {
+  const url = httpUrl(raw);
+  if (typeof url !== 'string') return url;
+  const first = new URL(url).pathname.split('/')[1] ?? '';
+  if (OWN_SEGMENTS.has(first.toLowerCase()))
+    return { error: `a URL whose path does not start with /${first} (hookflow's own routes start so)` };
+  return url;
+};
+
 const postgresUrl: Parser<string> = (raw) => {
   try {
     const url = new URL(raw);
@@ -173,7 +191,7 @@ interface Setting<T> {
 const SETTINGS = {
   port: { env: 'HOOKFLOW_PORT', flag: 'port', parse: integer(0, 65535) },
   host: { env: 'HOOKFLOW_HOST', flag: 'host', parse: text },
-  baseUrl: { env: 'HOOKFLOW_BASE_URL', flag: 'base-url', parse: httpUrl },
+  baseUrl: { env: 'HOOKFLOW_BASE_URL', flag: 'base-url', parse: baseUrl },
   maxBodyBytes: { env: 'HOOKFLOW_MAX_BODY_BYTES', parse: integer(1024, 1024 * 1024 * 1024) },
   trustProxy: { env: 'HOOKFLOW_TRUST_PROXY', parse: addressList },
   maxConcurrentRequests: { env: 'HOOKFLOW_MAX_CONCURRENT_REQUESTS', parse: integer(1, 1_000_000) },
@@ -230,11 +248,13 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
 
   const v = values as Partial<Values>;
   const port = v.port ?? 5678;
+  const baseUrl = v.baseUrl ?? `http://localhost:${port}`;
   const config: Config = {
     http: {
       port,
       host: v.host ?? '0.0.0.0',
-      baseUrl: v.baseUrl ?? `http://localhost:${port}`,
+      baseUrl,
+      basePath: new URL(baseUrl).pathname.replace(/\/+$/, ''),
       maxBodyBytes: v.maxBodyBytes ?? 16 * 1024 * 1024,
       trustProxy: v.trustProxy ?? [],
       maxConcurrentRequests: v.maxConcurrentRequests ?? 2048,

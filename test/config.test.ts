@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       port: 5678,
       host: '0.0.0.0',
       baseUrl: 'http://localhost:5678',
+      basePath: '',
       maxBodyBytes: 16 * 1024 * 1024,
       trustProxy: [],
       maxConcurrentRequests: 2048,
@@ -34,6 +35,21 @@ describe('loadConfig', () => {
       { HOOKFLOW_BASE_URL: 'https://example.com/hf' },
       (c: ReturnType<typeof loadConfig>) => c.http.baseUrl,
       'https://example.com/hf',
+    ],
+    [
+      { HOOKFLOW_BASE_URL: 'https://example.com/hf/' },
+      (c: ReturnType<typeof loadConfig>) => c.http.basePath,
+      '/hf',
+    ],
+    [
+      { HOOKFLOW_BASE_URL: 'https://example.com/tools/hook%20flow' },
+      (c: ReturnType<typeof loadConfig>) => c.http.basePath,
+      '/tools/hook%20flow',
+    ],
+    [
+      { HOOKFLOW_BASE_URL: 'https://hooks.example.com' },
+      (c: ReturnType<typeof loadConfig>) => c.http.basePath,
+      '',
     ],
     [
       { HOOKFLOW_DATABASE_URL: 'postgres://u@h/db' },
@@ -81,6 +97,8 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_PORT: '70000' }, 'HOOKFLOW_PORT'],
     [{ HOOKFLOW_BASE_URL: 'localhost:5678' }, 'HOOKFLOW_BASE_URL'],
     [{ HOOKFLOW_BASE_URL: 'ftp://x' }, 'an http:// or https:// URL'],
+    [{ HOOKFLOW_BASE_URL: 'https://example.com/api' }, 'does not start with /api'],
+    [{ HOOKFLOW_BASE_URL: 'https://example.com/Webhook/x' }, 'does not start with /Webhook'],
     [{ HOOKFLOW_DATABASE_URL: 'mysql://x/y' }, 'a postgres:// URL'],
     [{ HOOKFLOW_LOG_LEVEL: 'loud' }, 'one of fatal, error'],
     [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],

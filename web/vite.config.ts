@@ -12,7 +12,9 @@ const backend = process.env.HOOKFLOW_DEV_BACKEND ?? 'http://localhost:5678';
 
 export default defineConfig({
   root,
-  base: '/',
+  // Files are linked relative to the page's <base href>, which the server sets to where the UI
+  // lives (the root, or a path behind a proxy: HOOKFLOW_BASE_URL).
+  base: './',
   plugins: [react()],
   build: {
     outDir: '../dist/web',

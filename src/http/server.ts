@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -67,6 +68,39 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /**
+ * Behind a proxy that serves hookflow under a path (HOOKFLOW_BASE_URL=https://example.com/hookflow),
+ * requests arrive with that path when the proxy passes it on and without it when the proxy strips
+ * it: both are served, as the same routes. (No route of hookflow's own starts with the base path.)
+ */
+export function withoutBasePath(url: string, basePath: string): string {
+  if (!url.startsWith(basePath)) return url;
+  const next = url.charCodeAt(basePath.length);
+  if (Number.isNaN(next)) return '/';
+  if (next === 0x2f /* / */) return url.slice(basePath.length);
+  if (next === 0x3f /* ? */) return `/${url.slice(basePath.length)}`;
+  return url;
+}
+
+/**
+ * Once the server is closing, ends every connection as soon as no request is in progress on it.
+ * Node closes only the connections idle at the moment it closes, and never counts one that has not
+ * sent a request yet as idle (a browser's preconnect, a keep-alive client between requests): those,
+ * and those whose request was still being answered, kept a stopping server up for their keep-alive
+ * or headers timeout (up to 72 s). A request in progress is still answered and its execution run.
+ */
+function closeWhenIdle(server: http.Server, connections: Set<Socket>): void {
+  const sweep = () => {
+    // `_httpMessage` is the response in progress on a socket, as Node's own closeIdleConnections reads it.
+    for (const socket of connections) {
+      if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+    }
+  };
+  sweep();
+  const timer = setInterval(sweep, 100).unref();
+  server.once('close', () => clearInterval(timer));
+}
+
+/**
  * A cap on requests in progress: past it, answer 503 at once instead of queueing without bound
  * (each waiting request holds its body in memory). Long-polls and SSE streams count too. Shared by
  * the Fastify app and the webhook handler, which also answer 503 once the server is closing.
@@ -117,6 +151,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   const gate = requestGate(config.http.maxConcurrentRequests);
   // Webhook calls never enter Fastify: see routes/webhooks.ts for why.
   let webhooks: WebhookHandler | undefined;
+  const connections = new Set<Socket>();
   const app = Fastify({
     loggerInstance: log,
     // No log line per request: the hot path stays quiet; errors are logged by the error handler.
@@ -124,11 +159,17 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     bodyLimit: config.http.maxBodyBytes,
     genReqId: (req) => gate.requestId(req.headers['x-request-id']),
     serverFactory: (fastifyHandler) => {
+      const basePath = config.http.basePath;
       const server = http.createServer((req, res) => {
+        if (basePath !== '') req.url = withoutBasePath(req.url!, basePath);
         if (!webhooks?.(req, res)) fastifyHandler(req, res);
       });
       // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers
       // in 30 s (below). Fastify sets these only on servers it creates itself.
+      server.on('connection', (socket: Socket) => {
+        connections.add(socket);
+        socket.once('close', () => connections.delete(socket));
+      });
       server.requestTimeout = 60_000;
       server.keepAliveTimeout = 72_000;
       server.setTimeout(0);
@@ -164,6 +205,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   });
   app.addHook('preClose', (done) => {
     gate.close();
+    closeWhenIdle(app.server, connections);
     done();
   });
 
@@ -180,7 +222,8 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // Behind a proxy that serves hookflow under a path, the docs page links its files under it too.
+  await app.register(swaggerUi, { routePrefix: '/api/docs', indexPrefix: config.http.basePath });
 
   healthRoutes(app, deps);
   webhooks = webhookHandler(deps, gate);

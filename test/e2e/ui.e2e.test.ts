@@ -11,6 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -108,7 +109,9 @@ describe('serving the UI', () => {
     expect(home.headers.get('cache-control')).toBe('no-cache');
     expect(home.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     const html = await home.text();
-    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    // Files are linked relative to the page's base, which is where the UI lives: the root here.
+    expect(html).toContain('<base href="/">');
+    const asset = /src="\.(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(asset).toBeDefined();
 
     const js = await fetch(`${server.url}${asset}`);
@@ -312,3 +315,101 @@ describe('first session in the browser', () => {
     );
   }, 60_000);
 });
+
+describe('behind a proxy that serves hookflow under a path', () => {
+  it('signs up, navigates, listens for a test event and reloads a page, all under /hookflow/', async () => {
+    // nginx's `location /hookflow/ { proxy_pass http://hookflow:5678/; }`: the path is stripped.
+    const proxyPort = await freePort();
+    const proxied = `http://127.0.0.1:${proxyPort}/hookflow`;
+    const behind = await startTestServer({ env: { HOOKFLOW_BASE_URL: proxied } });
+    const proxy = await strippingProxy(proxyPort, '/hookflow', behind.url);
+    // A context of its own: cookies are per host, not per port, and this sign-up is another server's.
+    const own = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+    const tab = await own.newPage();
+    tab.setDefaultTimeout(10_000);
+    try {
+      await tab.goto(`${proxied}/`);
+      await tab.getByRole('heading', { name: 'Create the owner account' }).waitFor();
+      await tab.getByLabel('Email').fill(EMAIL);
+      await tab.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await tab.getByLabel('Password again').fill(PASSWORD);
+      await tab.getByRole('button', { name: 'Create account' }).click();
+      await tab.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+
+      await tab.getByRole('button', { name: 'New workflow' }).click();
+      await tab.getByLabel('Name of the new workflow').fill('Behind a proxy');
+      await tab.getByRole('button', { name: 'Create', exact: true }).click();
+      await tab.getByLabel('Workflow name').waitFor();
+      expect(new URL(tab.url()).pathname).toMatch(/^\/hookflow\/workflows\/[0-9a-f-]{36}$/);
+      const curl = (await tab.getByTestId('test-curl').textContent()) ?? '';
+      const testUrl = /'(http[^']+)'/.exec(curl)?.[1] ?? '';
+      expect(testUrl).toMatch(new RegExp(`^${proxied}/webhook-test/[0-9a-f-]{36}$`));
+
+      // The live stream of captures (SSE) goes through the proxy too.
+      await tab.getByRole('button', { name: 'Listen for test event' }).click();
+      await tab.getByText('Waiting for a request on the test URL…').waitFor();
+      const captured = await fetch(testUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'param1=a&param2=b',
+      });
+      expect(captured.status).toBe(200);
+      await tab.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
+
+      // Links carry the path; a reload of a page the UI routes itself finds its files.
+      await tab.getByRole('link', { name: 'API tokens' }).click();
+      await tab.getByRole('heading', { name: 'API tokens' }).waitFor();
+      expect(new URL(tab.url()).pathname).toBe('/hookflow/tokens');
+      await tab.reload();
+      await tab.getByRole('heading', { name: 'API tokens' }).waitFor();
+      const docs = await tab.getByRole('link', { name: 'API docs' }).getAttribute('href');
+      expect(docs).toBe('/hookflow/api/docs');
+      const docsPage = await fetch(`http://127.0.0.1:${proxyPort}${docs}`);
+      expect(docsPage.status).toBe(200);
+      expect(await docsPage.text()).toContain('href="/hookflow/api/docs/static/swagger-ui.css"');
+    } finally {
+      await own.close();
+      await proxy.close();
+      await behind.close();
+    }
+  }, 90_000);
+});
+
+/**
+ * A reverse proxy (the third party here) on `port` that forwards `prefix/…` to `target` without
+ * the prefix, streaming both ways, and answers 404 to anything else.
+ */
+async function strippingProxy(port: number, prefix: string, target: string) {
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    const rest = url.slice(prefix.length);
+    if (!url.startsWith(prefix) || (rest !== '' && !rest.startsWith('/') && !rest.startsWith('?'))) {
+      res.writeHead(404).end('not proxied');
+      return;
+    }
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: rest.startsWith('/') ? rest : `/${rest}`,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,5 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } from './api';
+import { withBase } from './base';
 import { ErrorMessage } from './components/ErrorMessage';
 import { AuthPage } from './pages/AuthPage';
 import { ExecutionDetail } from './pages/ExecutionDetail';
@@ -135,7 +136,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           <Link to="/tokens" aria-current={section === 'tokens' ? 'page' : undefined}>
             API tokens
           </Link>
-          <a href="/api/docs">API docs</a>
+          <a href={withBase('/api/docs')}>API docs</a>
         </nav>
         <div className="topbar-user">
           <span className="muted small user-email" title={user.email}>

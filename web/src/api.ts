@@ -3,6 +3,7 @@
  * carries the session's CSRF token. Failures become ApiError with the server's sentence and hint
  * (SPEC 3 error bodies), or a sentence of our own when the server could not be reached.
  */
+import { withBase } from './base';
 import type { AuthStatus, User } from './types';
 
 export interface FieldProblem {
@@ -44,7 +45,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch(`/api/v1${path}`, {
+    res = await fetch(withBase(`/api/v1${path}`), {
       method,
       headers,
       credentials: 'same-origin',

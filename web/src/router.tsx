@@ -1,5 +1,6 @@
 /** A few lines of client-side routing: the URL path is the state; links push history entries. */
 import { type AnchorHTMLAttributes, type MouseEvent, useSyncExternalStore } from 'react';
+import { withBase, withoutBase } from './base';
 
 const CHANGE = 'hookflow:navigate';
 
@@ -12,7 +13,8 @@ function subscribe(callback: () => void): () => void {
   };
 }
 
-const snapshot = () => window.location.pathname + window.location.search;
+/** Paths in the UI are its own ('/workflows/…'); the browser's carry the base path in front. */
+const snapshot = () => withoutBase(window.location.pathname) + window.location.search;
 
 /** The current path and query, re-rendering on navigation. */
 export function useLocation(): string {
@@ -21,8 +23,8 @@ export function useLocation(): string {
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (to === snapshot()) return;
-  if (options.replace) window.history.replaceState(null, '', to);
-  else window.history.pushState(null, '', to);
+  if (options.replace) window.history.replaceState(null, '', withBase(to));
+  else window.history.pushState(null, '', withBase(to));
   window.dispatchEvent(new Event(CHANGE));
   if (!options.replace) window.scrollTo(0, 0);
 }
@@ -60,5 +62,5 @@ export function Link({ to, onClick, ...props }: { to: string } & AnchorHTMLAttri
     event.preventDefault();
     navigate(to);
   };
-  return <a href={to} onClick={handle} {...props} />;
+  return <a href={withBase(to)} onClick={handle} {...props} />;
 }

@@ -17,7 +17,8 @@ const SessionSchema = Type.Object({ user: UserSchema, csrfToken: Type.String() }
 export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
   const tags = ['accounts'];
   const cookieOptions = {
-    path: '/',
+    // Behind a proxy that serves hookflow under a path, the session is only sent there.
+    path: `${config.http.basePath}/`,
     httpOnly: true,
     sameSite: 'lax' as const,
     secure: config.http.baseUrl.startsWith('https:'),
@@ -72,7 +73,7 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
 
   app.post('/auth/logout', { schema: { tags, response: { 204: Type.Null() } } }, async (req, reply) => {
     await accounts.logout(req.cookies[SESSION_COOKIE]);
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    reply.clearCookie(SESSION_COOKIE, { path: cookieOptions.path });
     return reply.code(204).send(null);
   });
 }

@@ -34,7 +34,10 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
-export function uiRoutes(app: App, _deps: HttpDeps): void {
+export function uiRoutes(app: App, { config }: HttpDeps): void {
+  // Every page names where the UI lives: its files are linked relative to that (the build's base
+  // is './'), and the client's links and API calls start there (web/src/base.ts).
+  const baseTag = `<base href="${escapeAttribute(`${config.http.basePath}/`)}">`;
   app.register(async (scope) => {
     // serve: false — this file decides what is a file and what is a page; the plugin sends files
     // (ranges, ETag, 304, no path traversal).
@@ -55,10 +58,11 @@ export function uiRoutes(app: App, _deps: HttpDeps): void {
       }
       // Anything else a browser navigates to is a page of the UI; other clients get the JSON 404.
       if (urlPath !== '/' && !acceptsHtml(req)) return reply.callNotFound();
-      if (!(await builtFile('/index.html'))) return notBuilt(req, reply);
+      if (!(await builtFile('/index.html'))) return notBuilt(req, reply, config.http.basePath);
+      const page = await fs.readFile(path.join(WEB_ROOT, 'index.html'), 'utf8');
       reply.headers(PAGE_HEADERS);
       reply.header('cache-control', 'no-cache');
-      return reply.sendFile('index.html');
+      return reply.type('text/html; charset=utf-8').send(page.replace('<head>', `<head>${baseTag}`));
     });
   });
 }
@@ -89,7 +93,11 @@ function acceptsHtml(req: FastifyRequest): boolean {
   return /\btext\/html\b/.test(String(req.headers.accept ?? ''));
 }
 
-function notBuilt(req: FastifyRequest, reply: FastifyReply) {
+function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function notBuilt(req: FastifyRequest, reply: FastifyReply, basePath: string) {
   const message = 'The web UI has not been built.';
   const hint = 'Run `npm run build` (it builds the UI into dist/web), then reload this page.';
   if (acceptsHtml(req)) {
@@ -101,7 +109,7 @@ function notBuilt(req: FastifyRequest, reply: FastifyReply) {
       .send(
         `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>hookflow</title></head>` +
           `<body><h1>hookflow</h1><p>${message}</p><p>${hint.replace(/`([^`]+)`/g, '<code>$1</code>')}</p>` +
-          '<p>The API (<a href="/api/docs">/api/docs</a>) and the webhook URLs work without it.</p></body></html>',
+          `<p>The API (<a href="${escapeAttribute(basePath)}/api/docs">${escapeAttribute(basePath)}/api/docs</a>) and the webhook URLs work without it.</p></body></html>`,
       );
   }
   return sendError(reply, new AppError('not_ready', message, { hint }));

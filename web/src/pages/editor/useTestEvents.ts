@@ -4,6 +4,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
+import { withBase } from '../../base';
 import type { Execution, LearnedSchema, Listener, Page, TestEvent } from '../../types';
 
 export interface TestEvents {
@@ -96,7 +97,7 @@ export function useTestEvents(workflowId: string): TestEvents {
 
   // Live captures; the browser reconnects by itself (the server asks for 3 s) after a drop.
   useEffect(() => {
-    const source = new EventSource(`/api/v1${base}/test-events/stream`);
+    const source = new EventSource(withBase(`/api/v1${base}/test-events/stream`));
     source.addEventListener('open', () => setStreamDown(false));
     source.addEventListener('error', () => setStreamDown(true));
     source.addEventListener('listening', (e) => {
