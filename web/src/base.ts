@@ -1,9 +1,12 @@
 /**
  * Where the UI lives: '' at the root of its host, '/hookflow' behind a proxy that serves hookflow
  * under that path. The server names it in every page's `<base href>` (src/http/routes/ui.ts, from
- * HOOKFLOW_BASE_URL); the Vite dev server's page has none, which is the root.
+ * HOOKFLOW_BASE_URL); the Vite dev server's page has none, which is the root (and so is a test
+ * without a document).
  */
-export const BASE = basePath(document.querySelector('base')?.getAttribute('href') ?? '/');
+export const BASE = basePath(
+  typeof document === 'undefined' ? '/' : (document.querySelector('base')?.getAttribute('href') ?? '/'),
+);
 
 export function basePath(href: string): string {
   return href.replace(/\/+$/, '');
@@ -15,8 +18,9 @@ export function withBase(path: string): string {
 }
 
 /** The browser's path without the base, as the UI's routes see it. */
-export function withoutBase(pathname: string): string {
-  if (BASE === '' || !pathname.startsWith(BASE)) return pathname;
-  const rest = pathname.slice(BASE.length);
-  return rest === '' || rest.startsWith('/') ? rest || '/' : pathname;
+export function withoutBase(pathname: string, base = BASE): string {
+  if (base === '' || !pathname.startsWith(base)) return pathname;
+  const rest = pathname.slice(base.length);
+  if (rest === '') return '/';
+  return rest.startsWith('/') ? rest : pathname;
 }
