@@ -6,18 +6,8 @@
 import Type from 'typebox';
 import type { FieldError } from '../../errors.js';
 import { pointerEscape } from '../expressions.js';
+import { RESERVED_RESPONSE_HEADERS, responseHeaders } from './response-headers.js';
 import { defineStep, Expr, HeaderMap, StepFailure } from './types.js';
-
-/** Framing headers belong to the server that sends the response, not to the workflow. */
-const RESERVED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'trailer',
-  'te',
-]);
 
 export const respondStep = defineStep({
   type: 'respond',
@@ -34,7 +24,7 @@ export const respondStep = defineStep({
   check(config) {
     const errors: FieldError[] = [];
     for (const name of Object.keys(config.headers ?? {})) {
-      if (RESERVED.has(name.toLowerCase())) {
+      if (RESERVED_RESPONSE_HEADERS.has(name.toLowerCase())) {
         errors.push({
           field: `/headers/${pointerEscape(name)}`,
           message: 'is set by the server and cannot be set by a step',
@@ -44,18 +34,9 @@ export const respondStep = defineStep({
     return errors;
   },
   async run(config, { input }) {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(config.headers ?? {})) {
-      if (value === undefined || value === null || RESERVED.has(name.toLowerCase())) continue;
-      const text = typeof value === 'string' ? value : JSON.stringify(value);
-      // A line break in a header value would split the response: refuse rather than send it.
-      if (/[\r\n\0]/.test(text)) {
-        throw new StepFailure(`The value of header "${name}" contains a line break.`, {
-          field: `/headers/${pointerEscape(name)}`,
-        });
-      }
-      headers[name.toLowerCase()] = text;
-    }
+    const headers = responseHeaders(config.headers ?? {}, (name, message) => {
+      throw new StepFailure(message, { field: `/headers/${pointerEscape(name)}` });
+    });
     const body = 'body' in config ? config.body : input;
     const response = { status: config.status ?? 200, headers, body: body === undefined ? null : body };
     return { output: response, response };

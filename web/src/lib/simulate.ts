@@ -4,6 +4,7 @@
  * and `respond` are computed here exactly as the engine would; `http` does not run in the browser
  * (it would send a request): its output comes from the last test run, when there is one.
  */
+import { responseHeaders } from '../../../src/engine/steps/response-headers';
 import type { Execution, Step } from '../types';
 import { render, type Scope } from './expressions';
 
@@ -45,31 +46,11 @@ function setOutput(fields: unknown, keepInput: unknown, input: unknown): Record<
   return out;
 }
 
-/** Framing headers the server sets itself; the respond step drops them (src/engine/steps/respond.ts). */
-const RESERVED_HEADERS = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'trailer',
-  'te',
-]);
-
-/**
- * The headers a respond step sends, by the engine's rules: names lowercased, values that are not
- * strings as JSON, null and missing values and framing headers left out, a line break refused.
- */
+/** The headers a respond step sends, by the engine's own rules. */
 function respondHeaders(headers: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(isObject(headers) ? headers : {})) {
-    if (value === undefined || value === null || RESERVED_HEADERS.has(name.toLowerCase())) continue;
-    const text = typeof value === 'string' ? value : JSON.stringify(value);
-    if (/[\r\n\0]/.test(text)) throw new Error(`The value of header "${name}" contains a line break.`);
-    // Plain assignment, as in the engine: a "__proto__" header (refused on save anyway) is not sent.
-    out[name.toLowerCase()] = text;
-  }
-  return out;
+  return responseHeaders(isObject(headers) ? headers : {}, (_name, message) => {
+    throw new Error(message);
+  });
 }
 
 export async function simulate(
