@@ -164,12 +164,13 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         if (basePath !== '') req.url = withoutBasePath(req.url!, basePath);
         if (!webhooks?.(req, res)) fastifyHandler(req, res);
       });
-      // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers
-      // in 30 s (below). Fastify sets these only on servers it creates itself.
+      // Known to closeWhenIdle (below) when the server stops.
       server.on('connection', (socket: Socket) => {
         connections.add(socket);
         socket.once('close', () => connections.delete(socket));
       });
+      // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers
+      // in 30 s (below). Fastify sets these only on servers it creates itself.
       server.requestTimeout = 60_000;
       server.keepAliveTimeout = 72_000;
       server.setTimeout(0);
