@@ -1,6 +1,7 @@
 import { type FormEvent, useId, useState } from 'react';
 import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { Notice } from '../components/Notice';
 import type { User } from '../types';
 
 const MIN_PASSWORD = 8;
@@ -61,11 +62,7 @@ export function AuthPage({
             ? 'This is the first start of this hookflow. The account you create here owns it.'
             : 'Sign in to manage workflows and see their executions.'}
         </p>
-        {notice && (
-          <p className="notice" role="status">
-            {notice}
-          </p>
-        )}
+        <Notice text={notice} />
         <div className="field">
           <label htmlFor={`${id}-email`} className="label">
             Email

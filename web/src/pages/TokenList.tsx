@@ -3,6 +3,7 @@ import { type ApiError, api, asApiError, qs } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { Notice } from '../components/Notice';
 import { formatAgo, formatTime } from '../lib/format';
 import type { Page } from '../types';
 
@@ -135,11 +136,7 @@ export function TokenList() {
         </div>
       )}
 
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       <ErrorMessage error={error} />
 
       {tokens === null && !error && <p className="muted">Loading tokens…</p>}

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'rea
 import { type ApiError, api, asApiError } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { Notice } from '../components/Notice';
 import { StatusBadge } from '../components/StatusBadge';
 import { Switch } from '../components/Switch';
 import { MASK } from '../lib/draft';
@@ -179,11 +180,7 @@ export function WorkflowList() {
         </form>
       )}
 
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       <ErrorMessage error={error} />
 
       {workflows === null && !error && <p className="muted">Loading workflows…</p>}
