@@ -673,9 +673,10 @@ function noFailures(name, { non2xx, errors }) {
 function printReport(r) {
   const { config: c } = r;
   const rows = [
-    ['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS', '÷ bare', 'backlog'],
+    ['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS', '÷ bare (round)', 'backlog'],
   ];
-  const bare = r.cases.bare.requestsPerSec;
+  // Each run against the bare server of its own round: the machine's speed drifts between rounds.
+  const bare = new Map(r.runs.filter((run) => run.case === 'bare').map((run) => [run.round, run.requestsPerSec]));
   for (const run of r.runs) {
     rows.push([
       run.case,
@@ -686,7 +687,7 @@ function printReport(r) {
       num(run.non2xx),
       num(run.errors),
       mb(run.peakRssBytes),
-      run.case === 'bare' ? '' : `${(run.requestsPerSec / bare).toFixed(2)}×`,
+      run.case === 'bare' ? '' : `${(run.requestsPerSec / bare.get(run.round)).toFixed(2)}×`,
       run.backlog === undefined ? '' : `${num(run.backlog)} (${run.backlogSeconds.toFixed(2)} s)`,
     ]);
   }
