@@ -676,7 +676,9 @@ function printReport(r) {
     ['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS', '÷ bare (round)', 'backlog'],
   ];
   // Each run against the bare server of its own round: the machine's speed drifts between rounds.
-  const bare = new Map(r.runs.filter((run) => run.case === 'bare').map((run) => [run.round, run.requestsPerSec]));
+  const bare = new Map(
+    r.runs.filter((run) => run.case === 'bare').map((run) => [run.round, run.requestsPerSec]),
+  );
   for (const run of r.runs) {
     rows.push([
       run.case,
