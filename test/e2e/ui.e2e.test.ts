@@ -101,6 +101,24 @@ async function screenshot(name: string, viewport: { width: number; height: numbe
   await page.setViewportSize(DESKTOP);
 }
 
+/** First start at `url`: the owner account, then a new workflow named `name`, open in the editor. */
+async function signUpAndCreateWorkflow(tab: Page, url: string, name: string): Promise<void> {
+  await tab.goto(url);
+  // waitFor, not isVisible(): the page renders once its script has loaded, which on a busy
+  // machine is after goto returns (isVisible() does not wait: a flaky failure in CI).
+  await tab.getByRole('heading', { name: 'Create the owner account' }).waitFor();
+  await tab.getByLabel('Email').fill(EMAIL);
+  await tab.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await tab.getByLabel('Password again').fill(PASSWORD);
+  await tab.getByRole('button', { name: 'Create account' }).click();
+  await tab.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+
+  await tab.getByRole('button', { name: 'New workflow' }).click();
+  await tab.getByLabel('Name of the new workflow').fill(name);
+  await tab.getByRole('button', { name: 'Create', exact: true }).click();
+  await tab.getByLabel('Workflow name').waitFor();
+}
+
 describe('serving the UI', () => {
   it('answers pages with index.html, hashed assets as immutable, and never shadows the API', async () => {
     const home = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } });
@@ -143,22 +161,7 @@ describe('serving the UI', () => {
 
 describe('first session in the browser', () => {
   it('signs up, captures a test event, maps it into a step, activates and shows the execution', async () => {
-    // First start: the owner account.
-    await page.goto(server.url);
-    // waitFor, not isVisible(): the page renders once its script has loaded, which on a busy
-    // machine is after goto returns (isVisible() does not wait: a flaky failure in CI).
-    await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Password again').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
-
-    // A workflow.
-    await page.getByRole('button', { name: 'New workflow' }).click();
-    await page.getByLabel('Name of the new workflow').fill('New orders');
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await page.getByLabel('Workflow name').waitFor();
+    await signUpAndCreateWorkflow(page, server.url, 'New orders');
     expect(await page.getByLabel('Workflow name').inputValue()).toBe('New orders');
     await page.getByText('Not activated: only the test URL serves').first().waitFor();
 
@@ -328,18 +331,7 @@ describe('behind a proxy that serves hookflow under a path', () => {
     const tab = await own.newPage();
     tab.setDefaultTimeout(10_000);
     try {
-      await tab.goto(`${proxied}/`);
-      await tab.getByRole('heading', { name: 'Create the owner account' }).waitFor();
-      await tab.getByLabel('Email').fill(EMAIL);
-      await tab.getByLabel('Password', { exact: true }).fill(PASSWORD);
-      await tab.getByLabel('Password again').fill(PASSWORD);
-      await tab.getByRole('button', { name: 'Create account' }).click();
-      await tab.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
-
-      await tab.getByRole('button', { name: 'New workflow' }).click();
-      await tab.getByLabel('Name of the new workflow').fill('Behind a proxy');
-      await tab.getByRole('button', { name: 'Create', exact: true }).click();
-      await tab.getByLabel('Workflow name').waitFor();
+      await signUpAndCreateWorkflow(tab, `${proxied}/`, 'Behind a proxy');
       expect(new URL(tab.url()).pathname).toMatch(/^\/hookflow\/workflows\/[0-9a-f-]{36}$/);
       const curl = (await tab.getByTestId('test-curl').textContent()) ?? '';
       const testUrl = /'(http[^']+)'/.exec(curl)?.[1] ?? '';
