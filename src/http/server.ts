@@ -14,6 +14,7 @@ import Fastify, { LogController } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
+import { withoutBasePath } from './base-path.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { authRoutes } from './routes/auth.js';
@@ -65,20 +66,6 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
     );
   }
   socket.destroy();
-}
-
-/**
- * Behind a proxy that serves hookflow under a path (HOOKFLOW_BASE_URL=https://example.com/hookflow),
- * requests arrive with that path when the proxy passes it on and without it when the proxy strips
- * it: both are served, as the same routes. (No route of hookflow's own starts with the base path.)
- */
-export function withoutBasePath(url: string, basePath: string): string {
-  if (!url.startsWith(basePath)) return url;
-  const next = url.charCodeAt(basePath.length);
-  if (Number.isNaN(next)) return '/';
-  if (next === 0x2f /* / */) return url.slice(basePath.length);
-  if (next === 0x3f /* ? */) return `/${url.slice(basePath.length)}`;
-  return url;
 }
 
 /**

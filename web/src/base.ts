@@ -4,6 +4,8 @@
  * HOOKFLOW_BASE_URL); the Vite dev server's page has none, which is the root (and so is a test
  * without a document).
  */
+import { withoutBasePath } from '../../src/http/base-path';
+
 export const BASE = basePath(
   typeof document === 'undefined' ? '/' : (document.querySelector('base')?.getAttribute('href') ?? '/'),
 );
@@ -17,10 +19,7 @@ export function withBase(path: string): string {
   return `${BASE}${path}`;
 }
 
-/** The browser's path without the base, as the UI's routes see it. */
+/** The browser's path without the base, as the UI's routes see it (the server's own rule). */
 export function withoutBase(pathname: string, base = BASE): string {
-  if (base === '' || !pathname.startsWith(base)) return pathname;
-  const rest = pathname.slice(base.length);
-  if (rest === '') return '/';
-  return rest.startsWith('/') ? rest : pathname;
+  return withoutBasePath(pathname, base);
 }
