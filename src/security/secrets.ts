@@ -67,6 +67,33 @@ export class SecretBox {
     return typeof value === 'string' && value.startsWith(PREFIX);
   }
 
+  /**
+   * Seals a secret a client sent, exactly once: a value this key already sealed (a client may send
+   * back what a database dump or an old export holds) is kept as its single sealed layer, never
+   * sealed again. A value that merely looks sealed but does not open with this key is someone's
+   * literal password, and is sealed like any other.
+   */
+  sealOnce(value: string): string {
+    return this.#open(value) === undefined ? this.seal(value) : this.innermost(value);
+  }
+
+  /**
+   * A stored value without the extra layers that sealing an already-sealed value added (issue 14:
+   * PATCH used to seal the stored value again on every save). Peels while what a layer holds is
+   * itself sealed with this key; a value that does not open is returned as it is.
+   */
+  innermost(value: string): string {
+    let current = value;
+    let inner = this.#open(current);
+    while (inner !== undefined) {
+      const next = this.#open(inner);
+      if (next === undefined) return current;
+      current = inner;
+      inner = next;
+    }
+    return current;
+  }
+
   seal(plain: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
@@ -77,11 +104,8 @@ export class SecretBox {
   /** The plain value of a sealed string (plain strings pass through: data from before sealing). */
   reveal(value: string): string {
     if (!SecretBox.isSealed(value)) return value;
-    const raw = Buffer.from(value.slice(PREFIX.length), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
     try {
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+      return this.#decrypt(value);
     } catch (err) {
       throw new Error(
         'A stored secret cannot be decrypted: HOOKFLOW_ENCRYPTION_KEY differs from the key it was sealed with.',
@@ -90,5 +114,25 @@ export class SecretBox {
         },
       );
     }
+  }
+
+  /** What a sealed value holds, or undefined when it is not one this key sealed. */
+  #open(value: string): string | undefined {
+    if (!SecretBox.isSealed(value)) return undefined;
+    try {
+      return this.#decrypt(value);
+    } catch {
+      // Not sealed by this key (or not a sealed value at all): the caller treats it as plain.
+      return undefined;
+    }
+  }
+
+  #decrypt(value: string): string {
+    const raw = Buffer.from(value.slice(PREFIX.length), 'base64');
+    // Shorter than iv + tag: not a value seal() wrote (createDecipheriv would throw on a short tag).
+    if (raw.length < 28) throw new Error('not a sealed value');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }
 }

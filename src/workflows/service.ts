@@ -4,6 +4,7 @@
  * the same method+path at once. Every change is published on the bus; the webhook registry
  * (webhooks/triggers.ts) reloads from it.
  */
+import type { Logger } from 'pino';
 import { Value } from 'typebox/value';
 import { validateSteps } from '../engine/run.js';
 import { AppError, type FieldError } from '../errors.js';
@@ -14,14 +15,16 @@ import type { Store, Db } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import { pathShape } from '../webhooks/path.js';
 import {
+  SECRET_FIELDS,
   type Step,
+  type TriggerConfig,
   type TriggerInput,
   TriggerInputSchema,
   type Workflow,
   type WorkflowCreate,
   type WorkflowPatch,
 } from './model.js';
-import { buildTrigger } from './trigger.js';
+import { buildTrigger, maskAuth } from './trigger.js';
 
 export const PATHS_LOCK = 'hookflow:paths';
 
@@ -81,14 +84,19 @@ export class WorkflowService {
     }));
   }
 
-  /** PATCH: a JSON merge patch of name, trigger and steps (RFC 7386: null removes a key). */
+  /**
+   * PATCH: a JSON merge patch of name, trigger and steps (RFC 7386: null removes a key). The patch
+   * applies to the stored trigger as a client would send it back, secrets as "***": buildTrigger
+   * then keeps them as stored. Handing it the sealed values as input sealed them once more on
+   * every PATCH, and the webhook refused the real password from then on (issue 14).
+   */
   patch(id: string, patch: WorkflowPatch): Promise<Workflow> {
     return this.#save(id, (current) => ({
       name: patch.name ?? current.name,
       trigger:
         patch.trigger === undefined
-          ? (current.trigger as TriggerInput)
-          : checkTrigger(mergePatch(current.trigger, patch.trigger)),
+          ? storedAsInput(current.trigger)
+          : checkTrigger(mergePatch(storedAsInput(current.trigger), patch.trigger)),
       steps: patch.steps ?? current.steps,
       previous: current,
     }));
@@ -168,6 +176,57 @@ export class WorkflowService {
     return workflow;
   }
 
+  /**
+   * Start-up repair of webhook secrets sealed more than once (issue 14: PATCH used to seal the
+   * stored value again). Not a migration: it needs the encryption key, and migrations run from
+   * openStore(), which the CLI's utility commands and the store tests call without one. It runs
+   * on every start, after the migrations, and is idempotent: a value sealed once is left as it is,
+   * so only rows that still need it are written (also those an older process broke during a
+   * rolling upgrade). Each row is re-read and written under the paths lock, so a save by another
+   * process is never overwritten with a stale copy. Version history rows keep their value: only
+   * the workflows row is ever revealed (webhooks/receive.ts). Cost: one AES-GCM open per secret
+   * per workflow, a few microseconds each.
+   */
+  async repairSealedSecrets(log: Logger): Promise<number> {
+    const PAGE = 500;
+    let repaired = 0;
+    let before: string | undefined;
+    for (;;) {
+      const rows = await workflowsRepo.list(this.#store.db, { limit: PAGE, before });
+      for (const row of rows) {
+        if (!this.#sealedTwice(rowToWorkflow(row).trigger.auth)) continue;
+        const fixed = await this.#store.transaction(
+          async (trx) => {
+            const current = await workflowsRepo.get(trx, row.id);
+            if (!current || !this.#sealedTwice(current.trigger.auth)) return false;
+            const auth: Record<string, unknown> = { ...current.trigger.auth };
+            for (const field of SECRET_FIELDS) {
+              if (typeof auth[field] === 'string')
+                auth[field] = this.#secrets.innermost(auth[field] as string);
+            }
+            const trigger = { ...current.trigger, auth: auth as TriggerConfig['auth'] };
+            await workflowsRepo.update(trx, { ...current, trigger }, false);
+            return true;
+          },
+          { lock: PATHS_LOCK },
+        );
+        if (!fixed) continue;
+        repaired++;
+        log.warn({ workflowId: row.id }, 'repaired a webhook secret that was sealed more than once');
+        await this.#changed(row.id);
+      }
+      if (rows.length < PAGE) return repaired;
+      before = rows[rows.length - 1]!.id;
+    }
+  }
+
+  #sealedTwice(auth: TriggerConfig['auth']): boolean {
+    const fields = auth as Record<string, unknown>;
+    return SECRET_FIELDS.some(
+      (f) => typeof fields[f] === 'string' && this.#secrets.innermost(fields[f] as string) !== fields[f],
+    );
+  }
+
   #changed(workflowId: string): Promise<void> {
     return this.#bus.publish('workflow.changed', { workflowId });
   }
@@ -187,6 +246,11 @@ async function assertPathFree(db: Db, workflow: Workflow): Promise<void> {
       );
     }
   }
+}
+
+/** The stored trigger as the API shows it: what a client would send back unchanged. */
+function storedAsInput(trigger: TriggerConfig): TriggerInput {
+  return { ...trigger, auth: maskAuth(trigger.auth) as TriggerInput['auth'] };
 }
 
 /** A merged trigger was not validated by the route schema (the patch was partial): check it here. */

@@ -86,8 +86,10 @@ function optionErrors(options: TriggerOptions, errors: FieldError[]): void {
 }
 
 /**
- * Every secret a client sends is sealed before it is stored. A secret sent back as "***" keeps the
- * stored (sealed) value, so PUT/PATCH of a GET result does not wipe it.
+ * Every secret a client sends is sealed before it is stored, exactly once (`sealOnce`: a value this
+ * key sealed already is not sealed again). A secret sent back as "***" keeps the stored (sealed)
+ * value, so PUT/PATCH of a GET result does not wipe it; a kept value loses any extra layers an
+ * older version added (issue 14), so saving also repairs it.
  */
 function sealSecrets(
   auth: AuthConfig,
@@ -99,12 +101,12 @@ function sealSecrets(
   for (const field of SECRET_FIELDS) {
     if (typeof next[field] !== 'string') continue;
     if (next[field] !== MASK) {
-      next[field] = secrets.seal(next[field] as string);
+      next[field] = secrets.sealOnce(next[field] as string);
       continue;
     }
     const kept =
       previous && previous.type === auth.type ? (previous as Record<string, unknown>)[field] : undefined;
-    if (typeof kept === 'string') next[field] = kept;
+    if (typeof kept === 'string') next[field] = secrets.innermost(kept);
     else
       errors.push({
         field: `/trigger/auth/${field}`,

@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ConfigError } from '../../src/config.js';
 import { SecretBox } from '../../src/security/secrets.js';
-import { json, startTestServer, type TestServer, tempDir } from '../helpers/server.js';
+import { workflowsRepo } from '../../src/store/workflows.js';
+import { createTestDatabase } from '../helpers/postgres.js';
+import { runCli } from '../helpers/process.js';
+import { createActiveWorkflow, json, startTestServer, type TestServer, tempDir } from '../helpers/server.js';
 
 const PASSWORD = 'pa55-w0rd-that-must-not-leak';
 const BEARER = 'Bearer tok-that-must-not-leak-either';
@@ -100,6 +103,175 @@ describe('secrets at rest', () => {
   });
 });
 
+/** The auth object as stored in the workflows row (secrets sealed). */
+async function storedAuth(store: TestServer['hookflow']['store'], id: string) {
+  const row = await store.db
+    .selectFrom('workflows')
+    .select('trigger')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return JSON.parse(row.trigger).auth as Record<string, string>;
+}
+
+describe('secrets are sealed exactly once (issue 14)', () => {
+  it('PATCHes that do not resend the secret keep the stored value and the real password', async () => {
+    const wf = await createActiveWorkflow(server, {
+      name: 'patched',
+      trigger: { path: 'patched', auth: { type: 'basic', username: 'bob', password: PASSWORD } },
+    });
+    const sealed = (await storedAuth(server.hookflow.store, wf.id)).password;
+    expect(SecretBox.isSealed(sealed)).toBe(true);
+    const saves: [string, string, unknown][] = [
+      ['PATCH', 'name', { name: 'renamed 1' }],
+      ['PATCH', 'name', { name: 'renamed 2' }],
+      ['PATCH', 'name', { name: 'renamed 3' }],
+      ['PATCH', 'steps', { steps: [{ name: 'tag', type: 'set', fields: { tagged: 'yes' } }] }],
+      ['PATCH', 'options', { trigger: { options: { maxBodyBytes: 65_536 } } }],
+      ['PATCH', 'username', { trigger: { auth: { username: 'bob' } } }],
+    ];
+    for (const [method, what, body] of saves) {
+      const res = await server.api(method, `/api/v1/workflows/${wf.id}`, body);
+      expect(res.status, `${what} ${JSON.stringify(res.body)}`).toBe(200);
+      expect((await storedAuth(server.hookflow.store, wf.id)).password, what).toBe(sealed);
+    }
+    // A GET result PUT back, then deactivate and activate again: still the same sealed value.
+    const got = (await server.api('GET', `/api/v1/workflows/${wf.id}`)).body;
+    const put = await server.api('PUT', `/api/v1/workflows/${wf.id}`, {
+      name: got.name,
+      trigger: got.trigger,
+      steps: got.steps,
+    });
+    expect(put.status).toBe(200);
+    await server.api('POST', `/api/v1/workflows/${wf.id}/deactivate`);
+    await server.api('POST', `/api/v1/workflows/${wf.id}/activate`);
+    expect((await storedAuth(server.hookflow.store, wf.id)).password).toBe(sealed);
+
+    const ok = await fetch(`${server.url}/webhook/patched`, {
+      method: 'POST',
+      headers: { authorization: basic('bob', PASSWORD) },
+      body: 'a=1',
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it('an import holding an already-sealed value (a database dump) keeps it sealed once', async () => {
+    const wf = await createActiveWorkflow(server, {
+      name: 'dumped',
+      trigger: { path: 'dumped', auth: { type: 'header', name: 'X-Key', value: BEARER } },
+    });
+    const sealed = (await storedAuth(server.hookflow.store, wf.id)).value!;
+    // A dump of the workflows table holds the sealed value; `hookflow workflows import` it back.
+    const file = path.join(tempDir(), 'dump.json');
+    fs.writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: wf.id,
+          name: 'dumped',
+          trigger: { path: 'dumped', auth: { type: 'header', name: 'X-Key', value: sealed } },
+        },
+      ]),
+    );
+    const imported = await runCli(['workflows', 'import', file], { HOOKFLOW_DATA_DIR: server.dataDir });
+    expect(imported.code, imported.stderr).toBe(0);
+    expect((await storedAuth(server.hookflow.store, wf.id)).value).toBe(sealed);
+    // The running server reloads its trigger from the store when told (another process's bus would).
+    await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { name: 'dumped again' });
+    const ok = await fetch(`${server.url}/webhook/dumped`, {
+      method: 'POST',
+      headers: { 'x-key': BEARER },
+      body: 'a=1',
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it('a client value that only looks sealed is a literal password, sealed like any other', async () => {
+    const literal = 'enc:v1:not-really-sealed';
+    const wf = await createActiveWorkflow(server, {
+      name: 'literal',
+      trigger: { path: 'literal', auth: { type: 'basic', username: 'eve', password: literal } },
+    });
+    expect((await storedAuth(server.hookflow.store, wf.id)).password).not.toBe(literal);
+    const ok = await fetch(`${server.url}/webhook/literal`, {
+      method: 'POST',
+      headers: { authorization: basic('eve', literal) },
+      body: 'a=1',
+    });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('start-up repair of secrets sealed more than once', () => {
+  const KEY = 'repair-test-key-0123456789abcdef0123';
+
+  async function repairs(postgres: boolean) {
+    const dataDir = tempDir();
+    const db = postgres ? await createTestDatabase() : undefined;
+    const env = {
+      HOOKFLOW_ENCRYPTION_KEY: KEY,
+      ...(db ? { HOOKFLOW_DATABASE_URL: db.url } : {}),
+    };
+    const box = SecretBox.fromPassphrase(KEY);
+    let first: TestServer | undefined;
+    let second: TestServer | undefined;
+    try {
+      first = await startTestServer({ dataDir, env });
+      const basicWf = await createActiveWorkflow(first, {
+        name: 'broken basic',
+        trigger: { path: 'broken-basic', auth: { type: 'basic', username: 'ann', password: PASSWORD } },
+      });
+      const headerWf = await createActiveWorkflow(first, {
+        name: 'broken header',
+        trigger: { path: 'broken-header', auth: { type: 'header', name: 'X-Key', value: BEARER } },
+      });
+      const intact = await createActiveWorkflow(first, {
+        name: 'intact',
+        trigger: { path: 'intact', auth: { type: 'basic', username: 'ann', password: PASSWORD } },
+      });
+      // What the bug did on every PATCH: seal the stored (sealed) value again — three saves here.
+      for (const [id, field] of [
+        [basicWf.id, 'password'],
+        [headerWf.id, 'value'],
+      ] as const) {
+        const workflow = (await workflowsRepo.get(first.hookflow.store.db, id))!;
+        const auth = workflow.trigger.auth as Record<string, string>;
+        let value = auth[field]!;
+        for (let i = 0; i < 3; i++) value = box.seal(value);
+        auth[field] = value;
+        await workflowsRepo.update(first.hookflow.store.db, workflow, false);
+      }
+      const intactBefore = (await storedAuth(first.hookflow.store, intact.id)).password;
+      await first.close();
+      first = undefined;
+
+      second = await startTestServer({ dataDir, env });
+      const s = second;
+      const call = (path: string, headers: Record<string, string>) =>
+        fetch(`${s.url}/webhook/${path}`, { method: 'POST', headers, body: 'a=1' });
+      expect((await call('broken-basic', { authorization: basic('ann', PASSWORD) })).status).toBe(200);
+      expect((await call('broken-header', { 'x-key': BEARER })).status).toBe(200);
+      expect((await call('intact', { authorization: basic('ann', PASSWORD) })).status).toBe(200);
+      const repaired = (await storedAuth(s.hookflow.store, basicWf.id)).password!;
+      expect(box.reveal(repaired)).toBe(PASSWORD);
+      expect(box.reveal((await storedAuth(s.hookflow.store, headerWf.id)).value!)).toBe(BEARER);
+      expect((await storedAuth(s.hookflow.store, intact.id)).password).toBe(intactBefore);
+      await second.close();
+      second = undefined;
+
+      // Idempotent: another start leaves the repaired value exactly as it is.
+      second = await startTestServer({ dataDir, env });
+      expect((await storedAuth(second.hookflow.store, basicWf.id)).password).toBe(repaired);
+    } finally {
+      await first?.close();
+      await second?.close();
+      await db?.drop();
+    }
+  }
+
+  it('repairs SQLite rows', () => repairs(false));
+  it('repairs PostgreSQL rows', () => repairs(true));
+});
+
 describe('SecretBox', () => {
   it('round-trips, uses a fresh IV each time, and refuses another key', () => {
     const box = SecretBox.fromPassphrase('a'.repeat(32));
@@ -108,6 +280,21 @@ describe('SecretBox', () => {
     expect(a).not.toBe(b);
     expect(box.reveal(a)).toBe('hello');
     expect(() => SecretBox.fromPassphrase('b'.repeat(32)).reveal(a)).toThrow(/HOOKFLOW_ENCRYPTION_KEY/);
+  });
+
+  it('seals once: a value it sealed is kept, layers added by sealing again are peeled', () => {
+    const box = SecretBox.fromPassphrase('a'.repeat(32));
+    const once = box.seal('hello');
+    expect(box.sealOnce(once)).toBe(once);
+    expect(box.innermost(once)).toBe(once);
+    const thrice = box.seal(box.seal(once));
+    expect(box.innermost(thrice)).toBe(once);
+    expect(box.sealOnce(thrice)).toBe(once);
+    // Sealed with another key, or only looking sealed: a plain value to this box.
+    const foreign = SecretBox.fromPassphrase('b'.repeat(32)).seal('x');
+    expect(box.innermost(foreign)).toBe(foreign);
+    expect(box.reveal(box.sealOnce(foreign))).toBe(foreign);
+    expect(box.reveal(box.sealOnce('enc:v1:'))).toBe('enc:v1:');
   });
 });
 
