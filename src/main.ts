@@ -73,6 +73,9 @@ export async function startHookflow({
     await store.close();
     throw err;
   }
+  const workflows = new WorkflowService({ store, bus, secrets });
+  // After the migrations, which cannot do it: the repair needs the encryption key (issue 14).
+  await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
   await triggers.load();
   // One group commit for accepted requests and execution results: one transaction per cycle.
@@ -123,7 +126,7 @@ export async function startHookflow({
         metrics,
         tokens: new TokenService({ store }),
         accounts: new Accounts({ store }),
-        workflows: new WorkflowService({ store, bus, secrets }),
+        workflows,
         executions: new ExecutionService({ store, bus }),
         listeners,
         receiver,
