@@ -104,14 +104,7 @@ export class ExecutionWaiter {
         ? steps.find((s) => s.type === 'respond' && s.status === 'succeeded')
         : undefined;
     if (respond) return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
-    if (row.status === 'failed') {
-      const error = row.error ? (JSON.parse(row.error) as { message?: string; step?: string }) : {};
-      throw new AppError(
-        'execution_failed',
-        `The workflow failed${error.step ? ` in step "${error.step}"` : ''}: ${error.message ?? 'unknown error'}`,
-        { executionId, headers, hint: "Open the execution to see each step's input, output and error." },
-      );
-    }
+    if (row.status === 'failed') throw executionFailed(executionId, headers);
     if (mode === 'respondStep') {
       return {
         status: 200,
@@ -128,6 +121,21 @@ export class ExecutionWaiter {
     this.#unsubscribe();
     for (const done of this.#waiting.values()) done(false);
   }
+}
+
+/**
+ * A failed execution, as its caller sees it: the id and nothing else. The caller may be anyone on
+ * the internet, and a step's error is the owner's to read (the execution record keeps it): it can
+ * hold an outbound URL whose path is a secret (a Slack incoming webhook), internal host names and
+ * the addresses they resolve to, or request data an expression choked on. Not even the step's name:
+ * it describes the owner's integration, and the execution id is all the owner needs to find it.
+ */
+function executionFailed(executionId: string, headers: Record<string, string>): AppError {
+  return new AppError('execution_failed', 'The workflow failed.', {
+    executionId,
+    headers,
+    hint: "The workflow's owner can see which step failed and why in this execution.",
+  });
 }
 
 /** The answer a `respond` step set, with hookflow's own headers on top. */

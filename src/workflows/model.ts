@@ -68,6 +68,11 @@ export const ResponseSchema = Type.Object(
     body: Type.Optional(Type.Unknown()),
     noContent: Type.Optional(Type.Boolean()),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 300_000 })),
+    /**
+     * false: answers go out without `Content-Security-Policy: sandbox` (for pages served on
+     * purpose, which then run on the server's origin). Default true (http/routes/webhooks.ts).
+     */
+    sandbox: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -254,7 +254,9 @@ describe('simulate', () => {
       ]);
       expect(sim.results[0]).toEqual({
         output: null,
-        error: 'The value of header "X-Bad" contains a line break.',
+        error:
+          'The value of header "X-Bad" contains a line break (U+000A at position 1); header values are sent ' +
+          'as ASCII text without control characters: encode other text with $encodeUrlComponent() or $base64encode().',
       });
     });
 

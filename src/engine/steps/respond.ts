@@ -6,7 +6,7 @@
 import Type from 'typebox';
 import type { FieldError } from '../../errors.js';
 import { pointerEscape } from '../expressions.js';
-import { RESERVED_RESPONSE_HEADERS, responseHeaders } from './response-headers.js';
+import { headerValueProblem, RESERVED_RESPONSE_HEADERS, responseHeaders } from './response-headers.js';
 import { defineStep, Expr, HeaderMap, StepFailure } from './types.js';
 
 export const respondStep = defineStep({
@@ -23,13 +23,17 @@ export const respondStep = defineStep({
   ),
   check(config) {
     const errors: FieldError[] = [];
-    for (const name of Object.keys(config.headers ?? {})) {
+    for (const [name, value] of Object.entries(config.headers ?? {})) {
       if (RESERVED_RESPONSE_HEADERS.has(name.toLowerCase())) {
         errors.push({
           field: `/headers/${pointerEscape(name)}`,
           message: 'is set by the server and cannot be set by a step',
         });
       }
+      // A plain value is known now; one with an expression is checked when it is rendered.
+      const problem =
+        typeof value === 'string' && !value.includes('{{') ? headerValueProblem(name, value) : undefined;
+      if (problem) errors.push({ field: `/headers/${pointerEscape(name)}`, message: problem });
     }
     return errors;
   },

@@ -100,7 +100,7 @@ export function webhookHandler(
       });
       const headers = corsHeaders(trigger, req.headers.origin);
       headers['x-request-id'] = requestId;
-      sendOutcome(res, headers, outcome);
+      sendOutcome(res, headers, outcome, trigger.response.sandbox !== false);
     } catch (err) {
       const error = toAppError(err);
       metrics.webhookRejections.inc({ mode, code: error.code });
@@ -209,8 +209,16 @@ function invalidLength(): AppError {
   });
 }
 
-/** `headers`: the CORS and request id headers, which the outcome's own override, whatever their case. */
-function sendOutcome(res: ServerResponse, headers: Record<string, string>, outcome: Outcome): void {
+/**
+ * `headers`: the CORS and request id headers, which the outcome's own override, whatever their case.
+ * `sandbox`: false when the trigger opted out (`response.sandbox: false`).
+ */
+function sendOutcome(
+  res: ServerResponse,
+  headers: Record<string, string>,
+  outcome: Outcome,
+  sandbox: boolean,
+): void {
   for (const name in outcome.headers) {
     const lower = name.toLowerCase();
     if (lower !== name) delete headers[lower];
@@ -230,7 +238,7 @@ function sendOutcome(res: ServerResponse, headers: Record<string, string>, outco
     : typeof body === 'string'
       ? ['text/plain; charset=utf-8', body]
       : [JSON_TYPE, JSON.stringify(body)];
-  send(res, outcome.status, headers, type ?? fallback, bytes);
+  send(res, outcome.status, headers, type ?? fallback, bytes, sandbox);
 }
 
 /** The key of a Content-Type header in `headers`, whatever its case. */
@@ -239,14 +247,33 @@ function contentType(headers: Record<string, string>): string | undefined {
   return undefined;
 }
 
+/**
+ * The policy of every webhook answer with a body (unless its trigger opted out): a page a respond
+ * step builds from request data runs in an opaque origin, not the UI's, so its script cannot read the
+ * session's CSRF token or call the API. n8n's (packages/core/src/html-sandbox.ts) without its
+ * `allow-top-navigation` (only after a click here) and, above all, without `allow-same-origin`.
+ */
+const SANDBOX =
+  'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
+  'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
+
+/** `nosniff` always: a browser must not read a JSON or text answer as HTML. */
 function send(
   res: ServerResponse,
   status: number,
   headers: Record<string, string>,
   type: string,
   body: string | Buffer,
+  sandbox = true,
 ): void {
   headers['content-type'] = type;
   headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  headers['x-content-type-options'] = 'nosniff';
+  if (sandbox) {
+    // A respond step's own policy (its header names are lower-cased) becomes a second policy of the
+    // list (CSP3: comma-separated); browsers enforce each, so neither can loosen the other.
+    const own = headers['content-security-policy'];
+    headers['content-security-policy'] = own ? `${SANDBOX}, ${own}` : SANDBOX;
+  }
   res.writeHead(status, headers).end(body);
 }

@@ -34,8 +34,21 @@ describe('respond step', () => {
     [{ status: 'ok' }, '/steps/0/status'],
     [{ headers: { 'bad header': 'x' } }, '/steps/0/headers/bad header'],
     [{ headers: { 'Content-Length': '1' } }, '/steps/0/headers/Content-Length'],
+    [{ headers: { 'x-name': 'Ā' } }, '/steps/0/headers/x-name'],
   ])('refuses %j on save', (config, field) => {
     expect(validateSteps([{ name: 'r', type: 'respond', ...config }])[0]?.field).toBe(field);
+  });
+
+  it('fails on a rendered header value it could not send as it is', async () => {
+    await expect(respondStep.run({ headers: { 'x-name': 'Ā' } }, stepContext())).rejects.toThrow(
+      'contains a character outside ASCII (U+0100 at position 0)',
+    );
+  });
+
+  it('leaves a header value with an expression to be checked when it runs', () => {
+    expect(validateSteps([{ name: 'r', type: 'respond', headers: { 'x-name': 'Ā{{ body.x }}' } }])).toEqual(
+      [],
+    );
   });
 
   it('accepts expressions for status', () => {
