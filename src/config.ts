@@ -28,8 +28,31 @@ export interface Config {
      * is believed (for ipAllowlist and logs); empty (default) trusts no one.
      */
     trustProxy: string[];
-    /** HOOKFLOW_MAX_CONCURRENT_REQUESTS: requests in progress at once before new ones get 503 overloaded. */
+    /**
+     * HOOKFLOW_MAX_CONCURRENT_REQUESTS: requests in progress at once before new ones get 503
+     * overloaded; counted apart for webhook calls and for the API + UI, so neither can starve the
+     * other (the probes /healthz and /readyz are never refused). A webhook call counts from the
+     * first byte of its body (at once when it has none), not while it only waits for one.
+     */
     maxConcurrentRequests: number;
+    /**
+     * HOOKFLOW_HEADERS_TIMEOUT (seconds, default 20): a client has this long to send a request's line
+     * and headers, else 408 and the connection is closed. At most HOOKFLOW_REQUEST_TIMEOUT.
+     */
+    headersTimeoutMs: number;
+    /**
+     * HOOKFLOW_BODY_TIMEOUT (seconds, default 15): longest silence while a request body is being
+     * received (before its first byte too) before the request is answered 408 and its connection
+     * closed. A stalled upload holds its place this long, not the whole request timeout; 15 s lets a
+     * slow mobile link ride out a few TCP retransmissions (1 + 2 + 4 + 8 s of back-off).
+     */
+    bodyTimeoutMs: number;
+    /**
+     * HOOKFLOW_REQUEST_TIMEOUT (seconds, default 60): a client has this long to send a whole request,
+     * headers and body (a body that trickles in never falls silent for HOOKFLOW_BODY_TIMEOUT); 16 MiB
+     * in 60 s needs ~2.3 Mbit/s: raise it for large uploads over slow links.
+     */
+    requestTimeoutMs: number;
   };
   store: {
     /** HOOKFLOW_DATA_DIR / --data-dir: folder of the SQLite file (and generated keys). */
@@ -195,6 +218,9 @@ const SETTINGS = {
   maxBodyBytes: { env: 'HOOKFLOW_MAX_BODY_BYTES', parse: integer(1024, 1024 * 1024 * 1024) },
   trustProxy: { env: 'HOOKFLOW_TRUST_PROXY', parse: addressList },
   maxConcurrentRequests: { env: 'HOOKFLOW_MAX_CONCURRENT_REQUESTS', parse: integer(1, 1_000_000) },
+  headersTimeout: { env: 'HOOKFLOW_HEADERS_TIMEOUT', parse: integer(1, 3600) },
+  bodyTimeout: { env: 'HOOKFLOW_BODY_TIMEOUT', parse: integer(1, 3600) },
+  requestTimeout: { env: 'HOOKFLOW_REQUEST_TIMEOUT', parse: integer(1, 24 * 3600) },
   dataDir: { env: 'HOOKFLOW_DATA_DIR', flag: 'data-dir', parse: text },
   databaseUrl: { env: 'HOOKFLOW_DATABASE_URL', flag: 'database-url', parse: postgresUrl },
   sqliteSynchronous: { env: 'HOOKFLOW_SQLITE_SYNCHRONOUS', parse: oneOf('FULL', 'NORMAL') },
@@ -244,9 +270,17 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       values[key] = parsed;
     }
   }
+  const v = values as Partial<Values>;
+  // Node refuses a headers timeout longer than the request timeout (and the head is part of the request).
+  const headersTimeout = v.headersTimeout ?? 20;
+  const requestTimeout = v.requestTimeout ?? 60;
+  if (headersTimeout > requestTimeout) {
+    problems.push(
+      `HOOKFLOW_HEADERS_TIMEOUT=${headersTimeout} is invalid: expected at most HOOKFLOW_REQUEST_TIMEOUT (${requestTimeout})`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
-  const v = values as Partial<Values>;
   const port = v.port ?? 5678;
   const baseUrl = v.baseUrl ?? `http://localhost:${port}`;
   const config: Config = {
@@ -258,6 +292,9 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       maxBodyBytes: v.maxBodyBytes ?? 16 * 1024 * 1024,
       trustProxy: v.trustProxy ?? [],
       maxConcurrentRequests: v.maxConcurrentRequests ?? 2048,
+      headersTimeoutMs: headersTimeout * 1000,
+      bodyTimeoutMs: (v.bodyTimeout ?? 15) * 1000,
+      requestTimeoutMs: requestTimeout * 1000,
     },
     store: {
       dataDir: path.resolve(cwd, v.dataDir ?? 'data'),

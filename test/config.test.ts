@@ -13,6 +13,9 @@ describe('loadConfig', () => {
       maxBodyBytes: 16 * 1024 * 1024,
       trustProxy: [],
       maxConcurrentRequests: 2048,
+      headersTimeoutMs: 20_000,
+      bodyTimeoutMs: 15_000,
+      requestTimeoutMs: 60_000,
     });
     expect(config.store.dataDir).toBe(path.resolve('/srv', 'data'));
     expect(config.store.databaseUrl).toBeUndefined();
@@ -63,6 +66,22 @@ describe('loadConfig', () => {
       (c: ReturnType<typeof loadConfig>) => c.http.trustProxy.join(' '),
       '10.0.0.1 192.168.0.0/16',
     ],
+    [{ HOOKFLOW_BODY_TIMEOUT: '5' }, (c: ReturnType<typeof loadConfig>) => c.http.bodyTimeoutMs, 5_000],
+    [
+      { HOOKFLOW_HEADERS_TIMEOUT: '10' },
+      (c: ReturnType<typeof loadConfig>) => c.http.headersTimeoutMs,
+      10_000,
+    ],
+    [
+      { HOOKFLOW_REQUEST_TIMEOUT: '300' },
+      (c: ReturnType<typeof loadConfig>) => c.http.requestTimeoutMs,
+      300_000,
+    ],
+    [
+      { HOOKFLOW_HEADERS_TIMEOUT: '30', HOOKFLOW_REQUEST_TIMEOUT: '30' },
+      (c: ReturnType<typeof loadConfig>) => c.http.headersTimeoutMs,
+      30_000,
+    ],
   ])('reads %j', (env, pick, expected) => {
     expect(pick(loadConfig({ env }))).toBe(expected);
   });
@@ -107,6 +126,18 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '7 days' }, 'a duration such as 90s, 30m, 12h or 7d'],
     [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '0s' }, 'HOOKFLOW_EXECUTIONS_MAX_AGE'],
     [{ HOOKFLOW_EXECUTIONS_MAX_COUNT: '0' }, 'HOOKFLOW_EXECUTIONS_MAX_COUNT'],
+    [
+      { HOOKFLOW_BODY_TIMEOUT: '0' },
+      'HOOKFLOW_BODY_TIMEOUT="0" is invalid: expected a whole number from 1 to 3600',
+    ],
+    [{ HOOKFLOW_BODY_TIMEOUT: '2.5' }, 'HOOKFLOW_BODY_TIMEOUT'],
+    [{ HOOKFLOW_HEADERS_TIMEOUT: 'soon' }, 'HOOKFLOW_HEADERS_TIMEOUT'],
+    [{ HOOKFLOW_REQUEST_TIMEOUT: '0' }, 'HOOKFLOW_REQUEST_TIMEOUT'],
+    [{ HOOKFLOW_HEADERS_TIMEOUT: '90' }, 'expected at most HOOKFLOW_REQUEST_TIMEOUT (60)'],
+    [
+      { HOOKFLOW_HEADERS_TIMEOUT: '20', HOOKFLOW_REQUEST_TIMEOUT: '10' },
+      'HOOKFLOW_HEADERS_TIMEOUT=20 is invalid: expected at most HOOKFLOW_REQUEST_TIMEOUT (10)',
+    ],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig({ env })).toThrow(ConfigError);
     expect(() => loadConfig({ env })).toThrow(message);

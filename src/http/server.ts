@@ -12,11 +12,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import secureJson from 'secure-json-parse';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
 import { withoutBasePath } from './base-path.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
+import { bodyIdleGuard } from './request-timeouts.js';
 import { authRoutes } from './routes/auth.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
@@ -34,7 +36,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Requests Node cannot even parse (bad framing, headers over 16 KiB, a slow client timing out)
  * never reach a route; they still get the SPEC error body, then the connection is closed.
  */
-function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+const clientErrorHandler = (http: Config['http']) => (err: NodeJS.ErrnoException, socket: Duplex) => {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, error] =
     err.code === 'HPE_HEADER_OVERFLOW'
@@ -48,7 +50,7 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
         ? [
             408,
             new AppError('invalid_body', 'The request was not received in time.', {
-              hint: 'Send the whole request within 60 seconds.',
+              hint: `Send the headers within ${http.headersTimeoutMs / 1000} seconds and the whole request within ${http.requestTimeoutMs / 1000} (HOOKFLOW_HEADERS_TIMEOUT, HOOKFLOW_REQUEST_TIMEOUT).`,
             }),
           ]
         : [
@@ -66,7 +68,7 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
     );
   }
   socket.destroy();
-}
+};
 
 /**
  * Once the server is closing, ends every connection as soon as no request is in progress on it.
@@ -89,8 +91,13 @@ function closeWhenIdle(server: http.Server, connections: Set<Socket>): void {
 
 /**
  * A cap on requests in progress: past it, answer 503 at once instead of queueing without bound
- * (each waiting request holds its body in memory). Long-polls and SSE streams count too. Shared by
- * the Fastify app and the webhook handler, which also answer 503 once the server is closing.
+ * (each waiting request holds its body in memory). Long-polls and SSE streams count too. There are
+ * two, each with HOOKFLOW_MAX_CONCURRENT_REQUESTS places: one for webhook calls, one for the Fastify
+ * app (API, UI, docs, /metrics), so that a flood of either, or of uploads that stall, cannot starve
+ * the other (issue 14: four stalled webhook bodies made the API, the UI and /healthz answer 503).
+ * The probes /healthz and /readyz take no place at all: they cost nothing, and a load balancer that
+ * saw them refused would take every instance out at once under the same flood. Both gates, and so
+ * the webhook handler, answer 503 once the server is closing.
  */
 function requestGate(maxConcurrentRequests: number): RequestGate & { close(): void } {
   let inFlight = 0;
@@ -120,6 +127,9 @@ function requestGate(maxConcurrentRequests: number): RequestGate & { close(): vo
     requestId(given) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
+    closing() {
+      return closing ? shuttingDown : undefined;
+    },
     enter(res) {
       const refused = admit();
       if (refused === undefined) res.once('close', leave);
@@ -133,9 +143,13 @@ function requestGate(maxConcurrentRequests: number): RequestGate & { close(): vo
   };
 }
 
+/** The probes: never refused by the cap (see requestGate). */
+const PROBES = new Set(['/healthz', '/readyz', '/api/v1/healthz', '/api/v1/readyz']);
+
 export async function createServer(deps: HttpDeps): Promise<App> {
   const { config, log } = deps;
   const gate = requestGate(config.http.maxConcurrentRequests);
+  const webhookGate = requestGate(config.http.maxConcurrentRequests);
   // Webhook calls never enter Fastify: see routes/webhooks.ts for why.
   let webhooks: WebhookHandler | undefined;
   const connections = new Set<Socket>();
@@ -147,18 +161,28 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     genReqId: (req) => gate.requestId(req.headers['x-request-id']),
     serverFactory: (fastifyHandler) => {
       const basePath = config.http.basePath;
-      const server = http.createServer((req, res) => {
-        if (basePath !== '') req.url = withoutBasePath(req.url!, basePath);
-        if (!webhooks?.(req, res)) fastifyHandler(req, res);
-      });
+      const server = http.createServer(
+        {
+          // Slow clients may not hold a connection forever (slowloris): the head within
+          // HOOKFLOW_HEADERS_TIMEOUT, the whole request within HOOKFLOW_REQUEST_TIMEOUT (a body that
+          // falls silent: HOOKFLOW_BODY_TIMEOUT, request-timeouts.ts). Node checks these every
+          // connectionsCheckingInterval, 30 s by default: a 60 s timeout fired after 60–90 s (70–81 s
+          // measured in issue 14). Each second, it is on time within a second; the check walks the
+          // connections with a request in progress, cheap next to the requests themselves.
+          headersTimeout: config.http.headersTimeoutMs,
+          requestTimeout: config.http.requestTimeoutMs,
+          connectionsCheckingInterval: 1_000,
+        },
+        (req, res) => {
+          if (basePath !== '') req.url = withoutBasePath(req.url!, basePath);
+          if (!webhooks?.(req, res)) fastifyHandler(req, res);
+        },
+      );
       // Known to closeWhenIdle (below) when the server stops.
       server.on('connection', (socket: Socket) => {
         connections.add(socket);
         socket.once('close', () => connections.delete(socket));
       });
-      // Slow clients may not hold a connection forever (slowloris): whole request in 60 s, headers
-      // in 30 s (below). Fastify sets these only on servers it creates itself.
-      server.requestTimeout = 60_000;
       server.keepAliveTimeout = 72_000;
       server.setTimeout(0);
       return server;
@@ -171,9 +195,8 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     routerOptions: { maxParamLength: 1024, ignoreDuplicateSlashes: false },
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(config.http),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
-  app.server.headersTimeout = 30_000;
 
   // Responses are plain JSON.stringify: routes already build exactly what they mean to send, and
   // the schemas serve validation and the OpenAPI document.
@@ -189,10 +212,16 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    done(gate.enter(reply.raw));
+    done(PROBES.has(req.routeOptions.url ?? '') ? gate.closing() : gate.enter(reply.raw));
+  });
+  // A body still on its way is watched for silence (a body already in needs no watching).
+  app.addHook('preParsing', (req, reply, payload, done) => {
+    if (req.raw.complete || req.method === 'GET' || req.method === 'HEAD') return done(null, payload);
+    done(null, bodyIdleGuard(payload, config.http.bodyTimeoutMs, reply.raw));
   });
   app.addHook('preClose', (done) => {
     gate.close();
+    webhookGate.close();
     closeWhenIdle(app.server, connections);
     done();
   });
@@ -214,7 +243,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/api/docs', indexPrefix: config.http.basePath });
 
   healthRoutes(app, deps);
-  webhooks = webhookHandler(deps, gate);
+  webhooks = webhookHandler(deps, webhookGate);
   uiRoutes(app, deps);
 
   await app.register(

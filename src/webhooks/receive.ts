@@ -468,7 +468,8 @@ function itemHeaders(
   return out;
 }
 
-function tooLarge(limit: number): AppError {
+/** 413 for a body over `limit` (Matched.maxBodyBytes); also the HTTP layer's answer while reading. */
+export function tooLarge(limit: number): AppError {
   return new AppError(
     'payload_too_large',
     `The request body is larger than this webhook accepts (${limit} bytes).`,

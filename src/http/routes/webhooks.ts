@@ -15,16 +15,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../ids.js';
 import { corsHeaders, preflightHeaders } from '../../webhooks/cors.js';
-import type { Matched, Outcome } from '../../webhooks/receive.js';
+import { type Matched, type Outcome, tooLarge } from '../../webhooks/receive.js';
 import type { Mode } from '../../webhooks/triggers.js';
 import { clientIp } from '../client-ip.js';
 import type { HttpDeps } from '../deps.js';
 import { toAppError } from '../error-handler.js';
+import { bodyTimedOut } from '../request-timeouts.js';
 
-/** What the webhook handler shares with the Fastify app (server.ts). */
+/**
+ * A cap on requests in progress (server.ts makes one for webhook calls and one for the Fastify app).
+ */
 export interface RequestGate {
   /** The caller's X-Request-Id when it is short and plain, else a new one. */
   requestId(given: string | string[] | undefined): string;
+  /** The error to answer at once when the server is shutting down (nothing to leave then). */
+  closing(): AppError | undefined;
   /** Count a request in progress until `res` closes; the error to answer instead, if any. */
   enter(res: ServerResponse): AppError | undefined;
   /**
@@ -49,18 +54,23 @@ export function webhookHandler(
   gate: RequestGate,
 ): WebhookHandler {
   const ipOf = clientIp(config.http.trustProxy);
-  const maxBodyBytes = config.http.maxBodyBytes;
+  const bodyTimeoutMs = config.http.bodyTimeoutMs;
 
   async function serve(req: IncomingMessage, res: ServerResponse, mode: Mode, prefix: number): Promise<void> {
     // Set with the answer's other headers (writeHead alone is Node's fast case).
     const requestId = gate.requestId(req.headers['x-request-id']);
     let matched: Matched | undefined;
-    let bodyRead = false;
     let admitted = false;
-    try {
+    // A place is taken once the body starts arriving (readBody calls this): a client that sends
+    // headers and then nothing holds no place, only its socket, until HOOKFLOW_BODY_TIMEOUT.
+    const admit = () => {
       const refused = gate.admit();
-      if (refused) throw refused;
-      admitted = true;
+      admitted = refused === undefined;
+      return refused;
+    };
+    try {
+      const closing = gate.closing();
+      if (closing) throw closing;
       const url = req.url!;
       const q = url.indexOf('?');
       const path = url.slice(prefix, q === -1 ? undefined : q);
@@ -87,8 +97,8 @@ export function webhookHandler(
         return;
       }
       receiver.checkDeclaredLength(matched, req.headers['content-length']);
-      const body = await readBody(req, maxBodyBytes);
-      bodyRead = true;
+      // The trigger's own limit (at most HOOKFLOW_MAX_BODY_BYTES), while reading: not after.
+      const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
       const outcome = await receiver.accept(matched, {
         method,
         path,
@@ -120,9 +130,10 @@ export function webhookHandler(
         ? corsHeaders(matched.route.workflow.trigger, req.headers.origin)
         : {};
       headers['x-request-id'] = requestId;
-      // A body refused before (or while) it was read: without this, Node would drain all of it (up
-      // to the 60 s request timeout) to keep the connection alive. Fastify does the same for its 413.
-      if (!bodyRead && error.code === 'payload_too_large') headers.connection = 'close';
+      // Answered before the whole request arrived (refused before or while its body was read, or a
+      // body that fell silent): without this, Node would drain the rest, however large, to keep the
+      // connection alive (up to HOOKFLOW_REQUEST_TIMEOUT). Fastify does the same for its 413.
+      if (!req.complete) headers.connection = 'close';
       if (error.headers) Object.assign(headers, error.headers);
       send(res, error.status, headers, JSON_TYPE, JSON.stringify(error));
     } finally {
@@ -148,28 +159,41 @@ export function webhookHandler(
 /**
  * The request body as bytes, with Fastify's rules: GET and HEAD bodies are not read; a request
  * with neither Content-Type nor a body framing has none; more than `limit` bytes (declared or
- * received) is 413; fewer bytes than Content-Length announced (the client gave up) is 400. With a
- * Content-Length the buffer is allocated once at its size: no chunk list and no copy into a second
- * buffer, so a 16 MiB upload is held once while it is read.
+ * received) is 413 as soon as the limit is passed; fewer bytes than Content-Length announced (the
+ * client gave up) is 400; no byte for `idleMs` is 408. `admit` takes the request's place in the gate
+ * at once when there is no body, else with the first chunk (its refusal is the answer). With a
+ * Content-Length the buffer is allocated once at its size, when the first chunk is in: no chunk list
+ * and no copy into a second buffer, so a 16 MiB upload is held once while it is read.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  idleMs: number,
+  admit: () => AppError | undefined,
+): Promise<Buffer> {
   const h = req.headers;
-  if (req.method === 'GET' || req.method === 'HEAD') return Promise.resolve(EMPTY);
   if (
-    h['content-type'] === undefined &&
-    h['transfer-encoding'] === undefined &&
-    (h['content-length'] === undefined || h['content-length'] === '0')
+    req.method === 'GET' ||
+    req.method === 'HEAD' ||
+    (h['content-type'] === undefined &&
+      h['transfer-encoding'] === undefined &&
+      (h['content-length'] === undefined || h['content-length'] === '0'))
   ) {
-    return Promise.resolve(EMPTY);
+    const refused = admit();
+    return refused ? Promise.reject(refused) : Promise.resolve(EMPTY);
   }
   const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
-  if (declared > limit) return Promise.reject(tooLarge());
+  if (declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise<Buffer>((resolve, reject) => {
     const sized = Number.isInteger(declared) && declared >= 0;
-    const whole = sized ? Buffer.allocUnsafe(declared) : undefined;
+    let whole: Buffer | undefined;
     const chunks: Buffer[] = [];
     let received = 0;
+    let started = false;
+    // Refreshed by every chunk (timer.refresh() re-arms it in place, no new timer per chunk).
+    const idle = setTimeout(() => done(bodyTimedOut(idleMs)), idleMs);
     const done = (err: Error | undefined, body?: Buffer) => {
+      clearTimeout(idle);
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
       req.removeListener('error', onEnd);
@@ -177,9 +201,16 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       else resolve(body!);
     };
     const onData = (chunk: Buffer) => {
+      if (!started) {
+        started = true;
+        const refused = admit();
+        if (refused) return done(refused);
+        if (sized) whole = Buffer.allocUnsafe(declared);
+      }
+      idle.refresh();
       if (received + chunk.length > limit || (whole && received + chunk.length > whole.length)) {
         received += chunk.length;
-        return done(received > limit ? tooLarge() : invalidLength());
+        return done(received > limit ? tooLarge(limit) : invalidLength());
       }
       if (whole) chunk.copy(whole, received);
       else chunks.push(chunk);
@@ -188,18 +219,18 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onEnd = (err?: Error) => {
       if (err)
         return done(new AppError('invalid_body', 'The request body could not be read.', { cause: err }));
+      // A zero-length chunked body ends without a chunk: it still takes (and later leaves) a place.
+      if (!started) {
+        started = true;
+        const refused = admit();
+        if (refused) return done(refused);
+      }
       if (sized && received !== declared) return done(invalidLength());
       done(undefined, whole ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onEnd);
-  });
-}
-
-function tooLarge(): AppError {
-  return new AppError('payload_too_large', 'The request body is larger than this server accepts.', {
-    hint: 'Send a smaller body (see HOOKFLOW_MAX_BODY_BYTES).',
   });
 }
 
