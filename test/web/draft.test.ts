@@ -100,6 +100,7 @@ function triggerDraft(overrides: Partial<TriggerDraft> = {}): TriggerDraft {
     responseNoContent: false,
     responseBody: '',
     responseTimeoutMs: '',
+    responseSandbox: true,
     maxBodyBytes: '',
     allowedOrigins: '',
     ipAllowlist: '',
@@ -735,6 +736,16 @@ describe('triggerFrom', () => {
         mode: 'respondStep',
       });
     });
+
+    it('sends sandbox: false only when the sandbox is turned off, whatever the mode', () => {
+      expect(from({ responseMode: 'respondStep' }).trigger.response).toEqual({ mode: 'respondStep' });
+      for (const responseMode of ['immediately', 'lastStep', 'respondStep'] as const) {
+        expect(from({ responseMode, responseSandbox: false }).trigger.response).toMatchObject({
+          mode: responseMode,
+          sandbox: false,
+        });
+      }
+    });
   });
 
   describe('options', () => {
@@ -861,6 +872,7 @@ describe('draftFrom and payloadFrom', () => {
       responseNoContent: false,
       responseBody: '{\n  "ok": true\n}',
       responseTimeoutMs: '',
+      responseSandbox: true,
       maxBodyBytes: '1024',
       allowedOrigins: 'https://a.example\nhttps://b.example',
       ipAllowlist: '10.0.0.0/8',
@@ -905,6 +917,17 @@ describe('draftFrom and payloadFrom', () => {
     expect(problems).toEqual([]);
     const { testUrl: _t, productionUrl: _p, type: _type, ...trigger } = w.trigger;
     expect(body).toEqual({ name: 'Orders', trigger, steps: w.steps });
+  });
+
+  it('give back a sandbox opt-out unchanged, and none when there was none', () => {
+    const w = workflow();
+    const open = workflow({ trigger: { ...w.trigger, response: { mode: 'respondStep', sandbox: false } } });
+    expect(draftFrom(open).trigger.responseSandbox).toBe(false);
+    expect(payloadFrom(draftFrom(open)).body.trigger.response).toEqual({
+      mode: 'respondStep',
+      sandbox: false,
+    });
+    expect(draftFrom(w).trigger.responseSandbox).toBe(true);
   });
 
   it.each([42, true, null, '42', ''])('give back an immediate response body of %j unchanged', (body) => {

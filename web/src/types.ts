@@ -32,6 +32,8 @@ export interface ResponseConfig {
   body?: unknown;
   noContent?: boolean;
   timeoutMs?: number;
+  /** false: answers go out without the CSP sandbox (pages served on purpose). */
+  sandbox?: boolean;
 }
 
 export interface TriggerOptions {

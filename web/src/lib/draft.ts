@@ -50,6 +50,8 @@ export interface TriggerDraft {
   responseNoContent: boolean;
   responseBody: string;
   responseTimeoutMs: string;
+  /** Answers carry `Content-Security-Policy: sandbox` (unchecked: `response.sandbox: false`). */
+  responseSandbox: boolean;
   maxBodyBytes: string;
   allowedOrigins: string;
   ipAllowlist: string;
@@ -292,6 +294,7 @@ export function draftFrom(w: Workflow): Draft {
       responseNoContent: r.noContent === true,
       responseBody: bodyToText(r.body),
       responseTimeoutMs: r.timeoutMs === undefined ? '' : String(r.timeoutMs),
+      responseSandbox: r.sandbox !== false,
       maxBodyBytes: o.maxBodyBytes === undefined ? '' : String(o.maxBodyBytes),
       allowedOrigins: (o.allowedOrigins ?? []).join('\n'),
       ipAllowlist: (o.ipAllowlist ?? []).join('\n'),
@@ -441,6 +444,8 @@ export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]) {
     const timeout = positiveInt(t.responseTimeoutMs, '/trigger/response/timeoutMs', problems);
     if (timeout !== undefined) response.timeoutMs = timeout;
   }
+  // Kept whatever the mode, so switching modes back and forth does not drop an opt-out.
+  if (!t.responseSandbox) response.sandbox = false;
 
   const options: Record<string, unknown> = {};
   const maxBody = positiveInt(t.maxBodyBytes, '/trigger/options/maxBodyBytes', problems);

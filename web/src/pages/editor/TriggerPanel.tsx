@@ -380,6 +380,23 @@ export function TriggerPanel({
           help: 'After this the caller gets 504 with the execution id; the run goes on.',
           field: '/trigger/response/timeoutMs',
         })}
+      {trigger.responseMode === 'respondStep' && (
+        <div className="subfields">
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={trigger.responseSandbox}
+              aria-describedby={`${id}-sandbox-help`}
+              onChange={(e) => onChange({ responseSandbox: e.target.checked })}
+            />
+            Sandbox the answer (recommended)
+          </label>
+          <p id={`${id}-sandbox-help`} className="help">
+            A page the respond step builds runs in an origin of its own (Content-Security-Policy: sandbox), so
+            its scripts cannot act as you in hookflow. Uncheck only for pages you serve on purpose.
+          </p>
+        </div>
+      )}
 
       <details className="options">
         <summary>Options: limits, CORS, IP allowlist, rate limit, idempotency, schema check</summary>
