@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   execution_failed: 500,
   overloaded: 503,
   not_ready: 503,
+  store_unavailable: 503,
   execution_timeout: 504,
 } as const satisfies Record<string, number>;
 

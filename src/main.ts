@@ -20,6 +20,7 @@ import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
 import { GroupCommit } from './store/group-commit.js';
+import { StoreHealth } from './store/health.js';
 import { openStore, type Store } from './store/store.js';
 import { threadModule } from './thread-module.js';
 import { TokenService } from './tokens/tokens.js';
@@ -78,8 +79,10 @@ export async function startHookflow({
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
   await triggers.load();
+  // Whether the store takes writes (SPEC 3.5): told by the writes, read by /readyz.
+  const health = new StoreHealth({ store, log });
   // One group commit for accepted requests and execution results: one transaction per cycle.
-  const writer = new GroupCommit({ store, log });
+  const writer = new GroupCommit({ store, log, health });
   const ingest = new Ingest({ store, writer, bus, log, maxPending: config.ingest.maxPending });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
   const waiter = new ExecutionWaiter({ store, bus });
@@ -123,6 +126,7 @@ export async function startHookflow({
         config,
         log,
         store,
+        health,
         metrics,
         tokens: new TokenService({ store }),
         accounts: new Accounts({ store }),

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
+import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/store.js';
 import type { TokenService } from '../tokens/tokens.js';
 import type { Rejections } from '../webhooks/options/rejections.js';
@@ -23,6 +24,8 @@ export interface HttpDeps {
   config: Config;
   log: Logger;
   store: Store;
+  /** Whether the store takes writes (SPEC 3.5): /readyz, and told of the writes that fail. */
+  health: StoreHealth;
   metrics: Metrics;
   tokens: TokenService;
   accounts: Accounts;

@@ -1,10 +1,14 @@
 /**
  * Every error leaves as the SPEC body `{code, message, hint?}` with its status: AppErrors as they
- * are, Fastify's own errors mapped to our codes, anything else as `internal_error` (logged with the
- * stack; the client sees no internals). 5xx are logged at error, 4xx at debug.
+ * are, Fastify's own errors mapped to our codes, a store that cannot take writes as
+ * `store_unavailable` (503; store/unavailable.ts), anything else as `internal_error` (logged with
+ * the stack; the client sees no internals). `internal_error` is logged at error, the rest at debug:
+ * a store outage is logged once by the store's health (store/health.ts), not once per request.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, coerceError, type FieldError } from '../errors.js';
+import type { StoreHealth } from '../store/health.js';
+import { isStoreUnavailable, storeUnavailable } from '../store/unavailable.js';
 import { validationFailed } from '../workflows/service.js';
 
 export function toAppError(err: unknown): AppError {
@@ -46,17 +50,24 @@ export function toAppError(err: unknown): AppError {
   if (fe.statusCode === 413) {
     return new AppError('payload_too_large', 'The request body is larger than this server accepts.');
   }
+  if (isStoreUnavailable(err)) return storeUnavailable(err);
   return coerceError(err);
 }
 
-export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = toAppError(err);
-  if (appError.status >= 500 && appError.code === 'internal_error') {
-    request.log.error({ err }, 'request failed');
-  } else {
-    request.log.debug({ code: appError.code }, appError.message);
-  }
-  sendError(reply, appError);
+/** Fastify's error handler; `health` hears of the API's writes (and reads) the store could not take. */
+export function errorHandler(
+  health: StoreHealth,
+): (err: unknown, request: FastifyRequest, reply: FastifyReply) => void {
+  return (err, request, reply) => {
+    const appError = toAppError(err);
+    if (appError.code === 'internal_error') {
+      request.log.error({ err }, 'request failed');
+    } else {
+      if (appError.code === 'store_unavailable') health.failed(appError);
+      request.log.debug({ code: appError.code }, appError.message);
+    }
+    sendError(reply, appError);
+  };
 }
 
 export function sendError(reply: FastifyReply, error: AppError): void {

@@ -201,7 +201,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   // Responses are plain JSON.stringify: routes already build exactly what they mean to send, and
   // the schemas serve validation and the OpenAPI document.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(errorHandler(deps.health));
   app.setNotFoundHandler((req, reply) => {
     sendError(
       reply,

@@ -7,12 +7,18 @@
  * rows inserted by ingest and finished by the executor are written to the WAL once per cycle
  * instead of once per transaction (2.2 → 1.4 page writes per request at 10 000 req/s).
  *
- * A failing batch is retried one write at a time, so one bad write fails alone.
+ * A failing batch is retried one write at a time, so one bad write fails alone. Not when the store
+ * itself cannot take writes (unavailable.ts: disk full, database unreachable…): then every write of
+ * the batch fails at once with 503 `store_unavailable` (retrying each would only fail each again,
+ * one transaction at a time, while the next batches wait), the outage is reported to `health`
+ * (logged once, /readyz 503), and the next batch is tried as usual: the first that commits ends it.
  */
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { StoreHealth } from './health.js';
 import type { Database } from './schema.js';
 import type { HotWrite, Store } from './store.js';
+import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
 
 export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
 
@@ -32,12 +38,14 @@ const HOT_PIPELINE = 2;
 export class GroupCommit {
   readonly #store: Store;
   readonly #log: Logger | undefined;
+  readonly #health: StoreHealth | undefined;
   #queue: Job[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor({ store, log }: { store: Store; log?: Logger }) {
+  constructor({ store, log, health }: { store: Store; log?: Logger; health?: StoreHealth | undefined }) {
     this.#store = store;
     this.#log = log;
+    this.#health = health;
   }
 
   /** Writes waiting for their transaction. */
@@ -131,6 +139,11 @@ export class GroupCommit {
               return out;
             });
     } catch (err) {
+      if (this.#health?.failed(err) ?? isStoreUnavailable(err)) {
+        const refused = storeUnavailable(err);
+        for (const job of batch) job.reject(refused);
+        return;
+      }
       if (batch.length === 1) {
         batch[0]!.reject(err);
         return;
@@ -139,6 +152,7 @@ export class GroupCommit {
       for (const job of batch) await this.#commit([job]);
       return;
     }
+    this.#health?.succeeded();
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
   }
 }

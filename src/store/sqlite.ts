@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { splitBlob } from './blobs.js';
 import type { Database } from './schema.js';
+import { HookflowSqliteDialect } from './sqlite-dialect.js';
 import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './sqlite-statements.js';
 import { SqliteWriter, type ThreadRunner } from './sqlite-writer.js';
 import { type DialectCapabilities, type HotStatements, runHotWrites, type Store } from './store.js';
@@ -32,7 +33,8 @@ export async function openSqlite(
   // writes have their own (sqlite-writer.ts). 4 MB keeps the process under its memory bound.
   database.pragma('cache_size = -4096');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  // Its rollback keeps a full disk's SQLITE_FULL visible (sqlite-dialect.ts).
+  const db = new Kysely<Database>({ dialect: new HookflowSqliteDialect(database) });
   const wal = config.sqliteSynchronous === 'FULL' ? new WalSync(`${file}-wal`, file) : undefined;
   const normal = database.prepare('pragma synchronous = NORMAL');
   const full = database.prepare('pragma synchronous = FULL');

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type Hookflow, type Roles, startHookflow } from '../../src/main.js';
@@ -36,6 +37,8 @@ export interface StartOptions {
   dataDir?: string;
   postgres?: boolean;
   roles?: Roles;
+  /** The server's logger (default: HOOKFLOW_TEST_LOG_LEVEL, silent, on stderr); to read what it logs. */
+  log?: Logger;
 }
 
 export function tempDir(prefix = 'hookflow-test-'): string {
@@ -58,7 +61,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...options.env,
   };
   const config = loadConfig({ env });
-  const log = createLogger(config.log.level, 2);
+  const log = options.log ?? createLogger(config.log.level, 2);
   const hookflow = await startHookflow({ config, log, ...(options.roles ? { roles: options.roles } : {}) });
   const address = hookflow.app!.server.address();
   if (!address || typeof address === 'string') throw new Error('server has no TCP address');

@@ -50,7 +50,7 @@ const EMPTY = Buffer.alloc(0);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function webhookHandler(
-  { receiver, config, metrics, rejections, log }: HttpDeps,
+  { receiver, config, metrics, rejections, log, health }: HttpDeps,
   gate: RequestGate,
 ): WebhookHandler {
   const ipOf = clientIp(config.http.trustProxy);
@@ -125,6 +125,8 @@ export function webhookHandler(
         });
       }
       if (error.code === 'internal_error') log.error({ err, reqId: requestId }, 'webhook request failed');
+      // Logged once per outage by the store's health, not per request (group commit tells it too).
+      else if (error.code === 'store_unavailable') health.failed(error);
       if (res.headersSent || res.destroyed) return;
       const headers: Record<string, string> = matched
         ? corsHeaders(matched.route.workflow.trigger, req.headers.origin)
