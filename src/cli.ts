@@ -185,8 +185,29 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
   // 7 200). Set here, for the serving process only; tests and utility commands keep V8's default.
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const hookflow = await startHookflow({ config, log, roles });
+  // A serving process ends only when told to (a signal) or on a fatal error, never because its
+  // event loop emptied: every timer of ours is unref'd so that tests and close() never wait on
+  // them, and a worker with nothing to do holds no other handle once its connections drop (it
+  // exited 0 ~0.1 s after `pg_terminate_backend`, and a supervisor restarting on failure does not
+  // restart an exit 0). This one ref'd timer holds the process until the shutdown below; the
+  // guards after it make any other way out loud and non-zero.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  let stopping = false;
+  // pino's asynchronous destination writes what is buffered when the process exits.
+  process.on('beforeExit', () => {
+    if (stopping) return;
+    log.fatal('the event loop emptied while serving (a bug: only a signal should stop it); exiting 1');
+    process.exit(1);
+  });
+  const fatal = (what: string) => (err: unknown) => {
+    log.fatal({ err }, `${what}; exiting 1`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled promise rejection'));
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
+      stopping = true;
       log.info({ signal }, 'shutting down: finishing in-flight requests and executions');
       // A second signal while draining means "now".
       process.once(signal, () => process.exit(1));
@@ -198,6 +219,7 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  clearInterval(keepAlive);
   log.info('stopped');
   log.flush();
   return 0;

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { Engine, type RunResult } from '../engine/run.js';
 import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus, StepResponse } from './bus.js';
@@ -21,12 +22,17 @@ import type { Queue } from './queue.js';
 
 const POLL_MS = 1_000;
 
+/** Retrying a result the store could not take: 250 ms doubling to 2 s (see `#record`). */
+const RECORD_RETRY_MIN_MS = 250;
+const RECORD_RETRY_MAX_MS = 2_000;
+
 /** Early responses travel as bus notices: PostgreSQL's NOTIFY carries under 8000 bytes. */
 const MAX_EARLY_RESPONSE_CHARS = 6_000;
 
 /**
  * Executions handed over by ingest (see LocalExecutor in webhooks/ingest.ts) wait here for a free
- * slot: as many again as run at once. Pure workflows never get here (they run before the commit),
+ * slot: as many again as run at once, when this process owns the store (embedded SQLite); on a
+ * shared store none wait, since waiting rows are `running` rows held by this worker (see `#held`). Pure workflows never get here (they run before the commit),
  * so these wait on the network, and a longer line would only be rows claimed by this process that
  * others cannot take and a crash leaves `running` (with 256 here, recovery after a SIGKILL under
  * load took 15 s). Beyond it, new executions go through the store. Only items under 64 KiB of
@@ -55,8 +61,13 @@ export class Worker {
   readonly #ready: { row: ExecutionRow; item: unknown }[] = [];
   #readyBytes = 0;
   #reserved = 0;
-  /** Executions in the engine (recording a result no longer takes a slot). */
+  /**
+   * Executions holding a slot: in the engine, and on a shared store until their result is recorded
+   * (see `#execute`).
+   */
   #busy = 0;
+  /** Whether other processes share the store (PostgreSQL): see `#held` and `#execute`. */
+  readonly #shared: boolean;
   /**
    * Due executions may wait in the store (queued by a full executor, by retry/replay, by another
    * process, or left by a previous run): hand-over pauses so they are claimed first, in order.
@@ -75,6 +86,7 @@ export class Worker {
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
     this.#engine = new Engine(deps.engine);
+    this.#shared = deps.store.caps.shared;
   }
 
   get active(): number {
@@ -94,7 +106,8 @@ export class Worker {
       this.#stopped ||
       this.#backlog ||
       bytes > ADOPT_MAX_ITEM_BYTES ||
-      this.#busy + this.#ready.length + this.#reserved >= ADOPT_PER_SLOT * this.#deps.concurrency ||
+      this.#busy + this.#ready.length + this.#reserved >=
+        (this.#shared ? 1 : ADOPT_PER_SLOT) * this.#deps.concurrency ||
       this.#readyBytes + bytes > ADOPT_MAX_BYTES
     ) {
       // The row goes to the store as queued: later ones must not overtake it.
@@ -147,6 +160,18 @@ export class Worker {
       .catch((err) =>
         this.#deps.log.error({ err, executionId: row.id }, 'announcing the finished execution failed'),
       );
+  }
+
+  /**
+   * Slots taken, for claiming. On a shared store a claim also leaves room for handed-over rows
+   * waiting for a slot or reserved by ingest: they are `running` rows of this worker already, and
+   * it holds at most `concurrency` of those (issue 15: with results recorded after the slot was
+   * freed and claims going on meanwhile, 573 rows were `running` on a worker of concurrency 8, and
+   * its SIGKILL stranded them all). Alone on its store (SQLite) it claims only when nothing is
+   * handed over (`#backlog`), and a restart releases every `running` row at once.
+   */
+  get #held(): number {
+    return this.#shared ? this.#busy + this.#ready.length + this.#reserved : this.#busy;
   }
 
   #markBacklog(): void {
@@ -223,7 +248,7 @@ export class Worker {
     try {
       while (!this.#stopped) {
         this.#startReady();
-        const room = this.#deps.concurrency - this.#busy;
+        const room = this.#deps.concurrency - this.#held;
         if (room <= 0) return;
         const seq = this.#backlogSeq;
         const rows = await this.#deps.queue.claim(room);
@@ -238,7 +263,14 @@ export class Worker {
     }
   }
 
-  /** Runs one execution; `freeSlot` is called once the engine is done, before the result is recorded. */
+  /**
+   * Runs one execution and records its result. Alone on its store, `freeSlot` is called once the
+   * engine is done, before the result is recorded: the next execution runs during the group commit
+   * (what the embedded benchmark measures), and nobody else could claim a row this process holds.
+   * On a shared store the slot is freed only once the result is recorded (by the caller), so this
+   * worker never holds more than `concurrency` `running` rows: no claims run ahead of recording,
+   * and a worker that dies strands at most that many.
+   */
   async #execute(row: ExecutionRow, item: unknown, freeSlot: () => void): Promise<void> {
     // The child logger only when there is something to log: making one per execution was ~3 % of
     // the executor's time for executions that log nothing.
@@ -264,13 +296,13 @@ export class Worker {
       log().error({ err }, 'execution crashed');
       result = failedRun(err instanceof Error ? err.message : String(err));
     }
-    freeSlot();
+    if (!this.#shared) freeSlot();
     if (result.status === 'failed') log().info({ error: result.error }, 'execution failed');
     else if (this.#deps.log.isLevelEnabled('debug'))
       log().debug({ status: result.status, steps: result.steps.length }, 'execution finished');
     let recorded: boolean;
     try {
-      recorded = await this.#deps.queue.complete(row.id, result);
+      recorded = await this.#record(row.id, result);
     } catch (err) {
       log().error({ err }, 'recording the execution result failed');
       // Run it again after a backoff; if even that cannot be written, the lease lapses instead.
@@ -287,6 +319,24 @@ export class Worker {
       await this.#deps.bus
         .publish('execution.finished', { executionId: row.id, status: result.status })
         .catch((err) => log().error({ err }, 'announcing the finished execution failed'));
+  }
+
+  /**
+   * `queue.complete`, retried while the store is out of service (a database restart is a second or
+   * two) for as long as the lease would last: the result of a finished execution is kept instead of
+   * the execution being run again. If the lease lapsed meanwhile and another worker took the
+   * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
+   */
+  async #record(id: string, result: RunResult): Promise<boolean> {
+    const giveUpAt = Date.now() + this.#deps.queue.leaseMs;
+    for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
+      try {
+        return await this.#deps.queue.complete(id, result);
+      } catch (err) {
+        if (!isStoreUnavailable(err) || Date.now() + delay > giveUpAt) throw err;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   /**

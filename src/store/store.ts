@@ -162,7 +162,7 @@ export async function openStore(
 ): Promise<Store> {
   // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
   const store = config.databaseUrl
-    ? await (await import('./postgres.js')).openPostgres(config.databaseUrl)
+    ? await (await import('./postgres.js')).openPostgres(config.databaseUrl, log)
     : await (await import('./sqlite.js')).openSqlite(config, log, options.runner);
   try {
     await migrate(store, log);

@@ -4,7 +4,10 @@
  * token created with the real CLI, and one encryption key for all. `sql` reads the database
  * directly, for what the API does not show (which worker holds a lease).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { BIN, freePort, runCli } from './process.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
@@ -45,12 +48,15 @@ export async function startCluster({
   webhooks = 2,
   workers = 2,
   env: extra = {},
+  db: given,
 }: {
   webhooks?: number;
   workers?: number;
   env?: Record<string, string>;
+  /** The database to share (default: a fresh one on the machine's PostgreSQL); dropped on close. */
+  db?: TestDatabase;
 } = {}): Promise<Cluster> {
-  const db = await createTestDatabase();
+  const db = given ?? (await createTestDatabase());
   const env: Record<string, string> = {
     HOOKFLOW_DATABASE_URL: db.url,
     HOOKFLOW_ENCRYPTION_KEY: ENCRYPTION_KEY,
@@ -129,7 +135,8 @@ async function startRole(role: Role, env: Record<string, string>): Promise<RoleP
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
+  // Generous: CI runs this on 2 cores beside other test files.
+  const deadline = Date.now() + 40_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hookflow ${role} exited early:\n${out}`);
     if (role === 'worker') {
@@ -160,4 +167,88 @@ export async function within<T>(
     if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * A PostgreSQL server of the test's own (initdb + pg_ctl on a free port, data in a temp dir), for
+ * tests that stop or restart the server: the machine's shared one on 5432 serves other test
+ * files in parallel. Run as the `postgres` OS user when the tests run as root (initdb refuses
+ * root), as the current user otherwise. fsync is off: a clean stop (`-m fast`) still keeps every
+ * committed row, and the tests do not crash the server's host.
+ */
+export interface PgInstance {
+  port: number;
+  /** Superuser URL of its `postgres` database (trust auth). */
+  adminUrl: string;
+  /** A fresh database on it (dropped again by `drop()`). */
+  createDatabase(): Promise<TestDatabase>;
+  /** `pg_ctl stop -m fast`: every session is terminated, as in a restart or failover. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stop the server for good and delete its data. */
+  close(): Promise<void>;
+}
+
+const run = promisify(execFile);
+
+function pgBin(name: string): string {
+  const root = '/usr/lib/postgresql';
+  const versions = fs.existsSync(root) ? fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
+  for (const v of versions) {
+    const bin = path.join(root, v, 'bin', name);
+    if (fs.existsSync(bin)) return bin;
+  }
+  return name; // on PATH
+}
+
+export async function startPgInstance(): Promise<PgInstance> {
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join('/tmp', 'hookflow-pg-'));
+  const data = path.join(dir, 'data');
+  if (asRoot) fs.chownSync(dir, ...pgOwner());
+  const exec = (bin: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', pgBin(bin), ...args]) : run(pgBin(bin), args);
+  await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
+  const log = path.join(dir, 'server.log');
+  const start = async () => {
+    await exec('pg_ctl', ['start', '-w', '-t', '30', '-D', data, '-l', log, '-o', options]);
+  };
+  const stop = async () => {
+    await exec('pg_ctl', ['stop', '-w', '-t', '30', '-m', 'fast', '-D', data]);
+  };
+  await start();
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  return {
+    port,
+    adminUrl,
+    start,
+    stop,
+    async createDatabase() {
+      const name = `hookflow_test_${Math.random().toString(16).slice(2, 10)}`;
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      await admin.query(`create database ${name}`).finally(() => admin.end());
+      return {
+        url: `postgres://postgres@127.0.0.1:${port}/${name}`,
+        // The whole server goes at close(); nothing to drop separately.
+        drop: async () => undefined,
+      };
+    },
+    async close() {
+      await stop().catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function pgOwner(): [number, number] {
+  const line = fs
+    .readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
+  if (!line) throw new Error('running as root, but there is no postgres OS user to run PostgreSQL as');
+  const [, , uid, gid] = line.split(':');
+  return [Number(uid), Number(gid)];
 }
