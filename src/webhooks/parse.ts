@@ -17,6 +17,12 @@
  *
  * Depth is counted as qs counts `[...]` groups, i.e. nesting below the top-level value: `a[b]=1` and
  * `{"a":{"b":1}}` both have depth 1; anything deeper than `maxDepth` is rejected.
+ *
+ * Cost is bounded while parsing, not after (issue 14): JSON and XML text is pre-scanned in one linear
+ * pass (body-limits.ts) that refuses too deep or too many nodes at the first character past a limit,
+ * before JSON.parse or fast-xml-parser run; qs splits at most maxKeys + 1 parameters and stops a key at
+ * maxDepth brackets; busboy stops at maxKeys + maxFiles parts. Error messages never carry more than a
+ * short excerpt of a library's message (MAX_REASON_CHARS), so an error body stays well under 4 KB.
  */
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
@@ -24,8 +30,9 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import qs from 'qs';
 import sjson from 'secure-json-parse';
 import { AppError } from '../errors.js';
+import { type StructureLimits, scanJson, scanXml } from './body-limits.js';
 
-export interface ParseLimits {
+export interface ParseLimits extends StructureLimits {
   /** Nesting depth for form/query `a[b][c]=` keys and for JSON/XML (default 20). */
   maxDepth: number;
   /** Max parameters in a query/form body, and max multipart fields (default 1000). */
@@ -34,7 +41,25 @@ export interface ParseLimits {
   maxFiles: number;
 }
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = Object.freeze({ maxDepth: 20, maxKeys: 1000, maxFiles: 20 });
+/**
+ * Fixed, not configurable: they bound what one request may cost whatever HOOKFLOW_MAX_BODY_BYTES says
+ * (up to 1 GiB), and no legitimate webhook comes near them. Measured on Node 20 (heap after parsing):
+ * - maxJsonValues 2 000 000: a scalar costs ~20 bytes, so ~40 MB; a realistic 16 MiB JSON export
+ *   (records of ~110 bytes, 9 values each) has ~1.4 million values and is accepted.
+ * - maxJsonContainers 500 000: an object or array costs ~100 bytes (2 million `{}` took 206 MB), so
+ *   ~50 MB; 16 MiB of `{},` would be 5.6 million objects (~900 MB with the copy made before issue 14).
+ * - maxXmlNodes 100 000: fast-xml-parser spends ~40× JSON.parse's time per byte and ~200 bytes per
+ *   element (500 000 `<a b="1"/>` took 152 MB), so 100 000 elements or attributes stay well under a
+ *   second of parsing; XML webhooks (SOAP callbacks, feeds) are far smaller.
+ */
+export const DEFAULT_PARSE_LIMITS: ParseLimits = Object.freeze({
+  maxDepth: 20,
+  maxKeys: 1000,
+  maxFiles: 20,
+  maxJsonValues: 2_000_000,
+  maxJsonContainers: 500_000,
+  maxXmlNodes: 100_000,
+});
 
 export interface ParsedFile {
   field: string;
@@ -104,13 +129,26 @@ const FORM_CHARSETS = new Map<string, 'utf-8' | 'iso-8859-1'>([
 
 const MIME_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/;
 
+/** Longest excerpt of a library's message put into ours: they can quote the input at any length. */
+const MAX_REASON_CHARS = 200;
+/** Last guard: no invalid_body message is longer, whatever went into it (error bodies stay < 4 KB). */
+const MAX_MESSAGE_CHARS = 1000;
+
 function invalid(message: string, hint: string, cause?: unknown): AppError {
-  return new AppError('invalid_body', message, { hint, cause });
+  const capped = message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message;
+  // The cause is kept only when small: fast-xml-parser's validator returned a 45 MB message once.
+  const keep = cause instanceof Error && cause.message.length <= MAX_MESSAGE_CHARS ? cause : undefined;
+  return new AppError('invalid_body', capped, { hint, cause: keep });
 }
 
-/** A library error's message without its trailing period, to embed in our own sentence. */
+/**
+ * A library error's message without its trailing period, to embed in our own sentence: one line,
+ * at most MAX_REASON_CHARS characters (JSON.parse and the XML validator quote the input).
+ */
 function reason(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\.\s*$/, '');
+  const text = (err instanceof Error ? err.message : String(err)).slice(0, MAX_REASON_CHARS + 1);
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_REASON_CHARS ? `${line.slice(0, MAX_REASON_CHARS - 1)}…` : line.replace(/\.$/, '');
 }
 
 /** Lower-cased `type/subtype` and charset; undefined when there is no usable header at all. */
@@ -299,9 +337,13 @@ function decodeText(raw: Buffer, charset: string | undefined): string {
 }
 
 function parseJson(text: string, limits: ParseLimits): unknown {
-  let parsed: unknown;
+  // Depth and size first, in one pass: JSON.parse has no limits of its own.
+  scanJson(text, limits);
   try {
-    parsed = sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
+    // No toPlain copy: JSON.parse builds ordinary objects and arrays, secure-json-parse drops exactly
+    // the keys toPlain would (`__proto__`, and `constructor` holding a `prototype` key), and scanJson
+    // has checked the depth. The copy doubled the cost of a large body (16 MiB: +60% time, +100 MB).
+    return sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
   } catch (err) {
     // JSON.parse's message carries the position, e.g. "... in JSON at position 7".
     throw invalid(
@@ -310,18 +352,16 @@ function parseJson(text: string, limits: ParseLimits): unknown {
       err,
     );
   }
-  return toPlain(parsed, limits.maxDepth);
 }
 
 function parseXml(text: string, limits: ParseLimits): unknown {
   const hint = 'Send well-formed XML, or the Content-Type that matches the body.';
+  // Depth and size first: the validator keeps a stack of every open tag and puts it in its message.
+  scanXml(text, limits);
   const check = XMLValidator.validate(text);
   if (check !== true) {
     const { msg, line, col } = check.err;
-    throw invalid(
-      `The body is not well-formed XML: ${msg.replace(/\.$/, '')} (line ${line}, column ${col}).`,
-      hint,
-    );
+    throw invalid(`The body is not well-formed XML: ${reason(msg)} (line ${line}, column ${col}).`, hint);
   }
   let parsed: unknown;
   try {
@@ -391,6 +431,9 @@ function joined(chunks: Buffer[], raw: Buffer): Buffer {
   return raw.subarray(first.byteOffset - raw.byteOffset, end - raw.byteOffset);
 }
 
+/** 64 KiB: a handful of parts per slice, and few enough slices that feeding them costs nothing. */
+const MULTIPART_SLICE = 64 * 1024;
+
 function readMultipart(
   header: string,
   raw: Buffer,
@@ -402,6 +445,9 @@ function readMultipart(
     let settled = false;
     const malformed = 'Send a complete multipart/form-data body and its boundary parameter.';
     const tooMany = `Send at most ${limits.maxKeys} fields and ${limits.maxFiles} files.`;
+    // Parts without a usable name are skipped by busboy without counting as fields or files; 16 MB
+    // of them kept it busy for seconds. Every part counts here, named or not.
+    const maxParts = limits.maxKeys + limits.maxFiles;
     const fail = (message: string, hint: string, cause?: unknown) => {
       if (settled) return;
       settled = true;
@@ -417,6 +463,8 @@ function readMultipart(
         limits: {
           fields: limits.maxKeys,
           files: limits.maxFiles,
+          // busboy signals partsLimit on reaching the count, so one more than allowed: "more than maxParts".
+          parts: maxParts + 1,
           fieldNameSize: Number.POSITIVE_INFINITY,
           fieldSize: Number.POSITIVE_INFINITY,
           fileSize: Number.POSITIVE_INFINITY,
@@ -445,6 +493,7 @@ function readMultipart(
     parser.on('filesLimit', () =>
       fail(`The multipart body has more than ${limits.maxFiles} files.`, tooMany),
     );
+    parser.on('partsLimit', () => fail(`The multipart body has more than ${maxParts} parts.`, tooMany));
     parser.on('error', (err) => fail(`The multipart body is malformed: ${reason(err)}.`, malformed, err));
     // 'close' follows 'finish', which busboy delays until every file stream has ended.
     parser.on('close', () => {
@@ -452,6 +501,12 @@ function readMultipart(
       settled = true;
       resolve({ fields, files });
     });
-    parser.end(raw);
+    // Fed in slices so a limit stops the work: busboy otherwise reads the rest of a body it has
+    // already given up on. Slices are views of `raw`, so joined() still avoids copying files.
+    for (let at = 0; at < raw.length && !settled; at += MULTIPART_SLICE) {
+      parser.write(raw.subarray(at, at + MULTIPART_SLICE));
+    }
+    if (settled) parser.destroy();
+    else parser.end();
   });
 }

@@ -290,11 +290,12 @@ describe('flat query strings and form bodies: the fast path', () => {
     fc.string({ unit: 'binary', maxLength: 40 }),
   );
   const charsetArb = fc.constantFrom<Charset>('utf-8', 'iso-8859-1');
-  const limitsArb = fc.record({
-    maxKeys: fc.oneof(fc.constant(1000), fc.integer({ min: 0, max: 6 })),
-    maxDepth: fc.oneof(fc.constant(20), fc.integer({ min: 0, max: 3 })),
-    maxFiles: fc.constant(20),
-  });
+  const limitsArb = fc
+    .record({
+      maxKeys: fc.oneof(fc.constant(1000), fc.integer({ min: 0, max: 6 })),
+      maxDepth: fc.oneof(fc.constant(20), fc.integer({ min: 0, max: 3 })),
+    })
+    .map((lim): ParseLimits => ({ ...DEFAULT_PARSE_LIMITS, ...lim }));
   const outcome = (parse: () => unknown) => {
     try {
       return { value: parse() };
@@ -755,5 +756,319 @@ describe('hostile input never escapes as anything but invalid_body', () => {
         expectOrdinary((outcome as { body: unknown }).body);
       }
     }
+  });
+});
+
+describe('bounded cost: nested and oversized bodies of every content type (issue 14)', () => {
+  /** The outcome of parseBody: the body, or the invalid_body message; anything else fails the test. */
+  async function outcomeOf(contentType: string, raw: Buffer, lim: ParseLimits) {
+    try {
+      return { value: (await parseBody(contentType, raw, lim)).body };
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      const appErr = err as AppError;
+      expect(appErr.code).toBe('invalid_body');
+      // The whole wire body, not just the message, stays far under 4 KB.
+      expect(JSON.stringify(appErr.toJSON()).length).toBeLessThan(4096);
+      return { error: appErr.message };
+    }
+  }
+
+  // Strings full of the characters the scans look at, so skipping string content is exercised.
+  const trickyString = fc.string({
+    unit: fc.constantFrom('[', ']', '{', '}', ',', '"', '\\', "'", '<', '>', '/', '=', 'a', ' ', '\u00e9'),
+    maxLength: 8,
+  });
+
+  describe('JSON', () => {
+    const jsonArb = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.oneof(trickyString, fc.integer(), fc.constantFrom(true, false, null), fc.double({ noNaN: true })),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(trickyString, tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+
+    /** Depth below the top-level value, containers, and values as the scan counts them. */
+    function measure(value: unknown, depth = 0): { depth: number; containers: number; commas: number } {
+      if (value === null || typeof value !== 'object') return { depth: -1, containers: 0, commas: 0 };
+      const items = Object.values(value);
+      const total = { depth, containers: 1, commas: Math.max(items.length - 1, 0) };
+      for (const item of items) {
+        const inner = measure(item, depth + 1);
+        total.depth = Math.max(total.depth, inner.depth);
+        total.containers += inner.containers;
+        total.commas += inner.commas;
+      }
+      return total;
+    }
+
+    it('parses exactly as JSON.parse within the limits, and refuses cleanly past any of them', async () => {
+      let accepted = 0;
+      let refused = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          jsonArb,
+          fc.integer({ min: 0, max: 4 }),
+          fc.integer({ min: 1, max: 12 }),
+          fc.integer({ min: 1, max: 30 }),
+          fc.constantFrom('', ' ', '\n\t'),
+          async (value, maxDepth, maxJsonContainers, maxJsonValues, space) => {
+            // Some JSON has a `constructor` holding a `prototype` key; not generated here (own tests above).
+            const text = JSON.stringify(value, null, space);
+            const m = measure(value);
+            const over =
+              m.depth > maxDepth ||
+              m.containers > maxJsonContainers ||
+              1 + m.containers + m.commas > maxJsonValues;
+            const lim = limits({ maxDepth, maxJsonContainers, maxJsonValues });
+            const got = await outcomeOf('application/json', Buffer.from(text), lim);
+            if (over) {
+              refused++;
+              expect(got.error).toMatch(/nested more than \d+ levels deep|more than \d+ objects and arrays/);
+              expect(got.error).toMatch(/\(at character \d+\)\.$/);
+            } else {
+              accepted++;
+              expect(got.error).toBeUndefined();
+              expect(shape(got.value)).toEqual(shape(JSON.parse(text)));
+            }
+          },
+        ),
+        { numRuns: 1500 },
+      );
+      expect(accepted).toBeGreaterThan(200);
+      expect(refused).toBeGreaterThan(200);
+    });
+
+    it('accepts nesting at the limit and refuses one level more, wherever strings hide brackets', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 45 }),
+          fc.array(fc.boolean(), { minLength: 45, maxLength: 45 }),
+          trickyString,
+          async (levels, objects, filler) => {
+            // `levels` containers around a string: depth levels - 1 below the top-level value.
+            let text = JSON.stringify(filler);
+            for (let i = 0; i < levels; i++) {
+              text = objects[i]
+                ? `{${JSON.stringify(filler)}:${text}}`
+                : `[${JSON.stringify(filler)},${text}]`;
+            }
+            const got = await outcomeOf('application/json', Buffer.from(text), DEFAULT_PARSE_LIMITS);
+            if (levels - 1 > DEFAULT_PARSE_LIMITS.maxDepth)
+              expect(got.error).toMatch(/nested more than 20 levels/);
+            else expect(shape(got.value)).toEqual(shape(JSON.parse(text)));
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it('refuses an 8-million-deep array at the first bracket past the limit, with a short message', async () => {
+      const raw = Buffer.from(`${'['.repeat(8_000_000)}${']'.repeat(8_000_000)}`);
+      const err = await expectInvalid(parseBody('application/json', raw), /nested more than 20 levels deep/);
+      expect(err.message).toBe('The body is nested more than 20 levels deep (at character 21).');
+    });
+
+    it('refuses 5 million empty objects by count, and accepts 2 million scalars', async () => {
+      await expectInvalid(
+        parseBody('application/json', Buffer.from(`[${'{},'.repeat(5_000_000)}{}]`)),
+        /more than 500000 objects and arrays or 2000000 values \(at character \d+\)/,
+      );
+      const { body } = await parseBody('application/json', Buffer.from(`[${'0,'.repeat(1_999_998)}0]`));
+      expect(body).toHaveLength(1_999_999);
+    });
+  });
+
+  describe('XML', () => {
+    interface El {
+      name: string;
+      attrs: string[];
+      children: (El | string)[];
+    }
+    const names = fc.constantFrom('a', 'b', 'item', 'x-y', 'n1');
+    // Comments, CDATA and processing instructions whose text looks like tags must count for nothing.
+    const fakeTags = fc.constantFrom(
+      '<!-- <a><a><a> -->',
+      '<![CDATA[<a><b><c x="1">]]>',
+      '<?pi <a><a> ?>',
+      'text &amp; more',
+      ' ',
+    );
+    const elArb: fc.Arbitrary<El> = fc.letrec<{ el: El }>((tie) => ({
+      el: fc.record({
+        name: names,
+        attrs: fc.uniqueArray(fc.constantFrom('id', 'k', 'z'), { maxLength: 3 }),
+        children: fc.array(fc.oneof({ depthSize: 'small' }, fakeTags, tie('el')), { maxLength: 3 }),
+      }),
+    })).el;
+    const attrValue = fc.constantFrom('1', '<a>', 'a/b', "it's", '>');
+    function serialize(el: El, value: string): string {
+      const attrs = el.attrs.map((a) => ` ${a}="${value.replaceAll('<', '&lt;')}"`).join('');
+      if (el.children.length === 0) return `<${el.name}${attrs}/>`;
+      const inner = el.children.map((c) => (typeof c === 'string' ? c : serialize(c, value))).join('');
+      return `<${el.name}${attrs}>${inner}</${el.name}>`;
+    }
+    /**
+     * Depth as the parsed body has it ({root: value} with the root's value at depth 1): an element is
+     * an object when it has attributes or child elements (a string otherwise), and repeated child
+     * elements become an array one level below their parent, each a level below the array.
+     */
+    function measure(el: El, depth = 1): { depth: number; nodes: number } {
+      const elements = el.children.filter((c): c is El => typeof c !== 'string');
+      const total = {
+        depth: el.attrs.length > 0 || elements.length > 0 ? depth : 0,
+        nodes: 1 + el.attrs.length,
+      };
+      for (const child of elements) {
+        const repeated = elements.filter((c) => c.name === child.name).length > 1;
+        if (repeated) total.depth = Math.max(total.depth, depth + 1);
+        const inner = measure(child, repeated ? depth + 2 : depth + 1);
+        total.depth = Math.max(total.depth, inner.depth);
+        total.nodes += inner.nodes;
+      }
+      return total;
+    }
+    const generous = limits({ maxDepth: 1000, maxXmlNodes: 1_000_000 });
+
+    it('parses as without the limits within them, and refuses cleanly past them', async () => {
+      let accepted = 0;
+      let refused = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          elArb,
+          attrValue,
+          fc.integer({ min: 0, max: 4 }),
+          fc.integer({ min: 1, max: 20 }),
+          fc.constantFrom('', '<?xml version="1.0"?>', '<!DOCTYPE r [<!ENTITY e "x">]>'),
+          async (el, value, maxDepth, maxXmlNodes, prolog) => {
+            const raw = Buffer.from(`${prolog}${serialize(el, value)}`);
+            const m = measure(el);
+            const got = await outcomeOf('application/xml', raw, limits({ maxDepth, maxXmlNodes }));
+            const unlimited = await outcomeOf('application/xml', raw, generous);
+            if (m.depth > maxDepth || m.nodes > maxXmlNodes) {
+              refused++;
+              expect(got.error).toMatch(
+                /nested more than \d+ levels deep|more than \d+ elements and attributes/,
+              );
+            } else {
+              accepted++;
+              expect(shape(got)).toEqual(shape(unlimited));
+            }
+          },
+        ),
+        { numRuns: 1000 },
+      );
+      expect(accepted).toBeGreaterThan(100);
+      expect(refused).toBeGreaterThan(100);
+    });
+
+    it('refuses 16 MB of unclosed tags at the 22nd, with a short message', async () => {
+      const raw = Buffer.from('<a>'.repeat(5_333_333));
+      const err = await expectInvalid(parseBody('application/xml', raw), /nested more than 20 levels deep/);
+      expect(err.message).toBe('The XML body is nested more than 20 levels deep (at character 63).');
+    });
+
+    it('quotes at most a short excerpt of the validator', async () => {
+      // 20 open tags, within the depth limit, never closed: the validator lists them all.
+      const raw = Buffer.from(`${'<abcdefghijklmnopqrstuvwxyz0123456789>'.repeat(20)}`);
+      const err = await expectInvalid(parseBody('application/xml', raw), /not well-formed XML/);
+      expect(err.message.length).toBeLessThan(300);
+    });
+  });
+
+  describe('forms', () => {
+    it('refuses past maxDepth brackets and maxKeys parameters, and parses like qs within them', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 8 }),
+          fc.integer({ min: 1, max: 8 }),
+          fc.integer({ min: 1, max: 6 }), // qs reads maxDepth 0 as "no nesting at all", not as a limit
+          fc.integer({ min: 1, max: 6 }),
+          async (levels, keys, maxDepth, maxKeys) => {
+            const text = Array.from({ length: keys }, (_, i) => `k${i}${'[b]'.repeat(levels)}=v`).join('&');
+            const lim = limits({ maxDepth, maxKeys });
+            const got = await outcomeOf('application/x-www-form-urlencoded', Buffer.from(text), lim);
+            if (levels > maxDepth || keys > maxKeys)
+              expect(got.error).toMatch(/form body exceeds a parsing limit/);
+            else
+              expect(shape(got.value)).toEqual(shape(parseUrlEncodedWithQs(text, 'utf-8', lim, 'form body')));
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it.each([
+      ['a key with 5 million brackets', `a${'[b]'.repeat(5_000_000)}=1`, /depth/],
+      ['8 million keys', 'a&'.repeat(8_000_000), /Parameter limit/],
+      ['8 million encoded brackets', `a${'%5Bb%5D'.repeat(2_000_000)}=1`, /depth/],
+    ])('refuses %s with a short message', async (_name, text, message) => {
+      const err = await expectInvalid(
+        parseBody('application/x-www-form-urlencoded', Buffer.from(text)),
+        message,
+      );
+      expect(err.message.length).toBeLessThan(300);
+    });
+  });
+
+  describe('text', () => {
+    it('is kept as the decoded string whatever it holds, brackets and tags included', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.string({ minLength: 1, maxLength: 200 }), async (text) => {
+          if (Buffer.from(text).toString('utf8') !== text) return; // lone surrogates do not survive UTF-8
+          expect(await outcomeOf('text/plain', Buffer.from(text), DEFAULT_PARSE_LIMITS)).toEqual({
+            value: text,
+          });
+        }),
+      );
+      const big = '<a>['.repeat(4_000_000);
+      expect((await parseBody('text/plain', Buffer.from(big))).body).toBe(big);
+    });
+  });
+
+  describe('multipart', () => {
+    const unnamed = (n: number) =>
+      Buffer.from(`${'--XyZzy42\r\nContent-Type: text/plain\r\n\r\nx\r\n'.repeat(n)}--XyZzy42--\r\n`);
+
+    it('counts every part, named or not, against maxKeys + maxFiles', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.constantFrom('field', 'file', 'unnamed', 'deep'), { maxLength: 12 }),
+          fc.integer({ min: 1, max: 5 }),
+          fc.integer({ min: 1, max: 3 }),
+          async (kinds, maxKeys, maxFiles) => {
+            const parts = kinds.map((kind, i): Part => {
+              if (kind === 'file') return { name: `f${i}`, filename: `${i}.txt`, value: 'x' };
+              if (kind === 'deep') return { name: `d${i}${'[b]'.repeat(3)}`, value: 'x' };
+              return { name: kind === 'unnamed' ? '' : `k${i}`, value: 'x' };
+            });
+            const raw = Buffer.from(
+              multipart(parts)
+                .toString('latin1')
+                .replaceAll('Content-Disposition: form-data; name=""', 'Content-Type: text/plain'),
+              'latin1',
+            );
+            const lim = limits({ maxKeys, maxFiles, maxDepth: 2 });
+            const got = await outcomeOf(MP, raw, lim);
+            const count = (k: string) => kinds.filter((kind) => kind === k).length;
+            const over =
+              kinds.length > maxKeys + maxFiles ||
+              count('field') + count('deep') > maxKeys ||
+              count('file') > maxFiles ||
+              count('deep') > 0;
+            if (over) expect(got.error).toMatch(/more than \d+ (parts|fields|files)|depth/);
+            else expect(got.error).toBeUndefined();
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it('stops at the part limit instead of reading 300 000 unnamed parts', async () => {
+      await expectInvalid(parseBody(MP, unnamed(300_000)), /more than 1020 parts/);
+      await expect(parseBody(MP, unnamed(1020))).resolves.toEqual({ body: {}, files: [] });
+    });
   });
 });
