@@ -235,7 +235,8 @@ describe('a SIGKILLed worker with a backlog', () => {
     const most = new Map<RoleProcess, number>();
     let sampling = true;
     const sampler = (async () => {
-      while (sampling) {
+      // Stops with the test, and on a failed query (the cluster closed after a failure).
+      while (sampling && !cluster.sql.ended) {
         const { rows } = await cluster.sql.query<{ locked_by: string; n: number }>(
           "select locked_by, count(*)::int as n from executions where status = 'running' group by 1",
         );
@@ -245,7 +246,7 @@ describe('a SIGKILLed worker with a backlog', () => {
         }
         await sleep(20);
       }
-    })();
+    })().catch(() => undefined); // a query failing as the cluster closes after a failed assertion
     const finished = async () =>
       (
         await cluster.sql.query(
