@@ -8,6 +8,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
 import { DUMMY_HASH_PROMISE, hashPassword, verifyPassword } from './passwords.js';
+import { addressKey, FailureThrottle } from './throttle.js';
 
 export const SESSION_COOKIE = 'hookflow_session';
 export const SESSION_DAYS = 14;
@@ -25,16 +26,37 @@ export interface Session {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** Failed sign-ins per email+address: 5 within 15 minutes, then wait (bounded map: at most 10k keys). */
-const MAX_FAILURES = 5;
-const FAILURE_WINDOW_MS = 15 * 60_000;
+/**
+ * Failed sign-ins (issue 14 #8) are counted per account, whatever address they come from (5 free,
+ * then 1 s, 2 s, 4 s … up to 15 minutes per further failure: about 4 guesses an hour once capped),
+ * and per client address across accounts (20 free, so a few people behind one NAT are not blocked
+ * by each other's typos; it slows one address spraying many emails). While either is blocked,
+ * every attempt answers 429 with Retry-After, a correct password included: otherwise a guesser
+ * would just keep guessing and watch for the 200. The price is that someone can keep an account's
+ * sign-in blocked for up to 15 minutes at a time; signed-in sessions and API tokens keep working.
+ * Unknown emails are counted like real ones, so a 429 does not tell which emails exist.
+ */
+const ACCOUNT_THROTTLE = {
+  freeFailures: 5,
+  baseBlockMs: 1_000,
+  maxBlockMs: 15 * 60_000,
+  forgetAfterMs: 60 * 60_000,
+  maxKeys: 10_000,
+};
+const ADDRESS_THROTTLE = { ...ACCOUNT_THROTTLE, freeFailures: 20 };
+
+const setupDone = () =>
+  new AppError('setup_done', 'An owner account already exists.', { hint: 'Sign in instead.' });
 
 export class Accounts {
   readonly #store: Store;
-  readonly #failures = new Map<string, { count: number; first: number }>();
+  readonly #accountFailures: FailureThrottle;
+  readonly #addressFailures: FailureThrottle;
 
   constructor({ store }: { store: Store }) {
     this.#store = store;
+    this.#accountFailures = new FailureThrottle(ACCOUNT_THROTTLE);
+    this.#addressFailures = new FailureThrottle(ADDRESS_THROTTLE);
   }
 
   async setupRequired(): Promise<boolean> {
@@ -42,8 +64,14 @@ export class Accounts {
     return row === undefined;
   }
 
-  /** Create the owner account; only while there is no account at all. */
+  /**
+   * Create the owner account; only while there is no account at all. Checked before the password
+   * is hashed, so once the owner exists a call costs one indexed read rather than a ~100 ms scrypt
+   * anyone could ask for (issue 14 #9). The check inside the transaction, under the accounts lock,
+   * still decides between two setups racing each other.
+   */
   async setup(email: string, password: string): Promise<{ user: User; cookie: string; session: Session }> {
+    if (!(await this.setupRequired())) throw setupDone();
     const normalized = normalizeEmail(email);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
@@ -51,9 +79,7 @@ export class Accounts {
     await this.#store.transaction(
       async (trx) => {
         const existing = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
-        if (existing) {
-          throw new AppError('setup_done', 'An owner account already exists.', { hint: 'Sign in instead.' });
-        }
+        if (existing) throw setupDone();
         await trx
           .insertInto('users')
           .values({
@@ -76,8 +102,13 @@ export class Accounts {
     address: string,
   ): Promise<{ user: User; cookie: string; session: Session }> {
     const normalized = email.trim().toLowerCase();
-    const key = `${normalized}|${address}`;
-    this.#checkThrottle(key);
+    const account = `account:${normalized}`;
+    const from = `address:${addressKey(address)}`;
+    this.#checkThrottle(account, from);
+    // Counted as failures before the ~100 ms check, and taken back if the password is right:
+    // counted afterwards, a burst of parallel guesses would all pass the check above at once.
+    this.#accountFailures.fail(account);
+    this.#addressFailures.fail(from);
     const row = await this.#store.db
       .selectFrom('users')
       .selectAll()
@@ -85,12 +116,16 @@ export class Accounts {
       .executeTakeFirst();
     const ok = await verifyPassword(password, row?.password_hash ?? (await DUMMY_HASH_PROMISE));
     if (!row || !ok) {
-      this.#recordFailure(key);
+      this.#accountFailures.restart(account);
+      this.#addressFailures.restart(from);
       throw new AppError('unauthorized', 'The email or password is wrong.', {
-        hint: 'Check both and try again; after 5 failed attempts, wait 15 minutes.',
+        hint: 'Check both and try again; after 5 failed attempts each further one makes you wait longer.',
       });
     }
-    this.#failures.delete(key);
+    // The address keeps its earlier failures: signing in to one's own account must not reset a
+    // spray of guesses at others.
+    this.#accountFailures.forget(account);
+    this.#addressFailures.takeBack(from);
     const user: User = { id: row.id, email: row.email, role: row.role };
     return { user, ...(await this.#startSession(user)) };
   }
@@ -137,28 +172,15 @@ export class Accounts {
     return { cookie, session: { user, csrfToken } };
   }
 
-  #checkThrottle(key: string): void {
-    const entry = this.#failures.get(key);
-    if (!entry) return;
-    const age = Date.now() - entry.first;
-    if (age > FAILURE_WINDOW_MS) {
-      this.#failures.delete(key);
-      return;
-    }
-    if (entry.count >= MAX_FAILURES) {
-      const seconds = Math.ceil((FAILURE_WINDOW_MS - age) / 1000);
-      throw new AppError('rate_limited', 'Too many failed sign-in attempts.', {
-        hint: `Wait ${Math.ceil(seconds / 60)} minute(s) and try again.`,
-        headers: { 'retry-after': String(seconds) },
-      });
-    }
-  }
-
-  #recordFailure(key: string): void {
-    if (this.#failures.size > 10_000) this.#failures.clear();
-    const entry = this.#failures.get(key);
-    if (entry) entry.count++;
-    else this.#failures.set(key, { count: 1, first: Date.now() });
+  /** 429 while the account or the address is blocked (checked before the password is). */
+  #checkThrottle(account: string, from: string): void {
+    const ms = Math.max(this.#accountFailures.blockedFor(account), this.#addressFailures.blockedFor(from));
+    if (ms === 0) return;
+    const seconds = Math.ceil(ms / 1000);
+    throw new AppError('rate_limited', 'Too many failed sign-in attempts.', {
+      hint: `Wait ${seconds} second(s) and try again; each further failure doubles the wait (up to 15 minutes).`,
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 }
 

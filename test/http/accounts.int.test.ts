@@ -98,6 +98,37 @@ describe('UI accounts', () => {
     expect((await fetch(`${server.url}/api/v1/workflows`, { headers: { cookie } })).status).toBe(401);
   });
 
+  it('refuses setup once the owner exists before hashing anything: far faster than a sign-in', async () => {
+    const timed = async (send: () => Promise<Response>) => {
+      const started = performance.now();
+      const res = await send();
+      const ms = performance.now() - started;
+      return { res, ms, body: await json(res) };
+    };
+    const setups: number[] = [];
+    const logins: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const setup = await timed(() =>
+        post('/auth/setup', { email: `late${i}@example.com`, password: 'a long enough password' }),
+      );
+      expect(setup.res.status).toBe(409);
+      expect(setup.body.code).toBe('setup_done');
+      setups.push(setup.ms);
+      // A failed sign-in costs one scrypt (the unknown email is checked against a dummy hash).
+      const login = await timed(() =>
+        post('/auth/login', { email: 'timing@example.com', password: 'a long enough password' }),
+      );
+      expect(login.res.status).toBe(401);
+      logins.push(login.ms);
+    }
+    // Before the fix each setup hashed the password first: as slow as a sign-in (ratio ~1).
+    expect(Math.min(...setups)).toBeLessThan(Math.min(...logins) / 2);
+    // Closed is closed, whatever the body: no validation error that would tell more.
+    const invalid = await post('/auth/setup', { email: 'late@example.com', password: 'short' });
+    expect(invalid.status).toBe(409);
+    expect((await json(invalid)).code).toBe('setup_done');
+  });
+
   it('throttles repeated failed sign-ins with 429 and Retry-After', async () => {
     const attempt = () => post('/auth/login', { email: 'owner@example.com', password: 'nope nope nope' });
     for (let i = 0; i < 5; i++) expect((await attempt()).status).toBe(401);
@@ -105,5 +136,59 @@ describe('UI accounts', () => {
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await json(res)).code).toBe('rate_limited');
+  });
+});
+
+describe('sign-in throttling per account, across addresses (behind a trusted proxy)', () => {
+  let proxied: TestServer;
+  beforeAll(async () => {
+    proxied = await startTestServer({ env: { HOOKFLOW_TRUST_PROXY: '127.0.0.1' } });
+  });
+  afterAll(() => proxied.close());
+
+  const from = (address: string, path: string, body: unknown) =>
+    fetch(`${proxied.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify(body),
+    });
+  const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+  const wrong = (address: string) => from(address, '/auth/login', { ...OWNER, password: 'wrong guess' });
+  const right = (address: string) => from(address, '/auth/login', OWNER);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('two setups at once: one owner, the other gets setup_done', async () => {
+    const results = await Promise.all([
+      from('203.0.113.1', '/auth/setup', OWNER),
+      from('203.0.113.2', '/auth/setup', OWNER),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    const users = await proxied.hookflow.store.db.selectFrom('users').select('email').execute();
+    expect(users).toHaveLength(1);
+  });
+
+  it('counts failures from every address against the account, with a growing Retry-After', async () => {
+    // Five failures, each from its own address (an attacker with a botnet, or a rotating proxy).
+    for (let i = 1; i <= 5; i++) expect((await wrong(`198.51.100.${i}`)).status).toBe(401);
+    const first = await wrong('198.51.100.6');
+    expect(first.status).toBe(429);
+    expect((await json(first)).code).toBe('rate_limited');
+    const firstWait = Number(first.headers.get('retry-after'));
+    expect(firstWait).toBeGreaterThanOrEqual(1);
+
+    // Throttled means throttled: the right password is refused too until Retry-After has passed.
+    expect((await right('198.51.100.7')).status).toBe(429);
+
+    await sleep(firstWait * 1000 + 100);
+    expect((await wrong('198.51.100.8')).status).toBe(401);
+    const second = await wrong('198.51.100.9');
+    expect(second.status).toBe(429);
+    const secondWait = Number(second.headers.get('retry-after'));
+    expect(secondWait).toBeGreaterThan(firstWait);
+
+    await sleep(secondWait * 1000 + 100);
+    expect((await right('198.51.100.10')).status).toBe(200);
+    // A successful sign-in starts the account's count again.
+    expect((await wrong('198.51.100.11')).status).toBe(401);
   });
 });
