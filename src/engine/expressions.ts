@@ -13,8 +13,12 @@
  * macrotask turn every YIELD_EVERY_MS of an evaluation's own running time, so a runaway
  * expression delays HTTP requests by milliseconds until its budget stops it, not by the budget.
  * What the hooks cannot stop is one built-in call that is slow by itself (a regular expression
- * that backtracks catastrophically, `$sort` of a huge array); a worker thread would, at the cost
- * of copying the input for every evaluation.
+ * that backtracks catastrophically, `$sort` of a huge array); the executor runs executions on a
+ * thread it can terminate for that (queue/engine-runner.ts).
+ *
+ * Deadline. An evaluation also stops at its scope's `until` (the execution's budget, or the short
+ * slice a workflow run before its commit gets: run.ts), checked by the same hook with the same
+ * clock read, and throws DeadlineReached (not an expression's mistake: run.ts says which budget).
  *
  * Fast path. Most expressions are a path, a comparison, a concatenation or a string function
  * (`body.param1`, `customer = "a"`, `$uppercase(body.param2)`), for which JSONata's general
@@ -52,6 +56,16 @@ export interface Scope {
   trigger: unknown;
   steps: Record<string, unknown>;
   execution: { id: string; mode: string; workflowId: string; attempt: number };
+  /** Epoch ms at which evaluation stops with DeadlineReached (none: only the per-evaluation budget). */
+  until?: number;
+}
+
+/** An evaluation reached its scope's `until`: run.ts turns it into the budget that ran out. */
+export class DeadlineReached extends Error {
+  constructor() {
+    super('The evaluation reached its deadline.');
+    this.name = 'DeadlineReached';
+  }
 }
 
 /** An expression's mistake, located: the field (a JSON pointer into the step) and a position. */
@@ -298,11 +312,24 @@ async function evaluateJsonata(expr: CompiledExpression, scope: Scope): Promise<
       trigger: scope.trigger,
       steps: scope.steps,
       execution: scope.execution,
+      ...(scope.until === undefined ? {} : { [UNTIL_BINDING]: scope.until }),
     });
   } catch (err) {
+    if (reachedDeadline(err)) throw new DeadlineReached();
     throw toExpressionError(err, expr.field, expr.source, undefined);
   }
   return toJson(result);
+}
+
+/** DeadlineReached, also as the cause JSONata's `$eval` wraps an error in (D3121, `.error`). */
+function reachedDeadline(err: unknown): boolean {
+  for (
+    let e = err, i = 0;
+    typeof e === 'object' && e !== null && i < 100;
+    e = (e as { error?: unknown }).error, i++
+  )
+    if (e instanceof DeadlineReached) return true;
+  return false;
 }
 
 function toText(value: unknown): string {
@@ -322,6 +349,14 @@ const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
  * process running 6 000 three-step executions/s grew 75 MB between full collections.
  */
 const LAST_TURN = Symbol('hookflow.lastTurn');
+/** On the same frame: the evaluation's deadline (Infinity when its scope has none). */
+const UNTIL = Symbol('hookflow.until');
+
+/**
+ * The binding that carries `Scope.until` into an evaluation (JSONata binds only string keys). A
+ * name no expression can write (`:` ends a variable name), read once per evaluation by the hook.
+ */
+const UNTIL_BINDING = 'hookflow:until';
 
 /** Node evaluations since the clock was last read (all evaluations together). */
 let entries = 0;
@@ -329,7 +364,7 @@ let entries = 0;
 function yieldNow(
   _expr: unknown,
   _input: unknown,
-  environment: { base?: { [LAST_TURN]?: number } },
+  environment: { base?: { [LAST_TURN]?: number; [UNTIL]?: number }; lookup(name: string): unknown },
 ): Promise<void> | undefined {
   const base = environment.base;
   if (!base) return undefined;
@@ -341,9 +376,11 @@ function yieldNow(
   const last = base[LAST_TURN];
   if (last === undefined) {
     base[LAST_TURN] = now;
-    return undefined;
+    const until = environment.lookup(UNTIL_BINDING);
+    base[UNTIL] = typeof until === 'number' ? until : Number.POSITIVE_INFINITY;
   }
-  if (now - last < YIELD_EVERY_MS) return undefined;
+  if (now > base[UNTIL]!) throw new DeadlineReached();
+  if (last === undefined || now - last < YIELD_EVERY_MS) return undefined;
   return new Promise((resolve) =>
     setImmediate(() => {
       base[LAST_TURN] = Date.now();

@@ -17,6 +17,7 @@ import type { Step, Workflow } from '../workflows/model.js';
 import {
   compileTemplate,
   DEFAULT_BUDGET,
+  DeadlineReached,
   defineEntry,
   type ExpressionBudget,
   ExpressionError,
@@ -68,6 +69,12 @@ export interface RunContext {
   attempt?: number;
   /** Called once, when the first `respond` step has run (the execution goes on). */
   onRespond?: (response: NonNullable<RunResult['response']>) => void;
+  /**
+   * Run for at most this long (less than the execution's budget), then give up with OutOfSlice:
+   * nothing happened that counts, and the caller has the execution run again elsewhere with its
+   * whole budget (a pure workflow tried before its commit: queue/pure-run.ts).
+   */
+  sliceMs?: number;
 }
 
 export interface EngineOptions {
@@ -123,11 +130,15 @@ export class Engine {
     }
 
     // The budget of the whole execution. Steps that wait on the outside world (http) are raced
-    // against it and cut off by its signal; pure steps are CPU only, each expression has its own
-    // time budget, so a check between steps is enough. The timer, controller and race promise
-    // per execution were ~4 % of the process at 10 000 executions/s, for workflows never waiting.
+    // against it and cut off by its signal; pure steps are CPU only: the deadline is checked
+    // between steps and, inside expressions, as JSONata evaluates (scope.until, expressions.ts).
+    // The timer, controller and race promise per execution were ~4 % of the process at 10 000
+    // executions/s, for workflows never waiting.
     const timeoutMs = this.#options.executionTimeoutMs;
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    // A slice shorter than the budget ends the run earlier, abandoned rather than failed.
+    const sliced = ctx.sliceMs !== undefined && ctx.sliceMs < timeoutMs;
+    const until = started + (sliced ? ctx.sliceMs! : timeoutMs);
     const budget = compiled.every(isPure) ? undefined : new AbortController();
     const timer = budget && setTimeout(() => budget.abort(), timeoutMs);
     const outOfTime =
@@ -146,6 +157,7 @@ export class Engine {
       trigger: item,
       steps: outputs,
       execution: { id: ctx.executionId, mode: ctx.mode, workflowId: workflow.id, attempt: ctx.attempt ?? 1 },
+      until,
     };
     let output: unknown = item;
     let response: RunResult['response'];
@@ -155,7 +167,7 @@ export class Engine {
         const input = output;
         scope.input = input;
         try {
-          if (budget ? budget.signal.aborted : Date.now() > deadline) throw new ExecutionTimeout(timeoutMs);
+          if (budget?.signal.aborted || Date.now() > until) throw new ExecutionTimeout(timeoutMs);
           const outcome = outOfTime
             ? await Promise.race([this.#runStep(type, template, scope, signal), outOfTime])
             : await this.#runStep(type, template, scope, signal);
@@ -186,7 +198,10 @@ export class Engine {
             };
         } catch (err) {
           // Past the budget, whatever the step threw (e.g. its cut-off request) is a consequence: say why.
-          const cause = budget?.signal.aborted ? new ExecutionTimeout(timeoutMs) : err;
+          const timedOut =
+            budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
+          if (timedOut && sliced) throw new OutOfSlice(ctx.sliceMs!);
+          const cause = timedOut ? new ExecutionTimeout(timeoutMs) : err;
           const error = { step: step.name, ...describeError(cause) };
           const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
           results.push({
@@ -265,6 +280,14 @@ const isPure = (c: CompiledStep): boolean => c.type.pure === true;
 
 /** The signal pure steps get: nothing waits on it. */
 const NEVER_ABORTED = new AbortController().signal;
+
+/** A run given `sliceMs` did not finish within it (see RunContext.sliceMs). */
+export class OutOfSlice extends Error {
+  constructor(readonly ms: number) {
+    super(`The run did not finish within its slice of ${ms} ms.`);
+    this.name = 'OutOfSlice';
+  }
+}
 
 class ExecutionTimeout extends Error {
   constructor(readonly ms: number) {

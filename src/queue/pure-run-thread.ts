@@ -8,12 +8,19 @@ import type SqliteDatabase from 'better-sqlite3';
 import { Engine } from '../engine/run.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
-import { failedRun, type PureRunOptions, runPure } from './pure-run.js';
+import { failedRun, PURE_MAX_ITEM_CHARS, PURE_SLICE_MS, type PureRunOptions, runPure } from './pure-run.js';
 
 const MAX_CACHED_VERSIONS = 1000;
 
-/** Fills `row` in finished; returns what to log on the event loop, if anything. */
-export type PureRunner = (row: NewExecutionRow) => Promise<{ crash?: string }>;
+/**
+ * Fills `row` in finished, if it fits in what is left of the slice of the batch whose runs began
+ * at `batchStart` (epoch ms); returns what to log on the event loop, if anything, and `deferred`
+ * when it did not run it (the row is left as it came, `queued`: see pure-run.ts).
+ */
+export type PureRunner = (
+  row: NewExecutionRow,
+  batchStart: number,
+) => Promise<{ crash?: string; deferred?: true }>;
 
 export function createRunner(database: SqliteDatabase.Database, options: PureRunOptions): PureRunner {
   const engine = new Engine(options);
@@ -32,7 +39,11 @@ export function createRunner(database: SqliteDatabase.Database, options: PureRun
     }
     return workflow;
   };
-  return async (row) => {
+  return async (row, batchStart) => {
+    // The batch's runs together get one slice: every request in it waits for its commit.
+    const sliceMs = batchStart + PURE_SLICE_MS - Date.now();
+    // Checked before parsing: a big item's parse alone would take longer than the slice.
+    if (sliceMs <= 0 || row.trigger.length > PURE_MAX_ITEM_CHARS) return { deferred: true };
     let crash: string | undefined;
     const workflow = version(row.workflow_id, row.workflow_version);
     if (!workflow) {
@@ -44,9 +55,17 @@ export function createRunner(database: SqliteDatabase.Database, options: PureRun
       row.started_at = row.finished_at = new Date().toISOString();
       return {};
     }
-    await runPure(engine, workflow, row, JSON.parse(row.trigger), (err) => {
-      crash = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    });
+    const ran = await runPure(
+      engine,
+      workflow,
+      row,
+      JSON.parse(row.trigger),
+      (err) => {
+        crash = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      },
+      sliceMs,
+    );
+    if (!ran) return { deferred: true };
     return crash === undefined ? {} : { crash };
   };
 }

@@ -17,6 +17,7 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus, StepResponse } from './bus.js';
+import { EngineRunner } from './engine-runner.js';
 import { failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';
 
@@ -55,6 +56,8 @@ export interface WorkerDeps {
 export class Worker {
   readonly #deps: WorkerDeps;
   readonly #engine: Engine;
+  /** Runs claimed and handed-over executions off the event loop (engine-runner.ts). */
+  readonly #runner: EngineRunner;
   readonly #running = new Map<string, Promise<void>>();
   readonly #versions = new Map<string, Workflow>();
   /** Handed-over executions waiting for a slot, and the reservations ingest holds for more. */
@@ -86,6 +89,7 @@ export class Worker {
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
     this.#engine = new Engine(deps.engine);
+    this.#runner = new EngineRunner({ options: deps.engine, log: deps.log });
     this.#shared = deps.store.caps.shared;
   }
 
@@ -144,7 +148,10 @@ export class Worker {
     return this.#deps.store.runsPure && workflow.steps.length > 0 ? 'store' : 'here';
   }
 
-  /** Runs a pure workflow now and fills `row` in finished (see `beforeCommit`). */
+  /**
+   * Runs a pure workflow now and fills `row` in finished (see `beforeCommit`), or leaves it
+   * `queued` when it does not fit in the short slice it gets here (see pure-run.ts).
+   */
   async runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void> {
     await runPure(this.#engine, workflow, row, item, (err) =>
       this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
@@ -207,6 +214,9 @@ export class Worker {
 
   async start(): Promise<void> {
     this.#stopped = false;
+    // Loading the engine's modules takes a thread ~0.2 s (seconds on a busy machine): now, not
+    // in front of the first execution.
+    this.#runner.start();
     if (!this.#deps.store.caps.shared) {
       const released = await this.#deps.queue.releaseAbandoned();
       if (released > 0)
@@ -271,7 +281,7 @@ export class Worker {
    * worker never holds more than `concurrency` `running` rows: no claims run ahead of recording,
    * and a worker that dies strands at most that many.
    */
-  async #execute(row: ExecutionRow, item: unknown, freeSlot: () => void): Promise<void> {
+  async #execute(row: ExecutionRow, _item: unknown, freeSlot: () => void): Promise<void> {
     // The child logger only when there is something to log: making one per execution was ~3 % of
     // the executor's time for executions that log nothing.
     let child: Logger | undefined;
@@ -283,7 +293,9 @@ export class Worker {
       if (!workflow) {
         result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
-        result = await this.#engine.run(workflow, item === undefined ? JSON.parse(row.trigger) : item, {
+        // Off the event loop, from the stored JSON: the engine thread parses it (a handed-over
+        // `_item` is that JSON parsed; copying it to the thread would cost the event loop more).
+        result = await this.#runner.run(workflow, row.trigger, {
           executionId: row.id,
           mode: row.mode,
           attempt: row.attempt,
@@ -383,5 +395,8 @@ export class Worker {
     await this.#engine
       .close()
       .catch((err) => this.#deps.log.warn({ err }, 'closing outbound connections failed'));
+    await this.#runner
+      .close()
+      .catch((err) => this.#deps.log.warn({ err }, 'closing the engine thread failed'));
   }
 }

@@ -7,7 +7,10 @@
  *
  * With a runner (a module given by the process, queue/pure-run-thread.ts), `run` writes are
  * pure workflows' executions: the runner runs each and fills its row in finished, then it is
- * inserted with the rest of its batch.
+ * inserted with the rest of its batch. Every request's commit waits for those runs, so a batch's
+ * runs together get a short slice (the runner's policy: it is told when the batch's runs began); a
+ * run that does not fit in what is left is abandoned and its row inserted as it came (`queued`):
+ * the executor runs it later, off this thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
@@ -15,7 +18,7 @@ import type { NewExecutionRow } from './schema.js';
 import { COMPLETE_EXECUTION, INSERT_EXECUTION, insertParams, type SqlValue } from './sqlite-statements.js';
 import type { RunFinished, ThreadData, ThreadReply, ThreadRequest } from './sqlite-writer.js';
 
-type Runner = (row: NewExecutionRow) => Promise<{ crash?: string }>;
+type Runner = (row: NewExecutionRow, batchStart: number) => Promise<{ crash?: string; deferred?: true }>;
 
 const port = parentPort!;
 const { file, synchronous, runner: runnerSpec } = workerData as ThreadData;
@@ -63,15 +66,19 @@ const loadRunner = (): Promise<Runner | undefined> => {
 async function handle(msg: ThreadRequest): Promise<ThreadReply> {
   const finished: NonNullable<ThreadReply['finished']> = [];
   const writes: ['insert' | 'complete', SqlValue[]][] = [];
+  /** When this batch's first run began (after the runner was loaded). */
+  let batchStart: number | undefined;
   for (const [i, [kind, payload]] of msg.writes.entries()) {
     if (kind !== 'run') {
       writes.push([kind, payload]);
       continue;
     }
-    // Without a runner the row goes in as it came (queued): the executor runs it later.
+    // Without a runner, or when the runner gives up on it, the row goes in as it came (queued):
+    // the executor runs it later.
     const run = await loadRunner();
-    if (run) {
-      const { crash } = await run(payload);
+    batchStart ??= Date.now();
+    const { crash, deferred } = run ? await run(payload, batchStart) : { deferred: true };
+    if (!deferred) {
       finished.push({
         index: i,
         status: payload.status as RunFinished['status'],

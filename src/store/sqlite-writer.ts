@@ -21,7 +21,11 @@ import type { HotWrite } from './store.js';
 
 /** A module the thread loads to run pure workflows before inserting them (queue/pure-run-thread.ts). */
 export interface ThreadRunner {
-  /** Module URL; it exports `createRunner(database, options)`. */
+  /**
+   * Module URL; it exports `createRunner(database, options)`, which returns `(row, batchStart)
+   * => { crash?, deferred? }`: it runs the row's workflow and fills the row in finished, or leaves
+   * it as it came (`deferred`, e.g. out of the batch's time slice) to be inserted `queued`.
+   */
   module: string;
   options: unknown;
 }

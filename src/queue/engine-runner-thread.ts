@@ -1,0 +1,68 @@
+/**
+ * The executor's engine thread (see engine-runner.ts): runs executions sent by the event loop with
+ * its own Engine (compile cache, outbound HTTP agent) and posts back what the event loop needs: a
+ * `respond` step's response as soon as it is known, then the result.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { Engine, type EngineOptions, type RunResult } from '../engine/run.js';
+import type { FromThread, ToThread } from './engine-runner.js';
+
+/**
+ * This thread's nice value on Linux, where each thread has its own (setpriority on the thread's
+ * id). A heavy execution keeps a core busy for its whole budget; when cores are short, the event
+ * loop (answering requests) and the SQLite writer (committing them) should get the CPU first.
+ * With a loaded 2-core machine, the event loop's worst webhook answer while a 2 s execution ran
+ * here went from 215–279 ms at the same priority to 45–138 ms (issue 14's test, load average ~10).
+ */
+const ENGINE_NICE = 10;
+
+if (process.platform === 'linux') {
+  // `/proc/thread-self` links to `<pid>/task/<tid>`.
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid)) os.setPriority(tid, ENGINE_NICE);
+}
+
+const port = parentPort!;
+const engine = new Engine(workerData as EngineOptions);
+
+port.on('message', (msg: ToThread) => {
+  if (msg === 'close') {
+    void engine.close().finally(() => port.close());
+    return;
+  }
+  void run(msg);
+});
+
+async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): Promise<void> {
+  const post = (reply: FromThread) => port.postMessage(reply);
+  try {
+    const result = await engine.run(workflow, JSON.parse(trigger), {
+      executionId: ctx.executionId,
+      mode: ctx.mode,
+      attempt: ctx.attempt,
+      ...(ctx.respond ? { onRespond: (response) => post({ id, response }) } : {}),
+    });
+    post({ id, result: lean(result) });
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    post({ id, crash: { message: e.message, stack: e.stack } });
+  }
+}
+
+/**
+ * What is recorded of a result, and no more: the step records without their input (the store
+ * leaves it out too: store/executions.ts stepsJson) and without the last output (also in the
+ * last step's record). Copying the trigger item back to the event loop would cost it as much as
+ * parsing it there, which is what this thread is for.
+ */
+function lean(result: RunResult): RunResult {
+  return {
+    status: result.status,
+    error: result.error,
+    steps: result.steps.map((step) => ({ ...step, input: undefined })),
+    output: undefined,
+    ...(result.response ? { response: result.response } : {}),
+  };
+}
