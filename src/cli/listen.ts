@@ -484,17 +484,43 @@ export function formatCapture(event: CaptureEvent): string {
   const at = new Date(event.receivedAt || item.receivedAt || Date.now());
   const time = Number.isNaN(at.getTime()) ? '' : at.toTimeString().slice(0, 8);
   const contentType = headerValue(item.headers, 'content-type');
-  const lines = [
-    `\n[${time}] ${item.method} ${pathOf(item)}${event.executionId ? `  (execution ${event.executionId})` : ''}`,
-  ];
-  if (contentType) lines.push(`content-type: ${contentType}`);
+  const execution = event.executionId ? `  (execution ${oneLine(event.executionId)})` : '';
+  const lines = [`\n[${time}] ${oneLine(item.method)} ${oneLine(pathOf(item))}${execution}`];
+  if (contentType) lines.push(`content-type: ${oneLine(contentType)}`);
   if (item.query && Object.keys(item.query).length > 0) lines.push(`query: ${pretty(item.query)}`);
   if (!isEmptyObject(item.body))
-    lines.push(`body: ${typeof item.body === 'string' ? item.body : pretty(item.body)}`);
+    lines.push(`body: ${typeof item.body === 'string' ? text(item.body) : pretty(item.body)}`);
   for (const f of item.files ?? [])
-    lines.push(`file: ${f.field} → ${f.filename} (${f.mimeType}, ${f.size} bytes)`);
+    lines.push(
+      `file: ${oneLine(f.field)} → ${oneLine(f.filename)} (${oneLine(f.mimeType)}, ${Number(f.size)} bytes)`,
+    );
   return `${lines.join('\n')}\n`;
 }
+
+/*
+ * Whatever a capture holds comes from anyone who can reach the test URL. Printed raw, ESC (C0) or
+ * CSI (C1, U+009B) sequences in it would drive the developer's terminal: colours, cursor moves,
+ * erasing lines, window titles, on some terminals clipboard writes (OSC 52). So control characters
+ * in captured data are printed escaped, C0 and DEL as \x1b, C1 as \u009b. JSON.stringify escapes C0
+ * already but leaves DEL and C1 as they are.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above, with tab and newline too
+const CONTROL_IN_LINE = /[\u0000-\u001f\u007f-\u009f]/g;
+
+const escapeControl = (c: string): string => {
+  const code = c.charCodeAt(0);
+  return code >= 0x80
+    ? `\\u${code.toString(16).padStart(4, '0')}`
+    : `\\x${code.toString(16).padStart(2, '0')}`;
+};
+
+/** A captured text printed as text: its newlines and tabs kept, every other control escaped. */
+const text = (value: string): string => value.replace(CONTROL_IN_TEXT, escapeControl);
+
+/** A captured value printed inside one line (method, path, header, file name): newlines escaped too. */
+const oneLine = (value: unknown): string => String(value).replace(CONTROL_IN_LINE, escapeControl);
 
 function pathOf(item: CapturedItem): string {
   if (item.webhookUrl) {
@@ -507,7 +533,8 @@ function pathOf(item: CapturedItem): string {
   return `/${item.path}`;
 }
 
-const pretty = (value: unknown): string => JSON.stringify(value, null, 2) ?? String(value);
+// The layout's newlines are JSON's own; those inside strings are escaped by JSON.stringify.
+const pretty = (value: unknown): string => text(JSON.stringify(value, null, 2) ?? String(value));
 
 // ---------------------------------------------------------------------------------------------------
 // Forwarding
@@ -640,7 +667,7 @@ export async function forward(target: URL, item: CapturedItem): Promise<string> 
   let notes = '';
   try {
     const plan = planForward(target, item);
-    notes = plan.notes.map((n) => `\n  note: ${n}`).join('');
+    notes = plan.notes.map((n) => `\n  note: ${oneLine(n)}`).join('');
     let { headers, body } = plan;
     let bytes: string | Buffer | undefined;
     if (body instanceof FormData) {
@@ -658,9 +685,10 @@ export async function forward(target: URL, item: CapturedItem): Promise<string> 
       body: bytes ?? null,
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
     });
-    const text = await res.body.text();
+    const answer = await res.body.text();
     const status = `${res.statusCode} ${http.STATUS_CODES[res.statusCode] ?? ''}`.trim();
-    const preview = res.statusCode >= 300 && text !== '' ? `\n${truncate(text, RESPONSE_PREVIEW_CHARS)}` : '';
+    const preview =
+      res.statusCode >= 300 && answer !== '' ? `\n${text(truncate(answer, RESPONSE_PREVIEW_CHARS))}` : '';
     return `→ forwarded: ${status} (${elapsed()})${notes}${preview}`;
   } catch (err) {
     const timedOut =

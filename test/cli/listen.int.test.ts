@@ -99,6 +99,40 @@ describe('hookflow listen', () => {
     expect(new URLSearchParams(got.body).toString()).toBe('param1=a&param2=b&customer%5Bname%5D=Jo');
   });
 
+  it.each([
+    {
+      name: 'a text body',
+      contentType: 'text/plain',
+      body: '\x1b[31mred\x1b[0m\rfake prompt\x07 bell\nsecond line\u009b2J',
+      shows: ['body: \\x1b[31mred\\x1b[0m\\x0dfake prompt\\x07 bell\nsecond line\\u009b2J'],
+    },
+    {
+      name: 'a JSON body (its layout kept, DEL and C1 escaped)',
+      contentType: 'application/json',
+      body: JSON.stringify({ title: '\x1b]0;owned\x07', csi: '\u009b31m', del: 'x\x7f' }),
+      shows: ['body: {\n  "title": "\\u001b]0;owned\\u0007",\n  "csi": "\\u009b31m",\n  "del": "x\\x7f"\n}'],
+    },
+  ])(
+    'prints control characters of $name escaped, never raw to the terminal',
+    async ({ contentType, body, shows }) => {
+      const wf = await createWorkflow(server, { trigger: { path: `cli-listen-ctl-${contentType.length}` } });
+      const cli = run(['listen', wf.id, '--url', server.url, '--token', server.token]);
+      const testUrl = new URL((await cli.waitFor(/Test URL: (\S+)/, 'stdout'))[1]!);
+      const res = await fetch(`${server.url}${testUrl.pathname}`, {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body,
+      });
+      expect(res.status).toBe(200);
+      expect(await cli.exited).toBe(0);
+      const out = cli.stdout();
+      for (const line of shows) expect(out).toContain(line);
+      // No control character but the output's own newlines reaches the terminal.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is about control characters
+      expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    },
+  );
+
   it('closes the listener on Ctrl-C and exits 0', async () => {
     const wf = await createWorkflow(server, { trigger: { path: 'cli-listen-sigint', methods: ['POST'] } });
     const cli = run(['listen', wf.id, '--keep-listening'], {
