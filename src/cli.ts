@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import v8 from 'node:v8';
+import { Accounts } from './accounts/accounts.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
 import { executions } from './cli/executions.js';
 import { listen } from './cli/listen.js';
@@ -13,7 +14,7 @@ import { AppError } from './errors.js';
 import { decodeCursor } from './ids.js';
 import { presentWorkflow } from './http/present.js';
 import { createLogger } from './log.js';
-import { type Roles, startHookflow } from './main.js';
+import { type Hookflow, type Roles, startHookflow } from './main.js';
 import { LocalBus } from './queue/bus.js';
 import { SecretBox } from './security/secrets.js';
 import { openStore, type Store } from './store/store.js';
@@ -185,6 +186,7 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
   // 7 200). Set here, for the serving process only; tests and utility commands keep V8's default.
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const hookflow = await startHookflow({ config, log, roles });
+  if (roles.http) await announce(hookflow, config);
   // A serving process ends only when told to (a signal) or on a fatal error, never because its
   // event loop emptied: every timer of ours is unref'd so that tests and close() never wait on
   // them, and a worker with nothing to do holds no other handle once its connections drop (it
@@ -223,6 +225,21 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
   log.info('stopped');
   log.flush();
   return 0;
+}
+
+/**
+ * One plain line for the person who just ran `npm start`: the log lines are JSON for machines, and
+ * nothing in them said where the UI is or that the first visit creates the owner account. On
+ * stderr, so that stdout stays one JSON document a line.
+ */
+async function announce(hookflow: Hookflow, config: Config): Promise<void> {
+  const base = config.http.baseUrl.replace(/\/$/, '');
+  const firstVisit = await new Accounts({ store: hookflow.store }).setupRequired();
+  process.stderr.write(
+    firstVisit
+      ? `\nhookflow is ready. Open ${base}/ in a browser to create the owner account (the first visit asks for it).\nWebhooks: ${base}/webhook/<path> · API docs: ${base}/api/docs · stop with Ctrl-C\n\n`
+      : `\nhookflow is ready. UI: ${base}/ · webhooks: ${base}/webhook/<path> · API docs: ${base}/api/docs · stop with Ctrl-C\n\n`,
+  );
 }
 
 /** Utility commands open the store directly (SQLite in WAL mode allows this beside a running server). */

@@ -36,19 +36,24 @@ export function testListenerRoutes(app: App, { listeners, workflows }: HttpDeps)
     {
       schema: routeSchema(tags, {
         params: IdParams,
-        body: Type.Optional(
-          Type.Object(
-            {
-              timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTEN_SECONDS })),
-              keepListening: Type.Optional(Type.Boolean()),
-            },
-            { additionalProperties: false },
-          ),
+        body: Type.Object(
+          {
+            timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTEN_SECONDS })),
+            keepListening: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
         ),
         response: { 201: ListenerSchema, ...errors(400, 401, 404, 409) },
       }),
+      // SPEC 8: no body (`curl -X POST …/test-listener`, as the README does) takes the defaults.
+      // Fastify validates a missing body against the schema as `undefined` ("/ must be object"),
+      // whatever Type.Optional says, so it becomes {} before validation.
+      preValidation: (req, _reply, done) => {
+        req.body ??= {};
+        done();
+      },
     },
-    async (req, reply) => reply.code(201).send(await listeners.open(req.params.id, req.body ?? {})),
+    async (req, reply) => reply.code(201).send(await listeners.open(req.params.id, req.body)),
   );
 
   app.get(
