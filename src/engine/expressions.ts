@@ -97,6 +97,8 @@ export interface CompiledExpression {
   expression: jsonata.Expression;
   /** The fast path for this expression, when it is a shape fast-expressions.ts knows. */
   fast: FastEvaluator | undefined;
+  /** It may spend unbounded time inside one call, where no deadline is checked (see `uninterruptible`). */
+  uninterruptible: boolean;
 }
 
 /** A configuration value, ready to render. Literal subtrees are kept as they are. */
@@ -188,9 +190,50 @@ function compileExpression(
   try {
     const expression = jsonata(source, { timeout: budget.timeoutMs, stack: budget.maxDepth });
     expression.assign(EVALUATE_ENTRY as unknown as string, yieldNow);
-    return { source, field, expression, fast: compileFast(expression.ast(), budget.maxDepth) };
+    const ast = expression.ast();
+    return {
+      source,
+      field,
+      expression,
+      fast: compileFast(ast, budget.maxDepth),
+      uninterruptible: uninterruptible(ast),
+    };
   } catch (err) {
     return toExpressionError(err, field, source, budget);
+  }
+}
+
+/**
+ * Whether an expression can spend unbounded time inside one built-in call, where neither its
+ * budget nor a deadline is checked: a regular expression (`/(a+)+$/` backtracks for hours on 40
+ * characters), or `$eval` (text that may hold one). Such expressions only run where a stuck call
+ * can be stopped: the executor's engine thread (queue/engine-runner.ts), never before a commit.
+ * (Other slow built-ins, `$sort` and the like, are bounded by the size of their data.)
+ */
+function uninterruptible(node: unknown): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  if (Array.isArray(node)) return node.some(uninterruptible);
+  const n = node as { type?: unknown; value?: unknown };
+  if (n.type === 'regex') return true;
+  if (n.type === 'variable' && n.value === 'eval') return true;
+  for (const [key, child] of Object.entries(node))
+    if (key !== 'value' && typeof child === 'object' && uninterruptible(child)) return true;
+  return false;
+}
+
+/** Whether any expression of a template is `uninterruptible`. */
+export function hasUninterruptible(template: Template): boolean {
+  switch (template.kind) {
+    case 'literal':
+      return false;
+    case 'expression':
+      return template.expr.uninterruptible;
+    case 'text':
+      return template.parts.some((p) => typeof p !== 'string' && p.uninterruptible);
+    case 'array':
+      return template.items.some(hasUninterruptible);
+    case 'object':
+      return template.entries.some(([, t]) => hasUninterruptible(t));
   }
 }
 

@@ -18,6 +18,7 @@ import {
   compileTemplate,
   DEFAULT_BUDGET,
   DeadlineReached,
+  hasUninterruptible,
   defineEntry,
   type ExpressionBudget,
   ExpressionError,
@@ -239,12 +240,15 @@ export class Engine {
   }
 
   /**
-   * Whether running this workflow version can have no effect outside the execution (only steps
-   * declared `pure`): then it may run before its execution is even stored (see webhooks/ingest.ts).
+   * Whether this workflow version may run before its commit, in a short slice on a thread that
+   * serves others (queue/pure-run.ts, webhooks/ingest.ts): only steps declared `pure` (no
+   * effect outside the execution, so until the commit nothing happened), and no expression a
+   * deadline cannot interrupt (a regular expression, `$eval`: expressions.ts). The others run on
+   * the executor's thread, which is stopped when one gets stuck.
    */
-  isPure(workflow: Workflow): boolean {
+  runsBeforeCommit(workflow: Workflow): boolean {
     try {
-      return this.#compile(workflow).every(isPure);
+      return this.#compile(workflow).every((c) => isPure(c) && !hasUninterruptible(c.template));
     } catch {
       return false;
     }

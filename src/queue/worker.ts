@@ -143,7 +143,7 @@ export class Worker {
    * effect), and `execution.finished` is announced after it (`announce`).
    */
   beforeCommit(workflow: Workflow): 'store' | 'here' | undefined {
-    if (this.#stopped || this.#backlog || !this.#engine.isPure(workflow)) return undefined;
+    if (this.#stopped || this.#backlog || !this.#engine.runsBeforeCommit(workflow)) return undefined;
     // Without steps there is nothing to run: sending it to the store would cost more than it saves.
     return this.#deps.store.runsPure && workflow.steps.length > 0 ? 'store' : 'here';
   }

@@ -59,8 +59,7 @@ async function timed(fn: () => Promise<Response>): Promise<number> {
  * Sends `heavy`, and while it is in flight (and until its execution has finished) calls the light
  * webhook and /healthz in turn; returns their latencies and the heavy execution's record.
  */
-async function probeWhileHeavy(server: TestServer, heavyPath: string, lightPath: string) {
-  const body = heavyBody();
+async function probeWhileHeavy(server: TestServer, heavyPath: string, lightPath: string, body = heavyBody()) {
   const post = (path: string, data: string) =>
     fetch(`${server.url}/webhook/${path}`, {
       method: 'POST',
@@ -163,4 +162,64 @@ describe.each([
     if (result.record.status === 'succeeded')
       await eventually(async () => downstream.received.some((r) => r.path === '/echo'));
   }, 90_000);
+});
+
+/**
+ * What no budget check can interrupt: one regular expression that backtracks (`(a+)+$` on 31 a's
+ * and a `!`: ~10 s of V8's regexp engine, hours with 40). Such workflows never run before their
+ * commit; the executor's engine thread is stopped when one overruns its budget (1 s here) by the
+ * grace it had to stop by itself, and started again for what comes next.
+ */
+describe('an expression stuck in one regular expression', () => {
+  let server: TestServer;
+  let downstream: Downstream;
+  const stuck = { name: 'match', type: 'set', fields: { m: '{{ $contains(body.s, /^(a+)+$/) }}' } };
+
+  beforeAll(async () => {
+    downstream = await startDownstream();
+    server = await startTestServer({
+      env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_EXECUTION_TIMEOUT_MS: '1000' },
+    });
+    await createActiveWorkflow(server, {
+      name: 'light',
+      trigger: { path: 'light' },
+      steps: [{ name: 'shape', type: 'set', fields: { n: '{{ body.n }}' } }],
+    });
+    await createActiveWorkflow(server, {
+      name: 'stuck-pure',
+      trigger: { path: 'stuck-pure' },
+      steps: [stuck],
+    });
+    await createActiveWorkflow(server, {
+      name: 'after',
+      trigger: { path: 'after' },
+      steps: [
+        { name: 'send', type: 'http', method: 'POST', url: `${downstream.url}/echo`, body: '{{ body }}' },
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await downstream?.close();
+  });
+
+  it('fails with execution_timeout, delaying nobody, and the executor goes on', async () => {
+    const s = `${'a'.repeat(31)}!`;
+    const { probe, record } = await probeWhileHeavy(server, 'stuck-pure', 'light', JSON.stringify({ s }));
+    expect(Math.max(...probe.webhookMs)).toBeLessThan(BUDGET_MS);
+    expect(Math.max(...probe.healthMs)).toBeLessThan(BUDGET_MS);
+    expect(record.status).toBe('failed');
+    expect(record.error.code).toBe('execution_timeout');
+    expect(record.error.message).toMatch(/budget of 1000 ms \(HOOKFLOW_EXECUTION_TIMEOUT_MS\)/);
+    // The restarted thread runs the next execution, http step included.
+    const res = await fetch(`${server.url}/webhook/after`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"after":true}',
+    });
+    const id = res.headers.get('x-hookflow-execution-id')!;
+    await eventually(async () => ['succeeded', 'failed'].includes(await statusOf(server, id)), 10_000);
+    expect((await getExecution(server, id)).status).toBe('succeeded');
+  }, 60_000);
 });
