@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
-import { Engine, validateSteps } from '../../src/engine/run.js';
+import { Engine, OutOfSlice, validateSteps } from '../../src/engine/run.js';
 import type { Step, Workflow } from '../../src/workflows/model.js';
 
 let server: http.Server;
@@ -32,6 +32,7 @@ const workflow = (steps: Record<string, unknown>[]): Workflow => ({
   name: 'test',
   active: true,
   version: 1,
+  publishedVersion: 1,
   trigger: {} as Workflow['trigger'],
   steps: steps as Step[],
   createdAt: '',
@@ -173,6 +174,62 @@ describe('Engine.run', () => {
     expect(result.error).toMatchObject({ code: 'execution_timeout' });
     expect(result.error!.message).toMatch(/ran longer than its budget of 200 ms/);
     await quick.close();
+  });
+
+  it('stops a pure workflow at its budget inside an expression, not only between steps', async () => {
+    // The expression's own budget (10 s here) would let it run on; the execution's (200 ms) stops it.
+    const quick = new Engine({
+      allowPrivateNetwork: false,
+      executionTimeoutMs: 200,
+      expressionBudget: { timeoutMs: 10_000, maxDepth: 1_000 },
+    });
+    const started = Date.now();
+    const result = await quick.run(
+      workflow([{ name: 'spin', type: 'set', fields: { x: '{{ $sum([1..10000000].($ * 2)) }}' } }]),
+      item,
+      ctx,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ step: 'spin', code: 'execution_timeout' });
+    await quick.close();
+  });
+
+  it('gives up a run past its slice with OutOfSlice, recording nothing', async () => {
+    const started = Date.now();
+    const run = engine.run(
+      workflow([
+        { name: 'quick', type: 'set', fields: { a: '{{ body.param1 }}' } },
+        { name: 'spin', type: 'set', fields: { x: '{{ $sum([1..10000000].($ * 2)) }}' } },
+      ]),
+      item,
+      { ...ctx, sliceMs: 5 },
+    );
+    await expect(run).rejects.toBeInstanceOf(OutOfSlice);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // A slice the run fits in changes nothing.
+    const fits = await engine.run(
+      workflow([{ name: 'quick', type: 'set', fields: { a: '{{ body.param1 }}' } }]),
+      item,
+      {
+        ...ctx,
+        sliceMs: 1_000,
+      },
+    );
+    expect(fits.status).toBe('succeeded');
+  });
+
+  it.each([
+    ['a pure workflow', { name: 's', type: 'set', fields: { a: '{{ $uppercase(body.param1) }}' } }, true],
+    ['an http step', { name: 'h', type: 'http', url: 'http://example.com/' }, false],
+    [
+      'a regular expression',
+      { name: 's', type: 'set', fields: { a: '{{ $match(body.param1, /a+/) }}' } },
+      false,
+    ],
+    ['$eval', { name: 's', type: 'set', fields: { a: 'x {{ $eval("1 + 1") }}' } }, false],
+  ])('runs before its commit only when it can be interrupted: %s', (_, step, expected) => {
+    expect(engine.runsBeforeCommit(workflow([step]))).toBe(expected);
   });
 
   it('stops a runaway expression with a clear error', async () => {
