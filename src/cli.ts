@@ -84,7 +84,9 @@ ${CONFIG_HELP}`,
   hookflow executions list [--workflow ID] [--status S] [--mode test|production] [--limit N] [--json]
   hookflow executions show ID [--json]   the trigger item and each step's output or error
   hookflow executions retry ID           run the same item on the same workflow version again
-  hookflow executions replay ID          run the stored item on the workflow's current version
+  hookflow executions replay ID [--target published|draft]
+                                         run the stored item on the workflow's published version
+                                         (production mode; the default) or its draft (test mode)
 
 These talk to a running server: --url URL (or HOOKFLOW_URL; default http://127.0.0.1:$HOOKFLOW_PORT)
 and --token TOKEN (or HOOKFLOW_TOKEN; create one with \`hookflow tokens create --name cli\`).`,

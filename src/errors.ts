@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   path_conflict: 409,
   setup_done: 409,
+  not_published: 409,
   payload_too_large: 413,
   schema_mismatch: 422,
   rate_limited: 429,

@@ -43,6 +43,7 @@ export async function executions(
       status: { type: 'string' },
       mode: { type: 'string' },
       limit: { type: 'string' },
+      target: { type: 'string' },
       json: { type: 'boolean' },
       url: { type: 'string' },
       token: { type: 'string' },
@@ -95,12 +96,19 @@ export async function executions(
       }
       case 'retry':
       case 'replay': {
+        // replay --target published|draft (SPEC 8); the server's default is the published version.
+        const into = sub === 'replay' ? replayTarget(values.target) : undefined;
         const res = await callApi<{ executionId: string }>(
           target,
           'POST',
           `/executions/${encodeURIComponent(need(id))}/${sub}`,
+          into ? { target: into } : undefined,
         );
-        stderr.write(`${sub === 'retry' ? 'Retrying' : 'Replaying'} ${id} as a new execution:\n`);
+        stderr.write(
+          sub === 'retry'
+            ? `Retrying ${id} as a new execution:\n`
+            : `Replaying ${id} into the ${into ?? 'published'} version as a new execution:\n`,
+        );
         stdout.write(`${res.executionId}\n`);
         return 0;
       }
@@ -114,6 +122,11 @@ export async function executions(
     }
     throw err;
   }
+}
+
+function replayTarget(value: string | undefined): 'published' | 'draft' | undefined {
+  if (value === undefined || value === 'published' || value === 'draft') return value;
+  throw new CliError(`--target must be "published" or "draft", not "${value}".`, 2);
 }
 
 function need(id: string | undefined): string {

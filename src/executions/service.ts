@@ -2,7 +2,8 @@
  * Executions (SPEC 8 `/executions`): reading them and the files their requests carried, and
  * starting new ones from a stored trigger item (SPEC 7):
  * - retry: the same item into the same workflow version, linked to the old execution (`retryOf`);
- * - replay: the stored item (of a test or production execution) into the workflow's current version.
+ * - replay: the stored item (of a test or production execution) into the workflow's published
+ *   version in production mode (the default), or into its draft (latest version) in test mode.
  * Either way a new `queued` row, picked up by a worker like any other.
  */
 import { AppError } from '../errors.js';
@@ -13,6 +14,8 @@ import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
+
+export type ReplayTarget = 'published' | 'draft';
 
 export class ExecutionService {
   readonly #store: Store;
@@ -46,15 +49,35 @@ export class ExecutionService {
     return this.#enqueue(old, old.workflow_version, old.id);
   }
 
-  /** Run the execution's stored item through the workflow's current version. Returns the new execution's id. */
-  async replay(id: string): Promise<string> {
+  /**
+   * Run the execution's stored item through the workflow's published version (production mode,
+   * what live traffic would do with it) or its draft (test mode, what the editor tests), SPEC 7/8.
+   * A workflow never published has no published version: 409 `not_published`. Returns the new
+   * execution's id.
+   */
+  async replay(id: string, target: ReplayTarget = 'published'): Promise<string> {
     const old = await this.get(id);
     const workflow = await workflowsRepo.get(this.#store.db, old.workflow_id);
     if (!workflow) throw workflowGone(old.workflow_id);
-    return this.#enqueue(old, workflow.version, null);
+    if (target === 'draft') return this.#enqueue(old, workflow.version, null, 'test');
+    if (workflow.publishedVersion === null) {
+      throw new AppError(
+        'not_published',
+        `Workflow "${workflow.name}" (${workflow.id}) has never been published, so there is no published version to replay into.`,
+        {
+          hint: 'Replay into the draft with {"target":"draft"}, or publish the workflow first (POST /api/v1/workflows/:id/publish).',
+        },
+      );
+    }
+    return this.#enqueue(old, workflow.publishedVersion, null, 'production');
   }
 
-  async #enqueue(old: ExecutionRow, version: number, retryOf: string | null): Promise<string> {
+  async #enqueue(
+    old: ExecutionRow,
+    version: number,
+    retryOf: string | null,
+    mode: ExecutionRow['mode'] = old.mode,
+  ): Promise<string> {
     const executionId = newId();
     const now = nowIso();
     await executionsRepo.insert(
@@ -63,8 +86,9 @@ export class ExecutionService {
         id: executionId,
         workflow_id: old.workflow_id,
         workflow_version: version,
-        // The item keeps saying how it arrived (`executionMode`), so the run keeps that mode too.
-        mode: old.mode,
+        // A retry keeps the mode; a replay runs as its target does (published: production, draft:
+        // test). The item itself keeps saying how it arrived (`executionMode`).
+        mode,
         trigger: old.trigger,
         created_at: now,
         retry_of: retryOf,

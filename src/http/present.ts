@@ -10,6 +10,7 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
     name: w.name,
     active: w.active,
     version: w.version,
+    publishedVersion: w.publishedVersion,
     trigger: {
       ...w.trigger,
       auth: maskAuth(w.trigger.auth),

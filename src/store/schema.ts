@@ -10,6 +10,11 @@ export interface WorkflowsTable {
   name: string;
   active: number;
   version: number;
+  /**
+   * The version production runs (SPEC 1 draft/published); null until first published or
+   * activated. Kept on deactivate: it says what ran last.
+   */
+  published_version: number | null;
   /** JSON of the stored trigger (without the derived URLs). */
   trigger: string;
   /** JSON array of steps. */

@@ -8,6 +8,7 @@ export function rowToWorkflow(row: WorkflowRow): Workflow {
     name: row.name,
     active: row.active === 1,
     version: row.version,
+    publishedVersion: row.published_version,
     trigger: JSON.parse(row.trigger) as TriggerConfig,
     steps: JSON.parse(row.steps) as Step[],
     createdAt: row.created_at,
@@ -21,6 +22,7 @@ export function workflowToRow(w: Workflow): WorkflowRow {
     name: w.name,
     active: w.active ? 1 : 0,
     version: w.version,
+    published_version: w.publishedVersion,
     trigger: JSON.stringify(w.trigger),
     steps: JSON.stringify(w.steps),
     created_at: w.createdAt,
@@ -69,12 +71,65 @@ export const workflowsRepo = {
     return rows.map(rowToWorkflow);
   },
 
+  /** What production runs: the published version of every active workflow (one query). */
+  async listPublished(db: Db): Promise<Workflow[]> {
+    const rows = await db
+      .selectFrom('workflows')
+      .leftJoin('workflow_versions', (join) =>
+        join
+          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
+      )
+      .selectAll('workflows')
+      .select('workflow_versions.definition')
+      .where('workflows.active', '=', 1)
+      .execute();
+    return rows.map((r) => publishedOf(rowToWorkflow(r), r.definition));
+  },
+
+  /** The published version of one workflow, as production runs it; undefined when inactive. */
+  async getPublished(db: Db, id: string): Promise<Workflow | undefined> {
+    const row = await db
+      .selectFrom('workflows')
+      .leftJoin('workflow_versions', (join) =>
+        join
+          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
+      )
+      .selectAll('workflows')
+      .select('workflow_versions.definition')
+      .where('workflows.id', '=', id)
+      .where('workflows.active', '=', 1)
+      .executeTakeFirst();
+    return row ? publishedOf(rowToWorkflow(row), row.definition) : undefined;
+  },
+
   async delete(db: Db, id: string): Promise<boolean> {
     const res = await db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
     await db.deleteFrom('workflow_versions').where('workflow_id', '=', id).execute();
     return Number(res.numDeletedRows) > 0;
   },
 };
+
+/**
+ * The workflow as production runs it: the published version's name, trigger and steps, under the
+ * workflow's id and state, with `version` = the published one (so an execution records it). When
+ * nothing newer was saved, the workflows row itself is that version (and the one start-up repairs
+ * write to, services.ts repairSealedSecrets), so it is used as it is.
+ */
+function publishedOf(current: Workflow, definition: string | null): Workflow {
+  const published = current.publishedVersion;
+  if (published === null || published === current.version || definition === null) return current;
+  const saved = JSON.parse(definition) as Workflow;
+  return {
+    ...current,
+    name: saved.name,
+    trigger: saved.trigger,
+    steps: saved.steps,
+    version: published,
+    updatedAt: saved.updatedAt,
+  };
+}
 
 async function insertVersion(db: Db, w: Workflow): Promise<void> {
   await db

@@ -12,8 +12,8 @@ import type { TestEventRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
+import { assertNoListenerConflict } from '../workflows/paths.js';
 import { workflowNotFound } from '../workflows/service.js';
-import { pathShape } from './path.js';
 import { type LearnedSchema, learn } from './schema-learning.js';
 
 export const DEFAULT_LISTEN_SECONDS = 120;
@@ -65,6 +65,7 @@ export class TestListeners {
         const workflow = await workflowsRepo.get(trx, workflowId);
         if (!workflow) throw workflowNotFound(workflowId);
         await trx.deleteFrom('test_listeners').where('expires_at', '<=', now.toISOString()).execute();
+        // The test URL serves the draft (SPEC 1), so the draft's trigger is what must be free.
         await assertNoListenerConflict(trx, workflow, now.toISOString());
         await trx.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
         await trx
@@ -234,31 +235,6 @@ export class TestListeners {
     const workflow = await workflowsRepo.get(this.#store.db, id);
     if (!workflow) throw workflowNotFound(id);
     return workflow;
-  }
-}
-
-async function assertNoListenerConflict(db: Db, workflow: Workflow, now: string): Promise<void> {
-  const rows = await db
-    .selectFrom('test_listeners')
-    .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
-    .select(['workflows.id', 'workflows.name', 'workflows.trigger'])
-    .where('test_listeners.expires_at', '>', now)
-    .where('workflows.id', '!=', workflow.id)
-    .execute();
-  const shape = pathShape(workflow.trigger.path);
-  for (const row of rows) {
-    const trigger = JSON.parse(row.trigger) as Workflow['trigger'];
-    if (pathShape(trigger.path) !== shape) continue;
-    const shared = trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
-    if (shared.length > 0) {
-      throw new AppError(
-        'path_conflict',
-        `Workflow "${row.name}" (${row.id}) is already listening for test events on ${shared.join(', ')} /webhook-test/${trigger.path}.`,
-        {
-          hint: 'Stop that listener (or wait for it to expire), or give this trigger another path or method.',
-        },
-      );
-    }
   }
 }
 

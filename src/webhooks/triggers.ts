@@ -1,6 +1,9 @@
 /**
- * The live routing state of webhook URLs: one registry for production (active workflows) and one
- * for test URLs (workflows with an open test listener). Rebuilt from the store on start and
+ * The live routing state of webhook URLs: one registry for production (the *published* version of
+ * each active workflow, trigger included: path, methods, auth, options, response) and one for test
+ * URLs (the *draft*, i.e. latest version, of each workflow with an open test listener) — SPEC 1.
+ * A route holds the whole definition it serves, so an execution records and runs that version
+ * (receive.ts takes `workflow.version` from the route). Rebuilt from the store on start and
  * reloaded per workflow on every bus notice, so the hot path never reads the database to find a
  * trigger, and a restart loses no registration (FIELD-NOTES 2).
  */
@@ -50,8 +53,8 @@ export class Triggers {
 
   /** Load every active workflow and every open listener. */
   async load(): Promise<void> {
-    const active = await workflowsRepo.listActive(this.#store.db);
-    this.production.replaceAll(active.map((w) => productionEntry(w)));
+    const published = await workflowsRepo.listPublished(this.#store.db);
+    this.production.replaceAll(published.map((w) => productionEntry(w)));
     const rows = await this.#store.db
       .selectFrom('test_listeners')
       .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
@@ -76,6 +79,9 @@ export class Triggers {
     // Read everything before touching the registries: on PostgreSQL a read yields to the event loop,
     // and a test call arriving between remove and set was answered 404 while its listener was open.
     const workflow = await workflowsRepo.get(this.#store.db, workflowId);
+    const published = workflow?.active
+      ? await workflowsRepo.getPublished(this.#store.db, workflowId)
+      : undefined;
     const listener = workflow
       ? await this.#store.db
           .selectFrom('test_listeners')
@@ -86,7 +92,7 @@ export class Triggers {
     this.production.remove(workflowId);
     this.test.remove(workflowId);
     if (!workflow) return;
-    if (workflow.active) this.production.set(productionEntry(workflow));
+    if (published) this.production.set(productionEntry(published));
     if (listener && Date.parse(listener.expires_at) > Date.now()) {
       this.#dropExpiredTestOwners(workflow);
       this.test.set(

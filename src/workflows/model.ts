@@ -185,7 +185,13 @@ export interface Workflow {
   id: string;
   name: string;
   active: boolean;
+  /** The latest saved version: the draft that test listening and test runs use. */
   version: number;
+  /**
+   * The version production runs (SPEC 1): set to `version` by publish and activate, null until
+   * then, kept by deactivate (it says what ran last; activating again publishes the latest).
+   */
+  publishedVersion: number | null;
   trigger: TriggerConfig;
   steps: Step[];
   createdAt: string;
@@ -196,7 +202,11 @@ export const WorkflowSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   active: Type.Boolean(),
-  version: Type.Integer(),
+  version: Type.Integer({ description: 'The latest saved version (the draft).' }),
+  publishedVersion: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'The version production traffic runs; null until the workflow is first published or activated.',
+  }),
   trigger: Type.Object({
     type: Type.Literal('webhook'),
     methods: Type.Array(MethodSchema),

@@ -1,8 +1,11 @@
 /**
- * Workflow lifecycle: create, save (PUT/PATCH, version + 1), delete, activate, deactivate.
- * Path ownership is checked in the store under one named lock, so two processes cannot activate
- * the same method+path at once. Every change is published on the bus; the webhook registry
- * (webhooks/triggers.ts) reloads from it.
+ * Workflow lifecycle: create, save (PUT/PATCH, version + 1), delete, publish/activate, deactivate.
+ * Draft and published (SPEC 1): every save is a new version, the draft; production runs only
+ * `publishedVersion`, which publish and activate set to the latest version. So saving an active
+ * workflow (or listening for a test event, which saves first in the UI) never reaches live traffic.
+ * Path ownership is checked in the store under one named lock (workflows/paths.ts), so two
+ * processes cannot claim the same method+path at once. Every change is published on the bus; the
+ * webhook registries (webhooks/triggers.ts) reload from it.
  */
 import type { Logger } from 'pino';
 import { Value } from 'typebox/value';
@@ -11,9 +14,8 @@ import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { Store, Db } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
-import { pathShape } from '../webhooks/path.js';
 import {
   SECRET_FIELDS,
   type Step,
@@ -24,6 +26,7 @@ import {
   type WorkflowCreate,
   type WorkflowPatch,
 } from './model.js';
+import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
 import { buildTrigger, maskAuth } from './trigger.js';
 
 export const PATHS_LOCK = 'hookflow:paths';
@@ -47,6 +50,7 @@ export class WorkflowService {
       name: input.name,
       active: false,
       version: 1,
+      publishedVersion: null,
       trigger,
       steps: checkSteps(input.steps ?? []),
       createdAt: now,
@@ -118,28 +122,44 @@ export class WorkflowService {
     await this.#changed(id);
   }
 
+  /**
+   * Make the latest version the one production runs, and the workflow active (SPEC 8 `publish`).
+   * 409 when the latest trigger's method+path is served by another active workflow.
+   */
+  publish(id: string): Promise<Workflow> {
+    return this.#setLive(id, true);
+  }
+
+  /** SPEC 1: activate, like publish, makes the latest version live. */
   activate(id: string): Promise<Workflow> {
-    return this.#setActive(id, true);
+    return this.#setLive(id, true);
   }
 
+  /** Production stops serving; publishedVersion is kept (what ran last). */
   deactivate(id: string): Promise<Workflow> {
-    return this.#setActive(id, false);
+    return this.#setLive(id, false);
   }
 
-  async #setActive(id: string, active: boolean): Promise<Workflow> {
+  async #setLive(id: string, live: boolean): Promise<Workflow> {
+    let changed = false;
     const workflow = await this.#store.transaction(
       async (trx) => {
         const current = await workflowsRepo.get(trx, id);
         if (!current) throw workflowNotFound(id);
-        if (current.active === active) return current;
-        const next: Workflow = { ...current, active, updatedAt: nowIso() };
-        if (active) await assertPathFree(trx, next);
+        const next: Workflow = live
+          ? { ...current, active: true, publishedVersion: current.version }
+          : { ...current, active: false };
+        if (next.active === current.active && next.publishedVersion === current.publishedVersion)
+          return current;
+        next.updatedAt = nowIso();
+        if (live) await assertPathFree(trx, next);
         await workflowsRepo.update(trx, next, false);
+        changed = true;
         return next;
       },
       { lock: PATHS_LOCK },
     );
-    await this.#changed(id);
+    if (changed) await this.#changed(id);
     return workflow;
   }
 
@@ -165,8 +185,14 @@ export class WorkflowService {
           version: current.version + 1,
           updatedAt: nowIso(),
         };
-        // Saving an active workflow applies at once, so its new path must be free too.
+        // Saving changes only the draft; production keeps its published trigger. A draft path that
+        // another active workflow owns is still refused while this one is active, so that a later
+        // publish cannot fail on it (the editor shows it on Save: issue 17).
         if (next.active) await assertPathFree(trx, next);
+        // The test URL serves the draft while a listener is open: its new method+path must be free
+        // of other listeners, or the test registry could not take it.
+        const now = nowIso();
+        if (await isListening(trx, id, now)) await assertNoListenerConflict(trx, next, now);
         await workflowsRepo.update(trx, next, true);
         return next;
       },
@@ -183,8 +209,9 @@ export class WorkflowService {
    * on every start, after the migrations, and is idempotent: a value sealed once is left as it is,
    * so only rows that still need it are written (also those an older process broke during a
    * rolling upgrade). Each row is re-read and written under the paths lock, so a save by another
-   * process is never overwritten with a stale copy. Version history rows keep their value: only
-   * the workflows row is ever revealed (webhooks/receive.ts). Cost: one AES-GCM open per secret
+   * process is never overwritten with a stale copy. Version history rows keep their value: a
+   * published version older than the row is revealed through `revealAuth`, which peels extra
+   * layers itself (workflows/trigger.ts). Cost: one AES-GCM open per secret
    * per workflow, a few microseconds each.
    */
   async repairSealedSecrets(log: Logger): Promise<number> {
@@ -229,22 +256,6 @@ export class WorkflowService {
 
   #changed(workflowId: string): Promise<void> {
     return this.#bus.publish('workflow.changed', { workflowId });
-  }
-}
-
-/** 409 when another active workflow serves one of the same methods on the same path shape. */
-async function assertPathFree(db: Db, workflow: Workflow): Promise<void> {
-  const shape = pathShape(workflow.trigger.path);
-  for (const other of await workflowsRepo.listActive(db)) {
-    if (other.id === workflow.id || pathShape(other.trigger.path) !== shape) continue;
-    const shared = other.trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
-    if (shared.length > 0) {
-      throw new AppError(
-        'path_conflict',
-        `Workflow "${other.name}" (${other.id}) is already active on ${shared.join(', ')} /webhook/${other.trigger.path}.`,
-        { hint: 'Deactivate that workflow, or give this trigger another path or method.' },
-      );
-    }
   }
 }
 

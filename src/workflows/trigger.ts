@@ -122,10 +122,15 @@ export function maskAuth(auth: AuthConfig): Record<string, unknown> {
   return out;
 }
 
-/** The auth config with its secrets in clear, for the verifiers. */
+/**
+ * The auth config with its secrets in clear, for the verifiers. Extra layers are peeled first
+ * (`innermost`): production may run a published version whose history row an older process
+ * sealed twice (issue 14), and start-up repair fixes only the workflows row. Revealed once per
+ * workflow version (receive.ts caches it), so the extra decryption costs nothing per request.
+ */
 export function revealAuth(auth: AuthConfig, secrets: SecretBox): AuthConfig {
   const out: Record<string, unknown> = { ...auth };
   for (const field of SECRET_FIELDS)
-    if (typeof out[field] === 'string') out[field] = secrets.reveal(out[field] as string);
+    if (typeof out[field] === 'string') out[field] = secrets.reveal(secrets.innermost(out[field] as string));
   return out as AuthConfig;
 }

@@ -60,6 +60,34 @@ describe('hookflow executions', () => {
     }
   });
 
+  it('replay --target draft runs the draft in test mode; the default runs the published version', async () => {
+    const wf = (await server.api('GET', `/api/v1/executions/${executionId}`)).body.workflowId;
+    const draft = await server.api('PATCH', `/api/v1/workflows/${wf}`, {
+      steps: [{ name: 'double', type: 'set', fields: { twice: '{{ $number(body.n) * 3 }}' } }],
+    });
+    expect(draft.status).toBe(200);
+    const runs: Record<string, { workflowVersion: number; mode: string; output: unknown }> = {};
+    for (const target of ['draft', 'published']) {
+      const ran = await cli('replay', executionId, '--target', target);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stderr).toContain(`into the ${target} version`);
+      const e = await eventually(async () => {
+        const res = await server.api('GET', `/api/v1/executions/${ran.stdout.trim()}`);
+        return res.body.status === 'succeeded' && res.body;
+      });
+      runs[target] = { workflowVersion: e.workflowVersion, mode: e.mode, output: e.steps[0].output };
+    }
+    expect(runs.draft).toEqual({ workflowVersion: draft.body.version, mode: 'test', output: { twice: 63 } });
+    expect(runs.published).toEqual({
+      workflowVersion: draft.body.publishedVersion,
+      mode: 'production',
+      output: { twice: 42 },
+    });
+    const bad = await cli('replay', executionId, '--target', 'live');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--target must be "published" or "draft"');
+  });
+
   it('explains an unknown id and a missing token', async () => {
     const unknown = await cli('show', '01a1fffd-0000-7000-8000-000000000000');
     expect(unknown.code).toBe(1);

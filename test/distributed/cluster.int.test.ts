@@ -57,7 +57,7 @@ describe('trigger registry across processes', () => {
     expect(off.ms).toBeLessThan(1_000);
   });
 
-  it('saving an active workflow through one process moves its URL on the other', async () => {
+  it('publishing a saved draft through one process moves its URL on the other (saving alone does not)', async () => {
     const wf = await create(b, { name: 'moving', trigger: { path: 'before-move' } });
     expect((await cluster.api(b, 'POST', `/api/v1/workflows/${wf.id}/activate`)).status).toBe(200);
     await within(1_000, async () => (await call(a, '/webhook/before-move')).status === 200);
@@ -66,6 +66,16 @@ describe('trigger registry across processes', () => {
       trigger: { path: 'after-move' },
     });
     expect(patched.status).toBe(200);
+    expect(patched.body.publishedVersion).toBe(1);
+    // SPEC 1: a save is a draft; production on both processes keeps the published trigger.
+    for (const p of [a, b]) {
+      expect((await call(p, '/webhook/before-move')).status).toBe(200);
+      expect((await call(p, '/webhook/after-move')).status).toBe(404);
+    }
+
+    const published = await cluster.api(b, 'POST', `/api/v1/workflows/${wf.id}/publish`);
+    expect(published.status).toBe(200);
+    expect(published.body.publishedVersion).toBe(2);
     await within(1_000, async () => (await call(a, '/webhook/after-move')).status === 200);
     expect((await call(a, '/webhook/before-move')).status).toBe(404);
   });

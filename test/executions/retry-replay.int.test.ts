@@ -1,6 +1,7 @@
 /**
  * POST /executions/:id/retry (same item, same version, linked by retryOf) and
- * POST /executions/:id/replay (the stored item, test or production, into the current version).
+ * POST /executions/:id/replay (the stored item, test or production, into the published version in
+ * production mode — the default — or into the draft in test mode; SPEC 7/8).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORM, finishedExecution } from '../engine/int-helpers.js';
@@ -65,7 +66,20 @@ describe('retry', () => {
 });
 
 describe('replay', () => {
-  it("runs a production execution's item through the current version", async () => {
+  it("runs a production execution's item through the published version; once v2 is published, through v2", async () => {
+    // The retry test saved v2 as a draft: production (and so the default replay) still runs v1.
+    const before = await server.api('POST', `/api/v1/executions/${failedId}/replay`);
+    expect(before.status).toBe(202);
+    expect(await finishedExecution(server, before.body.executionId)).toMatchObject({
+      workflowVersion: 1,
+      mode: 'production',
+      status: 'failed',
+      retryOf: null,
+    });
+
+    expect((await server.api('POST', `/api/v1/workflows/${workflowId}/publish`)).body.publishedVersion).toBe(
+      2,
+    );
     const res = await server.api('POST', `/api/v1/executions/${failedId}/replay`);
     expect(res.status).toBe(202);
     const replayed = await finishedExecution(server, res.body.executionId);
@@ -78,7 +92,7 @@ describe('replay', () => {
     expect(replayed.steps.at(-1).output).toEqual({ v: 'v2 a' });
   });
 
-  it("runs a test execution's item through the current version, in test mode", async () => {
+  it("runs a test execution's item through the draft, in test mode (never published: no published target)", async () => {
     const wf = await createWorkflow(server, {
       name: 'drafting',
       trigger: { path: 'drafting' },
@@ -95,7 +109,10 @@ describe('replay', () => {
     expect(original).toMatchObject({ mode: 'test', status: 'failed' });
 
     await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { steps: steps('v2') });
-    const res = await server.api('POST', `/api/v1/executions/${testId}/replay`);
+    const refused = await server.api('POST', `/api/v1/executions/${testId}/replay`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe('not_published');
+    const res = await server.api('POST', `/api/v1/executions/${testId}/replay`, { target: 'draft' });
     expect(res.status).toBe(202);
     const replayed = await finishedExecution(server, res.body.executionId);
     expect(replayed).toMatchObject({ mode: 'test', workflowVersion: 2, status: 'succeeded' });

@@ -222,7 +222,7 @@ describe('activation', () => {
     expect((await server.api('POST', `/api/v1/workflows/${b.id}/activate`)).status).toBe(200);
   });
 
-  it('serves the production URL only while active, and a save applies at once', async () => {
+  it('serves the production URL only while active, and a save applies once published', async () => {
     const wf = (
       await server.api('POST', '/api/v1/workflows', { name: 'live', trigger: { path: 'live-one' } })
     ).body;
@@ -231,6 +231,10 @@ describe('activation', () => {
     await server.api('POST', `/api/v1/workflows/${wf.id}/activate`);
     expect((await call('live-one')).status).toBe(200);
     await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { trigger: { path: 'live-two' } });
+    // A save is a draft (SPEC 1): production keeps the published path until publish.
+    expect((await call('live-one')).status).toBe(200);
+    expect((await call('live-two')).status).toBe(404);
+    await server.api('POST', `/api/v1/workflows/${wf.id}/publish`);
     expect((await call('live-one')).status).toBe(404);
     expect((await call('live-two')).status).toBe(200);
     await server.api('POST', `/api/v1/workflows/${wf.id}/deactivate`);

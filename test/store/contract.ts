@@ -60,6 +60,7 @@ function workflow(overrides: Partial<Workflow> = {}): Workflow {
     name: `wf ${id}`,
     active: false,
     version: 1,
+    publishedVersion: null,
     trigger: {
       type: 'webhook',
       methods: ['POST'],
@@ -236,6 +237,35 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
         expect(got.map((w) => w.id).sort()).toEqual(active.map((w) => w.id).sort());
         expect(got.every((w) => w.active)).toBe(true);
+      });
+
+      it('listPublished and getPublished give what production runs: the published version of active workflows', async () => {
+        const v1 = workflow({ active: true, publishedVersion: 1 });
+        await workflowsRepo.insert(store.db, v1);
+        // A draft saved on top: the row is v2, production still runs v1 (under the row's state).
+        const v2: Workflow = {
+          ...v1,
+          name: 'draft',
+          version: 2,
+          trigger: { ...v1.trigger, path: 'draft-path' },
+          steps: [{ name: 's', type: 'set' }],
+          updatedAt: iso(1_000),
+        };
+        await workflowsRepo.update(store.db, v2, true);
+        const current = workflow({ active: true, publishedVersion: 1 });
+        await workflowsRepo.insert(store.db, current);
+        const inactive = workflow({ publishedVersion: 1 });
+        await workflowsRepo.insert(store.db, inactive);
+
+        const published = { ...v2, name: v1.name, version: 1, trigger: v1.trigger, steps: v1.steps };
+        published.updatedAt = v1.updatedAt;
+        const got = await workflowsRepo.listPublished(store.db);
+        expect(got.sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+          [published, current].sort((a, b) => a.id.localeCompare(b.id)),
+        );
+        expect(await workflowsRepo.getPublished(store.db, v1.id)).toEqual(published);
+        expect(await workflowsRepo.getPublished(store.db, current.id)).toEqual(current);
+        expect(await workflowsRepo.getPublished(store.db, inactive.id)).toBeUndefined();
       });
 
       it('delete removes the workflow and all its versions, and reports whether it existed', async () => {

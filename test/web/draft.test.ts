@@ -32,6 +32,7 @@ function workflow(overrides: Partial<Workflow> = {}): Workflow {
     name: 'Orders',
     active: false,
     version: 3,
+    publishedVersion: null,
     trigger: {
       type: 'webhook',
       methods: ['POST', 'PUT'],

@@ -42,6 +42,12 @@ describe('saving a workflow', () => {
     for (let i = 0; i < SAVES; i++) {
       const saved = await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { name: `saved v${i}` });
       expect(saved.status).toBe(200);
+      // A save reloads the test route (the draft); publishing reloads the production route. The
+      // last save (odd i) stays a draft.
+      if (i % 2 === 0) {
+        const published = await server.api('POST', `/api/v1/workflows/${wf.id}/publish`);
+        expect(published.status).toBe(200);
+      }
     }
     saving = false;
     await Promise.all(callers);
@@ -53,13 +59,19 @@ describe('saving a workflow', () => {
         prefix,
       ).toEqual([]);
     }
-    // The last save is what the next call runs.
-    const res = await fetch(`${server.url}/webhook/always/on`, { method: 'POST', body: 'a=1' });
-    const execution = await server.api(
-      'GET',
-      `/api/v1/executions/${res.headers.get('x-hookflow-execution-id')}`,
-    );
+    // The last save is what the next test call runs; the last publish is what production runs.
     const current = await server.api('GET', `/api/v1/workflows/${wf.id}`);
-    expect(execution.body.workflowVersion).toBe(current.body.version);
+    expect(current.body.publishedVersion).toBeLessThan(current.body.version);
+    for (const [prefix, version] of [
+      ['webhook-test', current.body.version],
+      ['webhook', current.body.publishedVersion],
+    ]) {
+      const res = await fetch(`${server.url}/${prefix}/always/on`, { method: 'POST', body: 'a=1' });
+      const execution = await server.api(
+        'GET',
+        `/api/v1/executions/${res.headers.get('x-hookflow-execution-id')}`,
+      );
+      expect(execution.body.workflowVersion, prefix).toBe(version);
+    }
   });
 });

@@ -66,7 +66,10 @@ export interface Workflow {
   id: string;
   name: string;
   active: boolean;
+  /** The latest saved version: the draft (test listening and test runs use it). */
   version: number;
+  /** The version production runs; null until first published or activated. */
+  publishedVersion: number | null;
   trigger: Trigger;
   steps: Step[];
   createdAt: string;

@@ -90,12 +90,25 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
     {
       schema: routeSchema(tags, {
         summary:
-          "Run the execution's stored trigger item (test or production) through the workflow's current version.",
+          "Run the execution's stored trigger item (test or production) through the workflow's published version (production mode; the default) or its draft (test mode).",
         params: IdParams,
-        response: { 202: Started, ...errors(401, 404) },
+        body: Type.Object(
+          { target: Type.Optional(Type.Union([Type.Literal('published'), Type.Literal('draft')])) },
+          { additionalProperties: false },
+        ),
+        response: { 202: Started, ...errors(400, 401, 404, 409) },
       }),
+      // No body (as before `target` existed) is `{}`: the published version. Fastify validates a
+      // missing body as `undefined` whatever Type.Optional says, so it is filled in first.
+      preValidation: (req, _reply, done) => {
+        req.body ??= {};
+        done();
+      },
     },
-    async (req, reply) => reply.code(202).send({ executionId: await executions.replay(req.params.id) }),
+    async (req, reply) =>
+      reply
+        .code(202)
+        .send({ executionId: await executions.replay(req.params.id, req.body.target ?? 'published') }),
   );
 
   app.get('/files/:id', { schema: routeSchema(tags, { params: IdParams }) }, async (req, reply) => {

@@ -79,6 +79,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
     '/workflows/:id/activate',
     {
       schema: routeSchema(tags, {
+        summary: 'Serve the production URL, running the latest saved version (publishes it, like /publish).',
         params: IdParams,
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
       }),
@@ -87,9 +88,27 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
   );
 
   app.post(
+    '/workflows/:id/publish',
+    {
+      schema: routeSchema(tags, {
+        summary:
+          'Make the latest saved version (the draft) the one production runs, and activate the workflow.',
+        params: IdParams,
+        response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
+      }),
+    },
+    async (req) => present(await workflows.publish(req.params.id)),
+  );
+
+  app.post(
     '/workflows/:id/deactivate',
     {
-      schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
+      schema: routeSchema(tags, {
+        summary:
+          'Stop serving the production URL (publishedVersion is kept; activating again publishes the latest).',
+        params: IdParams,
+        response: { 200: WorkflowSchema, ...errors(401, 404) },
+      }),
     },
     async (req) => present(await workflows.deactivate(req.params.id)),
   );

@@ -183,6 +183,15 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0006_published_version': () => ({
+    async up(db: Kysely<unknown>) {
+      // Draft and published (SPEC 1): production runs `published_version`, saves make new drafts.
+      // Until now every save of an active workflow went live, so what production runs today is
+      // its current version; an inactive workflow was never published (null).
+      await db.schema.alterTable('workflows').addColumn('published_version', 'integer').execute();
+      await sql`update workflows set published_version = version where active = 1`.execute(db);
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

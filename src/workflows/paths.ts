@@ -1,0 +1,70 @@
+/**
+ * Who owns a method+path (409 `path_conflict`), checked in the store under the paths lock
+ * (PATHS_LOCK in service.ts) so two processes cannot claim the same one at once.
+ * - Production URLs belong to the *published* triggers of active workflows: that is what the
+ *   production registry serves (webhooks/triggers.ts), whatever drafts say.
+ * - Test URLs belong to the *draft* triggers of workflows with an open test listener: that is what
+ *   the test registry serves.
+ */
+import { AppError } from '../errors.js';
+import type { Db } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
+import { pathShape } from '../webhooks/path.js';
+import type { TriggerConfig, Workflow } from './model.js';
+
+/** 409 when another active workflow's published trigger serves one of the same methods on the same path shape. */
+export async function assertPathFree(db: Db, workflow: Pick<Workflow, 'id' | 'trigger'>): Promise<void> {
+  const shape = pathShape(workflow.trigger.path);
+  for (const other of await workflowsRepo.listPublished(db)) {
+    if (other.id === workflow.id || pathShape(other.trigger.path) !== shape) continue;
+    const shared = other.trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
+    if (shared.length > 0) {
+      throw new AppError(
+        'path_conflict',
+        `Workflow "${other.name}" (${other.id}) is already active on ${shared.join(', ')} /webhook/${other.trigger.path}.`,
+        { hint: 'Deactivate that workflow, or give this trigger another path or method.' },
+      );
+    }
+  }
+}
+
+/** 409 when another workflow's open test listener holds one of the same methods on the same path shape. */
+export async function assertNoListenerConflict(
+  db: Db,
+  workflow: Pick<Workflow, 'id' | 'trigger'>,
+  now: string,
+): Promise<void> {
+  const rows = await db
+    .selectFrom('test_listeners')
+    .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
+    .select(['workflows.id', 'workflows.name', 'workflows.trigger'])
+    .where('test_listeners.expires_at', '>', now)
+    .where('workflows.id', '!=', workflow.id)
+    .execute();
+  const shape = pathShape(workflow.trigger.path);
+  for (const row of rows) {
+    const trigger = JSON.parse(row.trigger) as TriggerConfig;
+    if (pathShape(trigger.path) !== shape) continue;
+    const shared = trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
+    if (shared.length > 0) {
+      throw new AppError(
+        'path_conflict',
+        `Workflow "${row.name}" (${row.id}) is already listening for test events on ${shared.join(', ')} /webhook-test/${trigger.path}.`,
+        {
+          hint: 'Stop that listener (or wait for it to expire), or give this trigger another path or method.',
+        },
+      );
+    }
+  }
+}
+
+/** Whether the workflow has a test listener open at `now` (its draft then owns its test URL). */
+export async function isListening(db: Db, workflowId: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('test_listeners')
+    .select('id')
+    .where('workflow_id', '=', workflowId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
