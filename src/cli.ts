@@ -19,7 +19,7 @@ import { LocalBus } from './queue/bus.js';
 import { SecretBox } from './security/secrets.js';
 import { openStore, type Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
-import { rowToWorkflow } from './store/workflows.js';
+import { rowToWorkflow, workflowsRepo } from './store/workflows.js';
 import type { WorkflowCreate } from './workflows/model.js';
 import { WorkflowService } from './workflows/service.js';
 
@@ -75,9 +75,12 @@ Run \`hookflow <command> --help\` for a command's options.`,
 
 ${CONFIG_HELP}`,
   workflows: `Usage:
-  hookflow workflows export [FILE]     write all workflows (secrets masked) as JSON to FILE or stdout
+  hookflow workflows export [FILE]     write all workflows (secrets masked) as JSON to FILE or stdout:
+                                       each one's draft (latest version) and, when production runs an
+                                       older version, that one as "published"
   hookflow workflows import FILE       create workflows from FILE (a workflow, an array, or an export);
-                                       a workflow whose id exists is replaced; "active": true activates it
+                                       a workflow whose id exists gets a new version (a draft);
+                                       "active": true publishes it ("published" first when present)
 
 ${CONFIG_HELP}`,
   executions: `Usage:
@@ -311,7 +314,22 @@ async function workflows(args: string[]): Promise<number> {
     case 'export':
       return withStore(args, async (store, config) => {
         const rows = await store.db.selectFrom('workflows').selectAll().orderBy('id').execute();
-        const items = rows.map((r) => presentWorkflow(rowToWorkflow(r), config.http.baseUrl));
+        const items = [];
+        for (const row of rows) {
+          const w = rowToWorkflow(row);
+          const item = presentWorkflow(w, config.http.baseUrl);
+          // An active workflow whose draft is ahead of production (SPEC 1): the published content
+          // too, so that importing it keeps that live rather than deploying the draft.
+          const published =
+            w.active && w.publishedVersion !== null && w.publishedVersion !== w.version
+              ? await workflowsRepo.getVersion(store.db, w.id, w.publishedVersion)
+              : undefined;
+          if (!published) items.push(item);
+          else {
+            const { name, trigger, steps } = presentWorkflow(published, config.http.baseUrl);
+            items.push({ ...item, published: { name, trigger, steps } });
+          }
+        }
         const text = `${JSON.stringify({ items }, null, 2)}\n`;
         if (file && file !== '-') {
           await fs.writeFile(file, text, { mode: 0o600 });
@@ -333,15 +351,19 @@ async function workflows(args: string[]): Promise<number> {
         const secrets = SecretBox.load(config, createLogger('warn', 2));
         const service = new WorkflowService({ store, bus: new LocalBus(), secrets });
         let failed = 0;
-        for (const entry of list as (WorkflowCreate & { id?: string; active?: boolean })[]) {
+        type Entry = WorkflowCreate & { id?: string; active?: boolean; published?: WorkflowCreate };
+        const content = (e: WorkflowCreate): WorkflowCreate => ({
+          name: e.name,
+          trigger: e.trigger,
+          steps: e.steps ?? [],
+        });
+        for (const entry of list as Entry[]) {
           try {
-            const input: WorkflowCreate = {
-              name: entry.name,
-              trigger: entry.trigger,
-              steps: entry.steps ?? [],
-            };
-            const w = await service.import(input, entry.id);
-            if (entry.active) await service.activate(w.id);
+            const input = content(entry);
+            const published = entry.published ? content(entry.published) : undefined;
+            const w = entry.active
+              ? await service.importLive(input, entry.id, published)
+              : await service.import(input, entry.id);
             console.error(`Imported "${w.name}" (${w.id})${entry.active ? ', active' : ''}.`);
           } catch (err) {
             failed++;

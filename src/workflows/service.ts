@@ -67,6 +67,18 @@ export class WorkflowService {
     return this.create(input, id && /^[0-9a-f-]{36}$/.test(id) ? id : newId());
   }
 
+  /**
+   * Import of an entry that is to be live (`"active": true`, CLI `workflows import`). With
+   * `published` (what an export holds when the draft was ahead of the published version) that
+   * content is published and the draft saved on top of it, so a round trip deploys nothing new;
+   * without it, the entry's content is published. Version numbers are those of this store.
+   */
+  async importLive(input: WorkflowCreate, id?: string, published?: WorkflowCreate): Promise<Workflow> {
+    if (!published) return this.publish((await this.import(input, id)).id);
+    const live = await this.publish((await this.import(published, id)).id);
+    return this.replace(live.id, input);
+  }
+
   async get(id: string): Promise<Workflow> {
     const workflow = await workflowsRepo.get(this.#store.db, id);
     if (!workflow) throw workflowNotFound(id);

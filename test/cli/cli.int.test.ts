@@ -98,4 +98,39 @@ describe('hookflow CLI', () => {
     expect(again.items).toHaveLength(1);
     expect(again.items[0].version).toBe(2);
   });
+
+  it('round-trips a draft ahead of production: the published content stays live, the draft stays a draft', async () => {
+    const dataDir = tempDir();
+    const file = path.join(dataDir, 'in.json');
+    const id = '01a1fffd-0000-7000-8000-0000000000c1';
+    const entry = (value: string, active: boolean) => ({
+      id,
+      name: 'Drafted',
+      trigger: { path: 'drafted' },
+      steps: [{ name: 'v', type: 'set', fields: { value } }],
+      active,
+    });
+    const importFile = async (dir: string, content: unknown) => {
+      fs.writeFileSync(file, JSON.stringify(content));
+      const ran = await runCli(['workflows', 'import', file], { HOOKFLOW_DATA_DIR: dir });
+      expect(ran.code, ran.stderr).toBe(0);
+    };
+    const exportAll = async (dir: string) =>
+      JSON.parse((await runCli(['workflows', 'export'], { HOOKFLOW_DATA_DIR: dir })).stdout).items;
+
+    await importFile(dataDir, [entry('live', true)]);
+    // Imported again without "active": a new version that is only a draft.
+    await importFile(dataDir, [entry('draft', false)]);
+    const [exported] = await exportAll(dataDir);
+    expect(exported).toMatchObject({ active: true, version: 2, publishedVersion: 1 });
+    expect(exported.steps[0].fields.value).toBe('draft');
+    expect(exported.published.steps[0].fields.value).toBe('live');
+
+    const other = tempDir();
+    await importFile(other, [exported]);
+    const [copy] = await exportAll(other);
+    expect(copy).toMatchObject({ id, active: true, version: 2, publishedVersion: 1 });
+    expect(copy.steps[0].fields.value).toBe('draft');
+    expect(copy.published.steps[0].fields.value).toBe('live');
+  });
 });

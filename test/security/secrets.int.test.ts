@@ -239,6 +239,13 @@ describe('start-up repair of secrets sealed more than once', () => {
         for (let i = 0; i < 3; i++) value = box.seal(value);
         auth[field] = value;
         await workflowsRepo.update(first.hookflow.store.db, workflow, false);
+        // The bug sealed the history row of each save too; repair leaves history rows as they are.
+        await first.hookflow.store.db
+          .updateTable('workflow_versions')
+          .set({ definition: JSON.stringify(workflow) })
+          .where('workflow_id', '=', id)
+          .where('version', '=', workflow.version)
+          .execute();
       }
       const intactBefore = (await storedAuth(first.hookflow.store, intact.id)).password;
       await first.close();
@@ -255,6 +262,11 @@ describe('start-up repair of secrets sealed more than once', () => {
       expect(box.reveal(repaired)).toBe(PASSWORD);
       expect(box.reveal((await storedAuth(s.hookflow.store, headerWf.id)).value!)).toBe(BEARER);
       expect((await storedAuth(s.hookflow.store, intact.id)).password).toBe(intactBefore);
+      // A draft saved now leaves production on the published version, read from its history row
+      // (still sealed more than once): it must verify with the real password all the same.
+      const draft = await s.api('PATCH', `/api/v1/workflows/${basicWf.id}`, { name: 'draft' });
+      expect(draft.body).toMatchObject({ version: 2, publishedVersion: 1 });
+      expect((await call('broken-basic', { authorization: basic('ann', PASSWORD) })).status).toBe(200);
       await second.close();
       second = undefined;
 
