@@ -105,7 +105,10 @@ export function WorkflowEditor({ id }: { id: string }) {
       setSaved(w);
       setDraft(next);
       setShowProblems(false);
-      setStatus(`Saved version ${w.version}${w.active ? '; live traffic now runs it' : ''}.`);
+      // SPEC 1: a save is a draft; production keeps its published version until publish/activate.
+      setStatus(
+        `Saved version ${w.version}${w.active && w.publishedVersion !== w.version ? `; production still runs version ${w.publishedVersion} until it is published` : ''}.`,
+      );
       return w;
     } catch (err) {
       setSaveError(asApiError(err));
