@@ -54,9 +54,11 @@ export function TestPanel({
     if (!selected?.executionId) return;
     setReplay({ busy: true });
     try {
+      // The editor tests the draft (SPEC 1/8: replay target "draft", in test mode).
       const { executionId } = await api<{ executionId: string }>(
         'POST',
         `/executions/${encodeURIComponent(selected.executionId)}/replay`,
+        { target: 'draft' },
       );
       setReplay({ executionId });
     } catch (err) {
