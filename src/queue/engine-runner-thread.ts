@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Engine, type EngineOptions, type RunResult } from '../engine/run.js';
+import type { EngineOptions, RunResult } from '../engine/run.js';
 import type { FromThread, ToThread } from './engine-runner.js';
 
 /**
@@ -24,6 +24,9 @@ if (process.platform === 'linux') {
   if (Number.isInteger(tid)) os.setPriority(tid, ENGINE_NICE);
 }
 
+// Loaded after the nice value is set: loading the engine's modules is this thread's first burst
+// of CPU (~0.2 s; seconds on a busy machine). Messages wait in the port meanwhile.
+const { Engine } = await import('../engine/run.js');
 const port = parentPort!;
 const engine = new Engine(workerData as EngineOptions);
 

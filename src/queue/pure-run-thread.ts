@@ -8,7 +8,14 @@ import type SqliteDatabase from 'better-sqlite3';
 import { Engine } from '../engine/run.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
-import { failedRun, PURE_MAX_ITEM_CHARS, PURE_SLICE_MS, type PureRunOptions, runPure } from './pure-run.js';
+import {
+  failedRun,
+  PURE_BATCH_SLICE_MS,
+  PURE_MAX_ITEM_CHARS,
+  PURE_SLICE_MS,
+  type PureRunOptions,
+  runPure,
+} from './pure-run.js';
 
 const MAX_CACHED_VERSIONS = 1000;
 
@@ -40,8 +47,9 @@ export function createRunner(database: SqliteDatabase.Database, options: PureRun
     return workflow;
   };
   return async (row, batchStart) => {
-    // The batch's runs together get one slice: every request in it waits for its commit.
-    const sliceMs = batchStart + PURE_SLICE_MS - Date.now();
+    // One run gets PURE_SLICE_MS at most, and the batch's runs together PURE_BATCH_SLICE_MS: every
+    // request in the batch waits for its commit.
+    const sliceMs = Math.min(PURE_SLICE_MS, batchStart + PURE_BATCH_SLICE_MS - Date.now());
     // Checked before parsing: a big item's parse alone would take longer than the slice.
     if (sliceMs <= 0 || row.trigger.length > PURE_MAX_ITEM_CHARS) return { deferred: true };
     let crash: string | undefined;

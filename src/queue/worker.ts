@@ -214,9 +214,6 @@ export class Worker {
 
   async start(): Promise<void> {
     this.#stopped = false;
-    // Loading the engine's modules takes a thread ~0.2 s (seconds on a busy machine): now, not
-    // in front of the first execution.
-    this.#runner.start();
     if (!this.#deps.store.caps.shared) {
       const released = await this.#deps.queue.releaseAbandoned();
       if (released > 0)
