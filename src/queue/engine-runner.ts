@@ -2,9 +2,10 @@
  * The executor runs executions here, on a worker thread, not on the event loop. JSONata
  * evaluation is synchronous CPU work (its async evaluate only awaits microtasks; the hook in
  * engine/expressions.ts yields a turn every 10 ms, but parsing the item, copying and serialising
- * results cannot yield): on the event loop a heavy execution delayed every other request. Issue
- * 14: a 3 MB item with four `$count(items[price > N])` fields run by the executor on the event loop
- * kept other webhooks waiting 530–780 ms and /healthz up to 480 ms.
+ * results cannot yield, nor can one built-in call): on the event loop a heavy execution delayed
+ * every other request. Issue 14: a 3 MB item with four `$count(items[price > N])` fields and an
+ * `http` step kept other webhooks waiting 530–780 ms and /healthz up to 480 ms (its intake
+ * included); a backtracking regular expression blocked it until the regexp engine gave up.
  *
  * One thread runs any number of executions at once (those waiting on `http` steps interleave as
  * on the event loop; CPU-heavy ones share the thread's core). The event loop sends the workflow
