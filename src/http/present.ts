@@ -23,6 +23,12 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
   };
 }
 
+/** One saved version (the history row): its content, secrets masked as on the workflow. */
+export function presentWorkflowVersion(w: Workflow, baseUrl: string) {
+  const { name, trigger, steps } = presentWorkflow(w, baseUrl);
+  return { version: w.version, name, trigger, steps, createdAt: w.updatedAt };
+}
+
 export function presentExecution(row: ExecutionRow) {
   const trigger = JSON.parse(row.trigger) as unknown;
   return {

@@ -11,6 +11,11 @@ export const ErrorSchema = Type.Object({
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
+export const VersionParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+});
+
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),

@@ -85,6 +85,16 @@ export class WorkflowService {
     return workflow;
   }
 
+  /** The workflow as it was saved at `version` (the history row); 404 for an unknown id or version. */
+  async getVersion(id: string, version: number): Promise<Workflow> {
+    const saved = await workflowsRepo.getVersion(this.#store.db, id, version);
+    if (saved) return saved;
+    await this.get(id);
+    throw new AppError('not_found', `Workflow ${id} has no version ${version}.`, {
+      hint: 'GET /api/v1/workflows/:id shows the latest version (the draft) and the published one.',
+    });
+  }
+
   async list(limit: number, before: string | undefined): Promise<Page<Workflow>> {
     const rows = await workflowsRepo.list(this.#store.db, { limit: limit + 1, before });
     return toPage(rows, limit, rowToWorkflow);

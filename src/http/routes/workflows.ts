@@ -2,8 +2,17 @@ import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../workflows/model.js';
 import type { App, HttpDeps } from '../deps.js';
-import { presentWorkflow } from '../present.js';
-import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
+import { presentWorkflow, presentWorkflowVersion } from '../present.js';
+import { errors, IdParams, PageQuery, pageOf, routeSchema, VersionParams } from '../schemas.js';
+
+/** One saved version (SPEC 7c): what the editor diffs against before publishing. */
+const WorkflowVersionSchema = Type.Object({
+  version: Type.Integer(),
+  name: Type.String(),
+  trigger: WorkflowSchema.properties.trigger,
+  steps: WorkflowSchema.properties.steps,
+  createdAt: Type.String(),
+});
 
 export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
   const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
@@ -40,6 +49,22 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
       schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
     },
     async (req) => present(await workflows.get(req.params.id)),
+  );
+
+  app.get(
+    '/workflows/:id/versions/:version',
+    {
+      schema: routeSchema(tags, {
+        summary: 'One saved version of the workflow (secrets masked), e.g. the published one.',
+        params: VersionParams,
+        response: { 200: WorkflowVersionSchema, ...errors(400, 401, 404) },
+      }),
+    },
+    async (req) =>
+      presentWorkflowVersion(
+        await workflows.getVersion(req.params.id, req.params.version),
+        config.http.baseUrl,
+      ),
   );
 
   app.put(
