@@ -31,6 +31,7 @@ export type PureRunner = (
 
 export function createRunner(database: SqliteDatabase.Database, options: PureRunOptions): PureRunner {
   const engine = new Engine(options);
+  warmUp(engine);
   const versions = new Map<string, Workflow | null>();
   const select = database.prepare(
     'select definition from workflow_versions where workflow_id = ? and version = ?',
@@ -76,4 +77,26 @@ export function createRunner(database: SqliteDatabase.Database, options: PureRun
     if (!ran) return { deferred: true };
     return crash === undefined ? {} : { crash };
   };
+}
+
+/**
+ * A fresh thread's first run paid for compiling the engine's and JSONata's code (V8 compiles
+ * functions lazily) and took longer than a slice even on an idle machine, so the first requests
+ * after every start were deferred to the executor. One run of the kinds of step and expression that
+ * pure workflows use, as the thread starts, pays that before a request waits on it.
+ */
+function warmUp(engine: Engine): void {
+  const workflow = {
+    id: 'warm-up',
+    version: 1,
+    steps: [
+      { name: 'a', type: 'set', fields: { x: '{{ body.a }}', y: '{{ $uppercase(body.a) & "!" }}' } },
+      { name: 'b', type: 'filter', condition: '{{ x = "a" and $count(body.list[$ > 1]) > 0 }}' },
+      { name: 'c', type: 'set', keepInput: true, fields: { z: '{{ $string(y) }}' } },
+    ],
+  } as unknown as Workflow;
+  const item = { body: { a: 'a', list: [1, 2, 3] } };
+  for (let i = 0; i < 3; i++) {
+    engine.run(workflow, item, { executionId: 'warm-up', mode: 'test' }).catch(() => undefined);
+  }
 }
