@@ -3,7 +3,10 @@
  * hookflow serving the built UI. One user's first session: sign up, create a workflow, copy its test
  * URL, listen, send the seed's form POST, see it as a table and a schema, map `body.param1` into a
  * `set` step with the field picker, activate, call the production URL, and read the execution.
- * Screenshots of the editor and of an execution, at desktop and phone width, go to docs/screenshots.
+ * Then drafts and publishing (issue 17): editing an active workflow and listening saves a draft that
+ * live traffic does not run, until Publish (after a side-by-side look at both versions).
+ * Screenshots of the editor, the publish dialog and an execution, at desktop and phone width, go to
+ * docs/screenshots.
  *
  * The server listens on a fixed free port with HOOKFLOW_BASE_URL set to it, so the URLs the UI shows
  * are the ones the test calls. The UI is built first (vite build → dist/web), so the run tests the
@@ -163,7 +166,9 @@ describe('first session in the browser', () => {
   it('signs up, captures a test event, maps it into a step, activates and shows the execution', async () => {
     await signUpAndCreateWorkflow(page, server.url, 'New orders');
     expect(await page.getByLabel('Workflow name').inputValue()).toBe('New orders');
-    await page.getByText('Not activated: only the test URL serves').first().waitFor();
+    await page.getByTestId('publish-state').getByText('Not active · draft v1 (never published)').waitFor();
+    // The Activate switch says what it does: publish the latest saved version.
+    await page.getByText('Activating publishes the latest saved version (v1)').waitFor();
 
     // The test URL, copied to the clipboard.
     await page.getByRole('button', { name: 'Copy the test URL' }).click();
@@ -222,12 +227,11 @@ describe('first session in the browser', () => {
     await page.getByRole('textbox', { name: 'Value of param1' }).fill('{{ body.param1 }}');
     await page.getByRole('tab', { name: 'Table' }).click();
     await page.locator('.expr-preview code').first().waitFor();
-    await screenshot('editor-desktop', DESKTOP);
-    await screenshot('editor-phone', PHONE);
 
-    // Activate (the pending step is saved first).
+    // Activate (the pending step is saved first, and published).
     await page.getByRole('switch', { name: 'Activated' }).click();
-    await page.getByText('Active: the production URL serves').waitFor();
+    await page.getByTestId('publish-state').getByText('Live · v2').waitFor();
+    await page.getByText('Activated: live traffic runs v2').waitFor();
     expect(await page.getByRole('switch', { name: 'Activated' }).getAttribute('aria-checked')).toBe('true');
     expect(await page.getByRole('button', { name: 'Saved' }).isDisabled()).toBe(true);
 
@@ -252,8 +256,8 @@ describe('first session in the browser', () => {
     await screenshot('execution-desktop', DESKTOP);
     await screenshot('execution-phone', PHONE);
 
-    // Replay it into the current version: a new execution opens.
-    await page.getByRole('button', { name: 'Replay on current version' }).click();
+    // Replay it into the published version: a new execution opens.
+    await page.getByRole('button', { name: 'Replay into published version' }).click();
     await page.waitForURL((url) => !url.pathname.endsWith(executionId));
     await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
 
@@ -317,6 +321,104 @@ describe('first session in the browser', () => {
       'false',
     );
   }, 60_000);
+});
+
+/** Whether the page scrolls sideways (the phone-width check). */
+const scrollsSideways = (tab: Page) =>
+  tab.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+
+describe('drafts and publishing in the editor (issue 17)', () => {
+  it('Listen saves a draft that live traffic does not run; Publish shows both versions, then puts it live', async () => {
+    // An active workflow whose answer is the value its set step sets.
+    const created = await server.api('POST', '/api/v1/workflows', {
+      name: 'Order status',
+      trigger: { path: 'e2e/drafts', methods: ['POST'], response: { mode: 'lastStep' } },
+      steps: [{ name: 'value', type: 'set', fields: { value: 'one' } }],
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect((await server.api('POST', `/api/v1/workflows/${id}/activate`)).body.publishedVersion).toBe(1);
+    const production = async () => {
+      const res = await fetch(`${server.url}/webhook/e2e/drafts`, { method: 'POST', body: 'a=1' });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    expect(await production()).toEqual({ value: 'one' });
+
+    await page.goto(`${server.url}/workflows/${id}`);
+    const state = page.getByTestId('publish-state');
+    await state.getByText('Live · v1').waitFor();
+    expect(await page.getByRole('button', { name: 'Publish', exact: true }).count()).toBe(0);
+
+    // Edit the set value, then Listen: it saves the draft and says so where the user clicked.
+    await page.getByRole('textbox', { name: 'Value of value' }).fill('two');
+    await page.getByRole('button', { name: 'Listen for test event' }).click();
+    await page.getByText('Waiting for a request on the test URL…').waitFor();
+    const saved = page.locator('.test-panel').getByRole('status').filter({ hasText: 'Saved as draft v2' });
+    await saved.waitFor();
+    expect(await saved.textContent()).toContain('Saved as draft v2 — live traffic still runs v1');
+    expect(await saved.isVisible()).toBe(true);
+    const box = await saved.boundingBox();
+    expect(box && box.width > 100 && box.height > 10).toBe(true);
+    await state.getByText('Published v1 · draft v2').waitFor();
+    const publish = page.getByRole('button', { name: 'Publish', exact: true });
+    expect(await publish.isVisible()).toBe(true);
+
+    // Production still runs v1; the test URL runs the draft.
+    expect(await production()).toEqual({ value: 'one' });
+    const test = await fetch(`${server.url}/webhook-test/e2e/drafts`, { method: 'POST', body: 'a=1' });
+    expect(await test.json()).toEqual({ value: 'two' });
+    await page.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
+
+    // Replay from the editor runs the draft, and says so.
+    await page.getByRole('button', { name: 'Replay into draft' }).click();
+    await page.getByText('Replayed into draft v2').waitFor();
+
+    await screenshot('editor-desktop', DESKTOP);
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(150);
+    expect(await scrollsSideways(page)).toBe(false);
+    expect(await publish.isVisible()).toBe(true);
+    await screenshot('editor-phone', PHONE);
+
+    // Publish: first both versions side by side.
+    await publish.click();
+    const dialog = page.getByRole('dialog', { name: 'Publish draft v2?' });
+    await dialog.waitFor();
+    const published = dialog.getByRole('figure', { name: 'Published v1' }).locator('pre');
+    const draft = dialog.getByRole('figure', { name: 'Draft v2' }).locator('pre');
+    await published.waitFor();
+    expect(await published.textContent()).toContain('"value": "one"');
+    expect(await published.textContent()).not.toContain('"value": "two"');
+    expect(await draft.textContent()).toContain('"value": "two"');
+    expect(await dialog.textContent()).toContain('Changed: step 1 (value)');
+    await screenshot('publish-desktop', DESKTOP);
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(150);
+    expect(await scrollsSideways(page)).toBe(false);
+    // The dialog's buttons stay in sight at phone width, however long the two versions are.
+    const confirm = await dialog.getByRole('button', { name: 'Publish', exact: true }).boundingBox();
+    expect(confirm && confirm.y >= 0 && confirm.y + confirm.height <= PHONE.height).toBe(true);
+    await screenshot('publish-phone', PHONE);
+
+    // Cancel publishes nothing.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await production()).toEqual({ value: 'one' });
+
+    await publish.click();
+    await published.waitFor();
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByText('Published v2: live traffic runs it now.').waitFor();
+    await state.getByText('Live · v2').waitFor();
+    expect(await publish.count()).toBe(0);
+    expect(await production()).toEqual({ value: 'two' });
+    expect((await server.api('GET', `/api/v1/workflows/${id}`)).body).toMatchObject({
+      version: 2,
+      publishedVersion: 2,
+    });
+  }, 90_000);
 });
 
 describe('behind a proxy that serves hookflow under a path', () => {

@@ -8,6 +8,7 @@ export function ConfirmDialog({
   confirmLabel,
   danger,
   busy,
+  wide,
   onConfirm,
   onCancel,
 }: {
@@ -17,6 +18,8 @@ export function ConfirmDialog({
   confirmLabel: string;
   danger?: boolean;
   busy?: boolean;
+  /** Room for side-by-side content (the publish diff). */
+  wide?: boolean;
   onConfirm: () => void;
   onCancel: () => void;
 }) {
@@ -31,7 +34,7 @@ export function ConfirmDialog({
   return (
     <dialog
       ref={ref}
-      className="dialog"
+      className={wide ? 'dialog dialog-wide' : 'dialog'}
       aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();

@@ -118,9 +118,12 @@ export function ExecutionDetail({ id }: { id: string }) {
     setBusy(true);
     setActionError(null);
     try {
+      // Replay from here runs what production runs (SPEC 8 target "published"); the editor's
+      // replay runs the draft.
       const { executionId } = await api<{ executionId: string }>(
         'POST',
         `/executions/${encodeURIComponent(id)}/${action}`,
+        action === 'replay' ? { target: 'published' } : undefined,
       );
       navigate(`/executions/${executionId}`);
     } catch (err) {
@@ -168,14 +171,24 @@ export function ExecutionDetail({ id }: { id: string }) {
             type="button"
             className="button primary"
             onClick={() => again('replay')}
-            disabled={busy}
-            title="Run the same request through the workflow's current version"
+            disabled={busy || workflow?.publishedVersion === null}
+            title={
+              workflow?.publishedVersion === null
+                ? 'The workflow was never published: replay it into the draft from the editor'
+                : `Run the same request through the version live traffic runs${workflow ? ` (v${workflow.publishedVersion})` : ''}`
+            }
           >
-            Replay on current version
+            Replay into published version
           </button>
         </div>
       </div>
       <ErrorMessage error={actionError} />
+      {workflow?.publishedVersion === null && (
+        <p className="small muted">
+          This workflow was never published, so there is no published version to replay into: replay the
+          request into the draft from the <Link to={`/workflows/${e.workflowId}`}>editor</Link>.
+        </p>
+      )}
       {!FINISHED.has(e.status) && (
         <p className="notice small" role="status">
           This execution is {e.status}; the page follows it.

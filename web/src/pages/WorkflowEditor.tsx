@@ -2,15 +2,18 @@ import { useCallback, useEffect, useId, useMemo, useState } from 'react';
 import { ApiError, api, asApiError } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
 import type { PickerField } from '../components/FieldPicker';
+import { Notice } from '../components/Notice';
 import { Switch } from '../components/Switch';
 import { curlLine, fillParams, primaryMethod } from '../lib/curl';
 import { type Draft, draftFrom, normalizedPath, payloadFrom, type TriggerDraft } from '../lib/draft';
 import { flattenValue, keyStep } from '../lib/flatten';
 import { typeOf } from '../lib/format';
+import { publishState, savedNotice, versionContent } from '../lib/publishing';
 import { type Simulation, simulate } from '../lib/simulate';
 import { setActive } from '../lib/workflows';
 import { Link } from '../router';
-import type { LearnedField, TriggerItem, Workflow } from '../types';
+import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
+import { PublishDialog, type PublishReview } from './editor/PublishDialog';
 import { StepsPanel } from './editor/StepsPanel';
 import { TestPanel } from './editor/TestPanel';
 import { TriggerPanel } from './editor/TriggerPanel';
@@ -63,6 +66,9 @@ export function WorkflowEditor({ id }: { id: string }) {
   const [status, setStatus] = useState('');
   const [showProblems, setShowProblems] = useState(false);
   const [sim, setSim] = useState<Simulation | undefined>();
+  const [review, setReview] = useState<PublishReview | null>(null);
+  /** What the last Listen saved, shown in the test panel where the user is looking. */
+  const [listenNote, setListenNote] = useState('');
   const test = useTestEvents(id);
 
   useEffect(() => {
@@ -106,9 +112,8 @@ export function WorkflowEditor({ id }: { id: string }) {
       setDraft(next);
       setShowProblems(false);
       // SPEC 1: a save is a draft; production keeps its published version until publish/activate.
-      setStatus(
-        `Saved version ${w.version}${w.active && w.publishedVersion !== w.version ? `; production still runs version ${w.publishedVersion} until it is published` : ''}.`,
-      );
+      setStatus(savedNotice(w));
+      setListenNote('');
       return w;
     } catch (err) {
       setSaveError(asApiError(err));
@@ -192,8 +197,8 @@ export function WorkflowEditor({ id }: { id: string }) {
       setSaved(w);
       setStatus(
         next
-          ? 'Activated: the production URL serves live traffic.'
-          : 'Deactivated: only the test URL serves.',
+          ? `Activated: live traffic runs v${w.publishedVersion}, the latest saved version.`
+          : `Deactivated: only the test URL serves (v${w.publishedVersion} was the last published version).`,
       );
     } catch (err) {
       setActiveError(asApiError(err));
@@ -203,8 +208,52 @@ export function WorkflowEditor({ id }: { id: string }) {
   };
 
   const listen = async (seconds: number) => {
-    if (dirty && !(await save())) return;
+    if (dirty) {
+      const w = await save();
+      if (!w) return;
+      // Said where the user clicked (the test panel), not in the header as well.
+      setStatus('');
+      setListenNote(savedNotice(w));
+    }
     await test.start(seconds);
+  };
+
+  /** Publish: save pending edits, then show the published version beside the draft. */
+  const startPublish = async () => {
+    setActiveError(null);
+    const w = dirty ? await save() : saved;
+    if (!w?.active || w.publishedVersion === null || w.publishedVersion >= w.version) return;
+    const publishedVersion = w.publishedVersion;
+    const base = { publishedVersion, draftVersion: w.version, draft: versionContent(w) };
+    setReview(base);
+    try {
+      const v = await api<{ name: string; trigger: Trigger; steps: Step[] }>(
+        'GET',
+        `/workflows/${encodeURIComponent(id)}/versions/${publishedVersion}`,
+      );
+      setReview((r) => r && { ...r, published: versionContent(v) });
+    } catch (err) {
+      setReview((r) => r && { ...r, error: asApiError(err) });
+    }
+  };
+
+  const confirmPublish = async () => {
+    if (!review) return;
+    setReview({ ...review, busy: true, error: null });
+    try {
+      const w = await api<Workflow>('POST', `/workflows/${encodeURIComponent(id)}/publish`);
+      setSaved(w);
+      setReview(null);
+      setListenNote('');
+      // Publish takes the latest version: if someone saved since the diff was drawn, say so.
+      setStatus(
+        w.publishedVersion === review.draftVersion
+          ? `Published v${w.publishedVersion}: live traffic runs it now.`
+          : `Published v${w.publishedVersion}, saved after the comparison you saw (v${review.draftVersion}): live traffic runs it now.`,
+      );
+    } catch (err) {
+      setReview({ ...review, busy: false, error: asApiError(err) });
+    }
   };
 
   if (loadError) {
@@ -226,6 +275,7 @@ export function WorkflowEditor({ id }: { id: string }) {
   const path = normalizedPath(draft.trigger.path) ?? saved.trigger.path;
   const setTrigger = (patch: Partial<TriggerDraft>) =>
     setDraft({ ...draft, trigger: { ...draft.trigger, ...patch } });
+  const state = publishState(saved);
   const testCurl = curlLine(
     fillParams(`${baseUrl}/webhook-test/${path}`),
     primaryMethod(draft.trigger.methods),
@@ -253,18 +303,29 @@ export function WorkflowEditor({ id }: { id: string }) {
           />
         </div>
         <div className="editor-actions">
-          <div className={`state ${saved.active ? 'state-on' : 'state-off'}`} id={`${headingId}-state`}>
+          <div className={`state state-${state.kind}`} id={`${headingId}-state`}>
             <Switch
               checked={saved.active}
               label="Activated"
               disabled={toggling || saving}
-              describedBy={`${headingId}-state-text`}
+              describedBy={`${headingId}-state-detail`}
               onChange={toggleActive}
             />
-            <span id={`${headingId}-state-text`} className="state-text">
-              {saved.active ? 'Active: the production URL serves' : 'Not activated: only the test URL serves'}
+            <span className="state-text" data-testid="publish-state">
+              {state.label}
             </span>
           </div>
+          {state.canPublish && (
+            <button
+              type="button"
+              className="button publish"
+              onClick={startPublish}
+              disabled={saving || toggling || review !== null}
+              aria-describedby={`${headingId}-state-detail`}
+            >
+              Publish
+            </button>
+          )}
           <Link to={`/executions?workflowId=${encodeURIComponent(id)}`} className="button">
             Executions
           </Link>
@@ -273,14 +334,16 @@ export function WorkflowEditor({ id }: { id: string }) {
           </button>
         </div>
       </div>
-      <p className="visually-hidden" aria-live="polite">
-        {status}
+      <p className="small muted state-detail" id={`${headingId}-state-detail`}>
+        {state.detail}
       </p>
+      <Notice text={status} />
       <ErrorMessage
         error={activeError}
         title={saved.active ? 'Could not deactivate' : 'Could not activate'}
       />
       <ErrorMessage error={saveError} title="Not saved" />
+      <PublishDialog review={review} onPublish={confirmPublish} onCancel={() => setReview(null)} />
 
       <div className="editor-grid">
         <div className="area-urls">
@@ -290,6 +353,7 @@ export function WorkflowEditor({ id }: { id: string }) {
             methods={draft.trigger.methods}
             auth={draft.trigger.auth}
             active={saved.active}
+            publishedVersion={saved.publishedVersion}
             listening={test.listener !== null}
             unsaved={dirty}
           />
@@ -301,6 +365,8 @@ export function WorkflowEditor({ id }: { id: string }) {
             curl={testCurl}
             onListen={listen}
             busy={saving}
+            savedNote={listenNote}
+            draftVersion={saved.version}
           />
         </div>
         <div className="area-trigger">

@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
 import { ErrorMessage } from '../../components/ErrorMessage';
+import { Notice } from '../../components/Notice';
 import { FieldTable } from '../../components/FieldTable';
 import { JsonView } from '../../components/JsonView';
 import { SchemaTree } from '../../components/SchemaTree';
@@ -26,7 +27,7 @@ function useNow(active: boolean): number {
 /**
  * "Listen for test event": opens a listener (saving first), counts down, waits, and shows the
  * captured request live as a table, as JSON and as the learned schema. Earlier test events can be
- * browsed and replayed into the current version of the workflow.
+ * browsed and replayed into the draft (the latest saved version), as a test run.
  */
 export function TestPanel({
   test,
@@ -34,6 +35,8 @@ export function TestPanel({
   curl,
   onListen,
   busy,
+  savedNote,
+  draftVersion,
 }: {
   test: TestEvents;
   testUrl: string;
@@ -41,10 +44,19 @@ export function TestPanel({
   /** Save pending changes, then start listening. */
   onListen: (seconds: number) => Promise<void>;
   busy: boolean;
+  /** What Listen saved first ("Saved as draft v9 — live traffic still runs v7"). */
+  savedNote: string;
+  /** The latest saved version: what a replay from here runs. */
+  draftVersion: number;
 }) {
   const id = useId();
   const [tab, setTab] = useState('table');
-  const [replay, setReplay] = useState<{ executionId?: string; error?: ApiError; busy?: boolean }>({});
+  const [replay, setReplay] = useState<{
+    executionId?: string;
+    version?: number;
+    error?: ApiError;
+    busy?: boolean;
+  }>({});
   const { listener, selected, events, schema } = test;
   const now = useNow(listener !== null);
   const secondsLeft = listener ? (new Date(listener.expiresAt).getTime() - now) / 1000 : 0;
@@ -60,7 +72,7 @@ export function TestPanel({
         `/executions/${encodeURIComponent(selected.executionId)}/replay`,
         { target: 'draft' },
       );
-      setReplay({ executionId });
+      setReplay({ executionId, version: draftVersion });
     } catch (err) {
       setReplay({ error: asApiError(err) });
     }
@@ -89,6 +101,7 @@ export function TestPanel({
       <p className="visually-hidden" aria-live="polite">
         {test.announcement}
       </p>
+      <Notice text={savedNote} />
       <ErrorMessage error={test.error} />
 
       {listener && (
@@ -163,15 +176,15 @@ export function TestPanel({
                 className="button small"
                 onClick={doReplay}
                 disabled={!selected.executionId || replay.busy}
-                title="Run this request again through the current version of the workflow"
+                title={`Run this request again as a test run of draft v${draftVersion} (live traffic is not affected)`}
               >
-                Replay
+                Replay into draft
               </button>
             </div>
           </div>
           {replay.executionId && (
             <p className="notice small" role="status">
-              Replayed into the current version:{' '}
+              Replayed into draft v{replay.version}:{' '}
               <Link to={`/executions/${replay.executionId}`}>see the execution</Link>.
             </p>
           )}

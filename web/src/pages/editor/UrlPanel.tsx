@@ -13,6 +13,7 @@ export function UrlPanel({
   methods,
   auth,
   active,
+  publishedVersion,
   listening,
   unsaved,
 }: {
@@ -21,6 +22,7 @@ export function UrlPanel({
   methods: Method[];
   auth: AuthConfig;
   active: boolean;
+  publishedVersion: number | null;
   listening: boolean;
   unsaved: boolean;
 }) {
@@ -42,7 +44,7 @@ export function UrlPanel({
       url: `${baseUrl}/webhook/${path}`,
       serving: active,
       state: active
-        ? 'Active: serves live traffic'
+        ? `Active: serves live traffic with v${publishedVersion}`
         : 'Not activated: answers 404 until you activate the workflow',
     },
   ];
@@ -51,7 +53,8 @@ export function UrlPanel({
       <h2 id={`${id}-title`}>Webhook URLs</h2>
       {unsaved && (
         <p className="notice small" role="status">
-          These match your unsaved settings; save for them to take effect.
+          These match your unsaved settings: save for the test URL to use them, then publish for the
+          production URL.
         </p>
       )}
       <div className="url-list">

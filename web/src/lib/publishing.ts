@@ -1,0 +1,98 @@
+/**
+ * Draft and published, as the editor says it (SPEC 1; issue 17). Every save is a new version, the
+ * draft; production runs `publishedVersion` until Publish (or Activate) makes the latest version
+ * live. These sentences are the one place the editor words that, so the header, the notices and
+ * the publish dialog cannot disagree.
+ */
+import type { Step, Workflow } from '../types';
+
+type Versions = Pick<Workflow, 'active' | 'version' | 'publishedVersion'>;
+
+export interface PublishState {
+  /** live: production runs the draft; ahead: a newer draft waits; inactive: production does not serve. */
+  kind: 'live' | 'ahead' | 'inactive';
+  /** Short, for the header: "Published v7 · draft v9". */
+  label: string;
+  /** One sentence of what that means for live traffic. */
+  detail: string;
+  /** Whether Publish has something to put live (an active workflow whose draft is newer). */
+  canPublish: boolean;
+}
+
+export function publishState(w: Versions): PublishState {
+  if (!w.active) {
+    return {
+      kind: 'inactive',
+      label:
+        w.publishedVersion === null
+          ? `Not active · draft v${w.version} (never published)`
+          : `Not active · draft v${w.version}`,
+      detail: `Only the test URL serves. Activating publishes the latest saved version (v${w.version}).`,
+      canPublish: false,
+    };
+  }
+  if (w.publishedVersion === null || w.publishedVersion < w.version) {
+    const live = w.publishedVersion === null ? 'nothing' : `v${w.publishedVersion}`;
+    return {
+      kind: 'ahead',
+      label:
+        w.publishedVersion === null
+          ? `Draft v${w.version} (never published)`
+          : `Published v${w.publishedVersion} · draft v${w.version}`,
+      detail: `Live traffic runs ${live}; the test URL runs draft v${w.version}. Publish to put it live.`,
+      canPublish: true,
+    };
+  }
+  return {
+    kind: 'live',
+    label: `Live · v${w.publishedVersion}`,
+    detail: `The production URL serves v${w.publishedVersion}, the latest saved version.`,
+    canPublish: false,
+  };
+}
+
+/** What the editor says after a save (Save, Listen or Activate saving first). */
+export function savedNotice(w: Versions): string {
+  if (!w.active)
+    return `Saved as draft v${w.version}. The workflow is not active: only the test URL runs it.`;
+  if (w.publishedVersion === w.version) return `Saved v${w.version}; it is live.`;
+  return `Saved as draft v${w.version} — live traffic still runs ${
+    w.publishedVersion === null ? 'nothing' : `v${w.publishedVersion}`
+  }. Publish to put the draft live.`;
+}
+
+/** The content a version is made of, as compared and shown side by side (no computed URLs). */
+export interface VersionContent {
+  name: string;
+  trigger: Record<string, unknown>;
+  steps: Step[];
+}
+
+/** Name, trigger (without the URLs the server computes from the path) and steps. */
+export function versionContent(v: { name: string; trigger: object; steps: Step[] }): VersionContent {
+  const { testUrl: _t, productionUrl: _p, ...trigger } = v.trigger as Record<string, unknown>;
+  return { name: v.name, trigger, steps: v.steps };
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * What publishing would change, in words a user can check against the JSON: "name", "trigger
+ * path", "step 1 (value)", "step added: notify", "step removed: old". Steps are matched by
+ * position, as the engine runs them.
+ */
+export function changedParts(published: VersionContent, draft: VersionContent): string[] {
+  const parts: string[] = [];
+  if (published.name !== draft.name) parts.push('name');
+  const keys = new Set([...Object.keys(published.trigger), ...Object.keys(draft.trigger)]);
+  for (const key of keys) if (!same(published.trigger[key], draft.trigger[key])) parts.push(`trigger ${key}`);
+  const count = Math.max(published.steps.length, draft.steps.length);
+  for (let i = 0; i < count; i++) {
+    const before = published.steps[i];
+    const after = draft.steps[i];
+    if (!before) parts.push(`step added: ${after!.name}`);
+    else if (!after) parts.push(`step removed: ${before.name}`);
+    else if (!same(before, after)) parts.push(`step ${i + 1} (${after.name})`);
+  }
+  return parts;
+}
