@@ -73,34 +73,13 @@ export const workflowsRepo = {
 
   /** What production runs: the published version of every active workflow (one query). */
   async listPublished(db: Db): Promise<Workflow[]> {
-    const rows = await db
-      .selectFrom('workflows')
-      .leftJoin('workflow_versions', (join) =>
-        join
-          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
-          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
-      )
-      .selectAll('workflows')
-      .select('workflow_versions.definition')
-      .where('workflows.active', '=', 1)
-      .execute();
+    const rows = await activeWithPublished(db).execute();
     return rows.map((r) => publishedOf(rowToWorkflow(r), r.definition));
   },
 
   /** The published version of one workflow, as production runs it; undefined when inactive. */
   async getPublished(db: Db, id: string): Promise<Workflow | undefined> {
-    const row = await db
-      .selectFrom('workflows')
-      .leftJoin('workflow_versions', (join) =>
-        join
-          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
-          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
-      )
-      .selectAll('workflows')
-      .select('workflow_versions.definition')
-      .where('workflows.id', '=', id)
-      .where('workflows.active', '=', 1)
-      .executeTakeFirst();
+    const row = await activeWithPublished(db).where('workflows.id', '=', id).executeTakeFirst();
     return row ? publishedOf(rowToWorkflow(row), row.definition) : undefined;
   },
 
@@ -117,6 +96,20 @@ export const workflowsRepo = {
  * nothing newer was saved, the workflows row itself is that version (and the one start-up repairs
  * write to, services.ts repairSealedSecrets), so it is used as it is.
  */
+/** Active workflows' rows, each with the definition of its published version (null when none). */
+function activeWithPublished(db: Db) {
+  return db
+    .selectFrom('workflows')
+    .leftJoin('workflow_versions', (join) =>
+      join
+        .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+        .onRef('workflow_versions.version', '=', 'workflows.published_version'),
+    )
+    .selectAll('workflows')
+    .select('workflow_versions.definition')
+    .where('workflows.active', '=', 1);
+}
+
 function publishedOf(current: Workflow, definition: string | null): Workflow {
   const published = current.publishedVersion;
   if (published === null || published === current.version || definition === null) return current;
