@@ -14,7 +14,8 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sq
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
-import { type DialectCapabilities, kyselyHotStatements, runHotWrites, type Store } from './store.js';
+import { kyselyHotStatements, runHotWrites } from './hot-writes.js';
+import type { DialectCapabilities, Store } from './store.js';
 import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
 
 const CAPS: DialectCapabilities = { name: 'postgres', binaryType: 'bytea', skipLocked: true, shared: true };

@@ -9,7 +9,8 @@ import type { Database } from './schema.js';
 import { HookflowSqliteDialect } from './sqlite-dialect.js';
 import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './sqlite-statements.js';
 import { SqliteWriter, type ThreadRunner } from './sqlite-writer.js';
-import { type DialectCapabilities, type HotStatements, runHotWrites, type Store } from './store.js';
+import { runHotWrites } from './hot-writes.js';
+import type { DialectCapabilities, HotStatements, Store } from './store.js';
 
 const CAPS: DialectCapabilities = { name: 'sqlite', binaryType: 'blob', skipLocked: false, shared: false };
 

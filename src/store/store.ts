@@ -7,7 +7,6 @@
 import { Migrator, type Kysely, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { splitBlob } from './blobs.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database, ExecutionsTable, NewBlobRow, NewExecutionRow } from './schema.js';
 import type { ThreadRunner } from './sqlite-writer.js';
@@ -41,8 +40,9 @@ export interface ExecutionCompletion {
  * The statements run once per webhook request and once per execution. Through Kysely each costs a
  * query build, a compile and (on better-sqlite3) a fresh `prepare`: ~40 µs of the ~60 µs an insert
  * took at 2 000 req/s. A dialect may run them as cached prepared statements instead (SQLite does);
- * `kyselyHotStatements` is the portable version. Each takes the transaction it runs in, so a raw
- * statement can never land in somebody else's transaction on the shared SQLite connection.
+ * `kyselyHotStatements` (hot-writes.ts) is the portable version. Each takes the transaction it
+ * runs in, so a raw statement can never land in somebody else's transaction on the shared SQLite
+ * connection.
  */
 export interface HotStatements {
   insertExecution(trx: Transaction<Database>, row: NewExecutionRow): Promise<void>;
@@ -72,60 +72,6 @@ export type HotWrite =
   | { kind: 'insert'; row: NewExecutionRow; runPure?: boolean }
   | { kind: 'complete'; completion: ExecutionCompletion };
 
-/**
- * Runs hot writes in one transaction with the given statements; per write: a completion whether it
- * was recorded, an insert true.
- */
-export async function runHotWrites(
-  hot: HotStatements,
-  trx: Transaction<Database>,
-  writes: readonly HotWrite[],
-): Promise<boolean[]> {
-  const out: boolean[] = [];
-  for (const w of writes) {
-    if (w.kind === 'insert') {
-      await hot.insertExecution(trx, w.row);
-      out.push(true);
-    } else out.push(...(await hot.completeExecutions(trx, [w.completion])));
-  }
-  return out;
-}
-
-export function kyselyHotStatements(): HotStatements {
-  return {
-    async insertExecution(trx, row) {
-      await trx.insertInto('executions').values(row).execute();
-    },
-    async insertBlobs(trx, rows) {
-      for (const blob of rows) {
-        const { row, parts } = splitBlob(blob);
-        await trx.insertInto('blobs').values(row).execute();
-        for (const part of parts) await trx.insertInto('blob_parts').values(part).execute();
-      }
-    },
-    async completeExecutions(trx, completions) {
-      const recorded: boolean[] = [];
-      for (const c of completions) {
-        const res = await trx
-          .updateTable('executions')
-          .set({
-            status: c.status,
-            steps: c.steps,
-            error: c.error,
-            finished_at: c.finishedAt,
-            locked_by: null,
-            locked_until: null,
-          })
-          .where('id', '=', c.id)
-          .where('locked_by', '=', c.lockedBy)
-          .executeTakeFirst();
-        recorded.push(Number(res.numUpdatedRows) > 0);
-      }
-      return recorded;
-    },
-  };
-}
-
 export interface Store {
   readonly db: Kysely<Database>;
   readonly caps: DialectCapabilities;
@@ -137,7 +83,7 @@ export interface Store {
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
    * Commit hot writes in one transaction (durably, like `transaction`); per write what
-   * `runHotWrites` says. On SQLite this runs on a thread of its own.
+   * `runHotWrites` (hot-writes.ts) says. On SQLite this runs on a thread of its own.
    */
   writeHot(writes: readonly HotWrite[]): Promise<boolean[]>;
   /**

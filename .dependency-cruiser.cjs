@@ -1,0 +1,131 @@
+/**
+ * The import layers of STYLE.md ("Imports flow one way: cli/http → webhooks → queue → engine →
+ * store/bus → model/shared → errors/config"), as rules `npm run lint` checks on src/ and web/src.
+ *
+ * Only edges an `import` spells are seen. One edge it cannot see, said here so nobody is surprised:
+ * the SQLite writer thread (src/store/sqlite-writer-thread.ts) loads the engine's pure runner
+ * (src/queue/pure-run-thread.ts) by a URL main.ts hands it (`import(runnerSpec.module)`), so the
+ * store runs queue and engine code although no store file imports them. Issue 16 part 1 (one
+ * execution entry) is to remove that edge; until then the rules below hold for what is written.
+ *
+ * Type-only imports (`import type`) are erased at build time: they count for the layer rules (a
+ * type from a layer above is still a dependency on its shape) but not for cycles, as issue 16 asks
+ * ("no circular imports of values … type-only imports aside").
+ */
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'A cycle of value imports: the modules in it load in an order that depends on who is imported ' +
+        'first, and none of them can be understood or moved alone. Move the shared part to the module ' +
+        'that owns it (or one below both).',
+      from: { path: '^(src|web/src)/' },
+      to: {
+        circular: true,
+        viaOnly: { dependencyTypesNot: ['type-only'] },
+      },
+    },
+    {
+      name: 'fastify-only-in-http',
+      severity: 'error',
+      comment:
+        'src/http is the only folder that knows HTTP frameworks (STYLE.md): domain code gets a plain ' +
+        'InboundRequest, never a Fastify request or reply.',
+      from: { path: '^src/', pathNot: '^src/http/' },
+      to: { path: '^node_modules/(fastify|@fastify/|find-my-way|light-my-request)' },
+    },
+    {
+      name: 'engine-below-http-webhooks-queue-store',
+      severity: 'error',
+      comment:
+        'The engine runs steps on data; it knows neither HTTP, the webhook pipeline, the queue nor ' +
+        'SQL, so the queue (or a test) can run it anywhere.',
+      from: { path: '^src/engine/' },
+      to: { path: '^src/(http|webhooks|queue|store)/' },
+    },
+    {
+      name: 'store-below-http-webhooks-queue-engine',
+      severity: 'error',
+      comment:
+        'The store is a layer below everything that uses it. (Its writer thread loads the pure runner ' +
+        'by URL, an edge no import spells: see the top of this file.)',
+      from: { path: '^src/store/' },
+      to: { path: '^src/(http|webhooks|queue|engine)/' },
+    },
+    {
+      name: 'web-imports-web-or-browser-safe-src',
+      severity: 'error',
+      comment:
+        'The UI bundles what it imports: from src/ only modules with no Node imports, which say so in ' +
+        'their header. Today they live where the server uses them; issue 16 moves them to src/shared/, ' +
+        'and this list then becomes "^src/shared/". A type-only import is erased and may name any ' +
+        'module (web/src/types.ts re-exports the learned-schema types).',
+      from: { path: '^web/' },
+      to: {
+        path: '^src/',
+        pathNot: [
+          '^src/shared/',
+          '^src/http/base-path\\.ts$',
+          '^src/engine/json-result\\.ts$',
+          '^src/engine/template-syntax\\.ts$',
+          '^src/engine/steps/response-headers\\.ts$',
+          '^src/webhooks/path\\.ts$',
+        ],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'web-browser-safe-src-stays-node-free',
+      severity: 'error',
+      comment:
+        'A module the UI imports from src/ must not import Node built-ins or other src/ modules, or ' +
+        'the browser bundle would grow a server dependency without anyone noticing.',
+      from: {
+        path: [
+          '^src/shared/',
+          '^src/http/base-path\\.ts$',
+          '^src/engine/json-result\\.ts$',
+          '^src/engine/template-syntax\\.ts$',
+          '^src/engine/steps/response-headers\\.ts$',
+          '^src/webhooks/path\\.ts$',
+        ],
+      },
+      to: {
+        dependencyTypesNot: ['type-only'],
+        pathNot: '^src/shared/',
+      },
+    },
+    {
+      name: 'web-no-node-builtins',
+      severity: 'error',
+      comment: 'The UI runs in a browser.',
+      from: { path: '^web/src/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to nothing is a typo or a missing dependency.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are seen (and marked 'type-only') only when cruised before compilation.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Packages like typebox resolve only through their package.json "exports" (ESM, as Node does).
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    exclude: { path: '(^|/)node_modules/' },
+    cache: false,
+  },
+};

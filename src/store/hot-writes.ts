@@ -1,0 +1,63 @@
+/**
+ * Running hot writes (store.ts `HotWrite`) with a dialect's statements, and the portable Kysely
+ * statements. Apart from store.ts because the dialects (sqlite.ts, postgres.ts) use these while
+ * store.ts's factory loads the dialects: in one module they made an import cycle.
+ */
+import type { Transaction } from 'kysely';
+import { splitBlob } from './blobs.js';
+import type { Database } from './schema.js';
+import type { HotStatements, HotWrite } from './store.js';
+
+/**
+ * Runs hot writes in one transaction with the given statements; per write: a completion whether it
+ * was recorded, an insert true.
+ */
+export async function runHotWrites(
+  hot: HotStatements,
+  trx: Transaction<Database>,
+  writes: readonly HotWrite[],
+): Promise<boolean[]> {
+  const out: boolean[] = [];
+  for (const w of writes) {
+    if (w.kind === 'insert') {
+      await hot.insertExecution(trx, w.row);
+      out.push(true);
+    } else out.push(...(await hot.completeExecutions(trx, [w.completion])));
+  }
+  return out;
+}
+
+export function kyselyHotStatements(): HotStatements {
+  return {
+    async insertExecution(trx, row) {
+      await trx.insertInto('executions').values(row).execute();
+    },
+    async insertBlobs(trx, rows) {
+      for (const blob of rows) {
+        const { row, parts } = splitBlob(blob);
+        await trx.insertInto('blobs').values(row).execute();
+        for (const part of parts) await trx.insertInto('blob_parts').values(part).execute();
+      }
+    },
+    async completeExecutions(trx, completions) {
+      const recorded: boolean[] = [];
+      for (const c of completions) {
+        const res = await trx
+          .updateTable('executions')
+          .set({
+            status: c.status,
+            steps: c.steps,
+            error: c.error,
+            finished_at: c.finishedAt,
+            locked_by: null,
+            locked_until: null,
+          })
+          .where('id', '=', c.id)
+          .where('locked_by', '=', c.lockedBy)
+          .executeTakeFirst();
+        recorded.push(Number(res.numUpdatedRows) > 0);
+      }
+      return recorded;
+    },
+  };
+}
