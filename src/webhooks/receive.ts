@@ -14,7 +14,7 @@ import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
 import { executionsRepo, queuedExecution } from '../store/executions.js';
 import type { Db, Store } from '../store/store.js';
-import type { AuthConfig, TriggerConfig, Workflow } from '../workflows/model.js';
+import type { AuthConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
@@ -22,6 +22,7 @@ import { type ParsedFile, parseBody, parseQuery } from './parse.js';
 import { type Method, trimSlashes } from './path.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
+import { immediateOutcome, type Outcome, waitedOutcome } from './respond.js';
 import type { ExecutionWaiter } from './waiter.js';
 import { DEFAULT_WINDOW_SECONDS, idempotencyKey } from './options/idempotency.js';
 import { ipAllowed } from './options/ip-allowlist.js';
@@ -47,14 +48,6 @@ export interface Matched {
   params: Record<string, string>;
   /** Largest body this trigger accepts. */
   maxBodyBytes: number;
-}
-
-export interface Outcome {
-  status: number;
-  headers: Record<string, string>;
-  /** JSON-serialisable value, a Buffer, or undefined for no body. */
-  body: unknown;
-  executionId?: string;
 }
 
 export interface TriggerItem {
@@ -342,7 +335,7 @@ export class Receiver {
 
     const headers = { 'x-hookflow-execution-id': executionId };
     if (!finished || responseMode === 'immediately') return immediateOutcome(trigger, executionId, headers);
-    return this.#d.waiter.respond(await finished.promise, executionId, responseMode, headers);
+    return waitedOutcome(this.#d.store.db, await finished.promise, executionId, responseMode, headers);
   }
 
   /** schemaCheck: what differs from the learned schema; `reject` refuses, `warn` notes it. */
@@ -395,26 +388,10 @@ export class Receiver {
     const row = await executionsRepo.get(this.#d.store.db, executionId);
     if (row && row.status !== 'queued' && row.status !== 'running') {
       waiting.cancel();
-      return this.#d.waiter.respond(true, executionId, mode, headers);
+      return waitedOutcome(this.#d.store.db, true, executionId, mode, headers);
     }
-    return this.#d.waiter.respond(await waiting.promise, executionId, mode, headers);
+    return waitedOutcome(this.#d.store.db, await waiting.promise, executionId, mode, headers);
   }
-}
-
-/** The answer of response mode `immediately` (SPEC 5). */
-function immediateOutcome(
-  trigger: TriggerConfig,
-  executionId: string,
-  headers: Record<string, string>,
-): Outcome {
-  const r = trigger.response;
-  if (r.noContent) return { status: 204, headers, body: undefined, executionId };
-  return {
-    status: r.status ?? 200,
-    headers,
-    body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
-    executionId,
-  };
 }
 
 /** Compare what a payload carries (body and query) with the learned schema of the same parts. */

@@ -1,0 +1,104 @@
+/**
+ * Response modes (SPEC 5): what the caller of a webhook is answered. `immediately` answers at once
+ * from the trigger's settings; `lastStep` and `respondStep` answer from the execution once the
+ * waiter (waiter.ts) says it finished, timed out, or its `respond` step ran.
+ */
+import { AppError } from '../errors.js';
+import type { StepResponse } from '../queue/bus.js';
+import { executionsRepo } from '../store/executions.js';
+import type { Db } from '../store/store.js';
+import type { TriggerConfig } from '../workflows/model.js';
+import type { WaitResult } from './waiter.js';
+
+export interface Outcome {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON-serialisable value, a Buffer, or undefined for no body. */
+  body: unknown;
+  executionId?: string;
+}
+
+/** The answer of response mode `immediately` (SPEC 5). */
+export function immediateOutcome(
+  trigger: TriggerConfig,
+  executionId: string,
+  headers: Record<string, string>,
+): Outcome {
+  const r = trigger.response;
+  if (r.noContent) return { status: 204, headers, body: undefined, executionId };
+  return {
+    status: r.status ?? 200,
+    headers,
+    body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
+    executionId,
+  };
+}
+
+interface StepRecord {
+  type: string;
+  status: string;
+  output: unknown;
+}
+
+/**
+ * The answer of modes `lastStep` and `respondStep` once the waiter has a result: the `respond`
+ * step's answer, the last step's output, or an error (timed out, failed). Reads the execution row.
+ */
+export async function waitedOutcome(
+  db: Db,
+  result: WaitResult,
+  executionId: string,
+  mode: 'lastStep' | 'respondStep',
+  headers: Record<string, string>,
+): Promise<Outcome> {
+  if (typeof result === 'object') return respondStepOutcome(result, executionId, headers);
+  const row = result ? await executionsRepo.get(db, executionId) : undefined;
+  if (!row || row.status === 'queued' || row.status === 'running') {
+    throw new AppError('execution_timeout', 'The workflow did not finish in time; it goes on running.', {
+      executionId,
+      headers,
+      hint: 'Look the execution up with GET /api/v1/executions/{executionId}, or raise trigger.response.timeoutMs.',
+    });
+  }
+  const steps = JSON.parse(row.steps) as StepRecord[];
+  // A respond step that ran is the answer, even if a later step failed: the early answer
+  // (`execution.responded`) would have been it, and both paths must agree.
+  const respond =
+    mode === 'respondStep' ? steps.find((s) => s.type === 'respond' && s.status === 'succeeded') : undefined;
+  if (respond) return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
+  if (row.status === 'failed') throw executionFailed(executionId, headers);
+  if (mode === 'respondStep') {
+    return {
+      status: 200,
+      headers,
+      body: { message: 'Workflow finished without a respond step', executionId },
+      executionId,
+    };
+  }
+  const last = steps.length > 0 ? steps[steps.length - 1]!.output : JSON.parse(row.trigger);
+  return { status: 200, headers, body: last ?? {}, executionId };
+}
+
+/**
+ * A failed execution, as its caller sees it: the id and nothing else. The caller may be anyone on
+ * the internet, and a step's error is the owner's to read (the execution record keeps it): it can
+ * hold an outbound URL whose path is a secret (a Slack incoming webhook), internal host names and
+ * the addresses they resolve to, or request data an expression choked on. Not even the step's name:
+ * it describes the owner's integration, and the execution id is all the owner needs to find it.
+ */
+function executionFailed(executionId: string, headers: Record<string, string>): AppError {
+  return new AppError('execution_failed', 'The workflow failed.', {
+    executionId,
+    headers,
+    hint: "The workflow's owner can see which step failed and why in this execution.",
+  });
+}
+
+/** The answer a `respond` step set, with hookflow's own headers on top. */
+function respondStepOutcome(
+  r: Partial<StepResponse>,
+  executionId: string,
+  headers: Record<string, string>,
+): Outcome {
+  return { status: r.status ?? 200, headers: { ...r.headers, ...headers }, body: r.body, executionId };
+}
