@@ -421,6 +421,105 @@ describe('drafts and publishing in the editor (issue 17)', () => {
   }, 90_000);
 });
 
+describe('leaving the editor and fixing errors (issue 17)', () => {
+  /** A workflow with one `set` step, open in the editor. */
+  async function openWorkflow(
+    name: string,
+    path: string,
+    steps = [{ name: 'value', type: 'set', fields: { value: 'one' } }],
+  ) {
+    const created = await server.api('POST', '/api/v1/workflows', {
+      name,
+      trigger: { path, methods: ['POST'] },
+      steps,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await page.goto(`${server.url}/workflows/${id}`);
+    await page.getByLabel('Workflow name').waitFor();
+    return id;
+  }
+  const stored = async (id: string) => (await server.api('GET', `/api/v1/workflows/${id}`)).body;
+
+  it('asks before an in-app link leaves unsaved edits: Stay keeps them, Discard leaves, Save saves then leaves', async () => {
+    const id = await openWorkflow('Leave guard', 'e2e/leave');
+    const editorPath = new URL(page.url()).pathname;
+    const value = page.getByRole('textbox', { name: 'Value of value' });
+    const back = page.getByRole('link', { name: '← Workflows' });
+    const dialog = page.getByRole('dialog', { name: 'Leave with unsaved changes?' });
+
+    // Nothing edited: the link just leaves.
+    await back.click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+    await page.goto(`${server.url}${editorPath}`);
+    await value.fill('two');
+
+    // Stay: the dialog closes, the page and the edit stay.
+    await back.click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Stay' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(new URL(page.url()).pathname).toBe(editorPath);
+    expect(await value.inputValue()).toBe('two');
+
+    // The top navigation is guarded too; Discard leaves and saves nothing.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Executions' }).click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Discard changes' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(new URL(page.url()).pathname).toBe('/executions');
+    expect(await stored(id)).toMatchObject({ version: 1, steps: [{ fields: { value: 'one' } }] });
+
+    // Save: saves the edit, then goes where the link pointed.
+    await page.goto(`${server.url}${editorPath}`);
+    await value.fill('three');
+    await back.click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Save and leave' }).click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await stored(id)).toMatchObject({ version: 2, steps: [{ fields: { value: 'three' } }] });
+  }, 60_000);
+
+  it('clears a field\'s error as soon as the field is fixed, so "Not saved" and "Saved" never show together', async () => {
+    const id = await openWorkflow('Fixing errors', 'e2e/fix', [
+      { name: 'value', type: 'set', fields: { value: 'one' } },
+      { name: 'other', type: 'set', fields: { value: 'two' } },
+    ]);
+    const notSaved = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    const pathField = page.getByLabel('Path', { exact: true });
+
+    // An invalid path: Save refuses and says why.
+    await pathField.fill('e2e//fix');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await notSaved.waitFor();
+    expect(await page.locator('.field-error').filter({ hasText: 'empty segment' }).count()).toBeGreaterThan(
+      0,
+    );
+
+    // Fixed: the error goes at once, from the field and the summary, and Save is enabled.
+    await pathField.fill('e2e/fixed');
+    await notSaved.waitFor({ state: 'hidden' });
+    expect(await page.getByText('empty segment').count()).toBe(0);
+    const saveButton = page.getByRole('button', { name: 'Save', exact: true });
+    expect(await saveButton.isEnabled()).toBe(true);
+    await saveButton.click();
+    await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
+    expect(await stored(id)).toMatchObject({ version: 2, trigger: { path: 'e2e/fixed' } });
+
+    // A duplicate step name, then the name put back: no "Not saved" beside a disabled "Saved".
+    const secondName = page.getByLabel('Step name').nth(1);
+    await secondName.fill('value');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await notSaved.waitFor();
+    expect(await page.getByText('is used by another step').count()).toBeGreaterThan(0);
+    await secondName.fill('other');
+    await notSaved.waitFor({ state: 'hidden' });
+    expect(await page.getByText('is used by another step').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Saved', exact: true }).isDisabled()).toBe(true);
+  }, 60_000);
+});
+
 describe('behind a proxy that serves hookflow under a path', () => {
   it('signs up, navigates, listens for a test event and reloads a page, all under /hookflow/', async () => {
     // nginx's `location /hookflow/ { proxy_pass http://hookflow:5678/; }`: the path is stripped.

@@ -8,7 +8,7 @@ import { ExecutionList } from './pages/ExecutionList';
 import { TokenList } from './pages/TokenList';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
-import { Link, match, navigate, useLocation } from './router';
+import { Link, leave, match, navigate, useLocation } from './router';
 import type { User } from './types';
 
 type Session =
@@ -87,7 +87,8 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const path = location.split('?')[0]!;
   const [error, setError] = useState<ApiError | null>(null);
 
-  const signOut = async () => {
+  const signOut = () => leave(signOutNow);
+  const signOutNow = async () => {
     try {
       await auth.logout();
       navigate('/', { replace: true });

@@ -21,8 +21,34 @@ export function useLocation(): string {
   return useSyncExternalStore(subscribe, snapshot);
 }
 
+/**
+ * Asked before any in-app navigation (links, navigate(), sign out): the editor registers one while
+ * it has unsaved changes. It returns true when it takes over (shows its dialog) and will call
+ * `proceed` itself if the user chooses to leave. One guard at a time: only one page is mounted.
+ */
+export type LeaveGuard = (proceed: () => void) => boolean;
+let guard: LeaveGuard | undefined;
+
+/** Register the guard; the returned function removes it (if it is still the registered one). */
+export function setLeaveGuard(next: LeaveGuard): () => void {
+  guard = next;
+  return () => {
+    if (guard === next) guard = undefined;
+  };
+}
+
+/** Run `action` (something that leaves the page) unless the guard takes over; it then decides. */
+export function leave(action: () => void): void {
+  if (guard?.(action)) return;
+  action();
+}
+
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (to === snapshot()) return;
+  leave(() => go(to, options));
+}
+
+function go(to: string, options: { replace?: boolean }): void {
   if (options.replace) window.history.replaceState(null, '', withBase(to));
   else window.history.pushState(null, '', withBase(to));
   window.dispatchEvent(new Event(CHANGE));

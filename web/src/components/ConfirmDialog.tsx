@@ -6,6 +6,8 @@ export function ConfirmDialog({
   title,
   children,
   confirmLabel,
+  cancelLabel = 'Cancel',
+  other,
   danger,
   busy,
   wide,
@@ -16,6 +18,9 @@ export function ConfirmDialog({
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  cancelLabel?: string;
+  /** A third answer between cancel and confirm (the leave guard's "Discard"). */
+  other?: { label: string; onClick: () => void; danger?: boolean };
   danger?: boolean;
   busy?: boolean;
   /** Room for side-by-side content (the publish diff). */
@@ -45,8 +50,18 @@ export function ConfirmDialog({
       <div className="dialog-body">{children}</div>
       <div className="dialog-actions">
         <button type="button" className="button" onClick={onCancel}>
-          Cancel
+          {cancelLabel}
         </button>
+        {other && (
+          <button
+            type="button"
+            className={`button${other.danger ? ' danger' : ''}`}
+            onClick={other.onClick}
+            disabled={busy}
+          >
+            {other.label}
+          </button>
+        )}
         <button
           type="button"
           className={`button ${danger ? 'danger' : 'primary'}`}

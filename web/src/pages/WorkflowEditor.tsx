@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useId, useMemo, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { ApiError, api, asApiError } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
 import type { PickerField } from '../components/FieldPicker';
 import { Notice } from '../components/Notice';
@@ -9,9 +10,10 @@ import { type Draft, draftFrom, normalizedPath, payloadFrom, type TriggerDraft }
 import { flattenValue, keyStep } from '../lib/flatten';
 import { typeOf } from '../lib/format';
 import { publishState, savedNotice, versionContent } from '../lib/publishing';
+import { currentFailure, type SaveFailure } from '../lib/saveErrors';
 import { type Simulation, simulate } from '../lib/simulate';
 import { setActive } from '../lib/workflows';
-import { Link } from '../router';
+import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
 import { PublishDialog, type PublishReview } from './editor/PublishDialog';
 import { StepsPanel } from './editor/StepsPanel';
@@ -59,7 +61,8 @@ export function WorkflowEditor({ id }: { id: string }) {
   const [saved, setSaved] = useState<Workflow | null>(null);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [loadError, setLoadError] = useState<ApiError | null>(null);
-  const [saveError, setSaveError] = useState<ApiError | null>(null);
+  /** The last failed save, as it was; what of it still holds is worked out from the draft. */
+  const [saveFailure, setSaveFailure] = useState<SaveFailure | null>(null);
   const [activeError, setActiveError] = useState<ApiError | null>(null);
   const [saving, setSaving] = useState(false);
   const [toggling, setToggling] = useState(false);
@@ -88,17 +91,17 @@ export function WorkflowEditor({ id }: { id: string }) {
   const save = useCallback(async (): Promise<Workflow | null> => {
     if (!payload || !draft) return null;
     setShowProblems(true);
-    setSaveError(null);
+    setSaveFailure(null);
     if (payload.problems.length > 0) {
-      setSaveError(
-        new ApiError(
-          400,
-          'validation_failed',
-          'Some fields need fixing.',
-          'Fix the fields named above, then save again.',
-          payload.problems,
-        ),
-      );
+      setSaveFailure({
+        status: 400,
+        code: 'validation_failed',
+        message: 'Some fields need fixing.',
+        hint: 'Fix the fields named above, then save again.',
+        fields: [],
+        local: true,
+        body: payload.body,
+      });
       return null;
     }
     setSaving(true);
@@ -116,7 +119,16 @@ export function WorkflowEditor({ id }: { id: string }) {
       setListenNote('');
       return w;
     } catch (err) {
-      setSaveError(asApiError(err));
+      const e = asApiError(err);
+      setSaveFailure({
+        status: e.status,
+        code: e.code,
+        message: e.message,
+        hint: e.hint,
+        fields: e.fields,
+        local: false,
+        body: payload.body,
+      });
       return null;
     } finally {
       setSaving(false);
@@ -141,6 +153,31 @@ export function WorkflowEditor({ id }: { id: string }) {
       window.removeEventListener('beforeunload', onLeave);
     };
   }, [dirty, save]);
+
+  // Leaving by an in-app link with unsaved changes asks first (the reload/close case is above).
+  const [leaving, setLeaving] = useState<{ proceed: () => void; busy: boolean } | null>(null);
+  /** Set once the user chose to leave, so the navigation that follows is not asked about again. */
+  const letGo = useRef(false);
+  useEffect(() => {
+    if (!dirty) return;
+    return setLeaveGuard((proceed) => {
+      if (letGo.current) return false;
+      setLeaving({ proceed, busy: false });
+      return true;
+    });
+  }, [dirty]);
+  const leaveNow = (proceed: () => void) => {
+    letGo.current = true;
+    setLeaving(null);
+    proceed();
+  };
+  const saveAndLeave = async () => {
+    if (!leaving) return;
+    setLeaving({ ...leaving, busy: true });
+    // A save that fails keeps the user here, with its errors at the fields.
+    if (await save()) leaveNow(leaving.proceed);
+    else setLeaving(null);
+  };
 
   const item = test.selected?.item;
   const run = test.selected?.executionId ? test.runs[test.selected.executionId] : undefined;
@@ -267,7 +304,14 @@ export function WorkflowEditor({ id }: { id: string }) {
   }
   if (!saved || !draft || !payload) return <p className="muted">Loading the workflow…</p>;
 
-  const problems = [...(showProblems ? payload.problems : []), ...(saveError?.fields ?? [])];
+  const failure = currentFailure(saveFailure, payload.body, payload.problems, dirty);
+  const saveError =
+    failure && new ApiError(failure.status, failure.code, failure.message, failure.hint, failure.fields);
+  // The form's own problems are live; the server's stay only on fields not edited since.
+  const problems = [
+    ...(showProblems ? payload.problems : []),
+    ...(saveFailure?.local ? [] : (failure?.fields ?? [])),
+  ];
   const baseUrl = saved.trigger.testUrl.slice(
     0,
     saved.trigger.testUrl.length - `/webhook-test/${saved.trigger.path}`.length,
@@ -344,6 +388,22 @@ export function WorkflowEditor({ id }: { id: string }) {
       />
       <ErrorMessage error={saveError} title="Not saved" />
       <PublishDialog review={review} onPublish={confirmPublish} onCancel={() => setReview(null)} />
+      <ConfirmDialog
+        open={leaving !== null}
+        title="Leave with unsaved changes?"
+        confirmLabel="Save and leave"
+        cancelLabel="Stay"
+        other={{
+          label: 'Discard changes',
+          danger: true,
+          onClick: () => leaving && leaveNow(leaving.proceed),
+        }}
+        busy={leaving?.busy}
+        onConfirm={saveAndLeave}
+        onCancel={() => setLeaving(null)}
+      >
+        <p>Your changes to this workflow are not saved. Save them first, or leave and lose them.</p>
+      </ConfirmDialog>
 
       <div className="editor-grid">
         <div className="area-urls">
