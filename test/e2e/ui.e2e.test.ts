@@ -448,14 +448,22 @@ describe('leaving the editor and fixing errors (issue 17)', () => {
     const back = page.getByRole('link', { name: '← Workflows' });
     const dialog = page.getByRole('dialog', { name: 'Leave with unsaved changes?' });
 
-    // Nothing edited: the link just leaves.
+    // Nothing edited: the link just leaves, and Back returns (both within the page).
     await back.click();
     await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
-    await page.goto(`${server.url}${editorPath}`);
+    await page.goBack();
     await value.fill('two');
 
     // Stay: the dialog closes, the page and the edit stay.
     await back.click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Stay' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(new URL(page.url()).pathname).toBe(editorPath);
+    expect(await value.inputValue()).toBe('two');
+
+    // So is the browser's history (Forward to the list here): held, and Stay keeps the page and the edit.
+    await page.goForward();
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Stay' }).click();
     await dialog.waitFor({ state: 'hidden' });

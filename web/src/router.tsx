@@ -48,7 +48,24 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   leave(() => go(to, options));
 }
 
+/** The path on screen: where Back/Forward is undone to when the guard holds it. */
+let shown = snapshot();
+
+// Back/Forward has already changed the URL when popstate comes, so a held one is undone by putting
+// the shown path back, and leaving goes to its target as a new entry. Registered at load, before
+// React subscribes, so stopping the event keeps the page from switching.
+window.addEventListener('popstate', (event) => {
+  const target = snapshot();
+  if (target !== shown && guard?.(() => go(target, {}))) {
+    event.stopImmediatePropagation();
+    window.history.pushState(null, '', withBase(shown));
+    return;
+  }
+  shown = target;
+});
+
 function go(to: string, options: { replace?: boolean }): void {
+  shown = to;
   if (options.replace) window.history.replaceState(null, '', withBase(to));
   else window.history.pushState(null, '', withBase(to));
   window.dispatchEvent(new Event(CHANGE));
