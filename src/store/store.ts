@@ -2,14 +2,12 @@
  * The store: one Kysely instance over SQLite (embedded default) or PostgreSQL (distributed mode),
  * plus the few capability flags where the dialects differ. Services never branch on the dialect
  * name; they read a flag. Repositories (workflows.ts, executions.ts, …) take a `Db`, which is the
- * Kysely instance or a transaction of it.
+ * Kysely instance or a transaction of it. Types only: open.ts opens one (as Kysely's dialects keep
+ * their interface apart from their factories), so the dialects can import these types without a
+ * cycle back through the factory that loads them.
  */
-import { Migrator, type Kysely, type Transaction } from 'kysely';
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import { migrationProvider } from './migrations/index.js';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, ExecutionsTable, NewBlobRow, NewExecutionRow } from './schema.js';
-import type { ThreadRunner } from './sqlite-writer.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -94,44 +92,4 @@ export interface Store {
   /** Throws when the database cannot be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
-}
-
-export interface StoreOptions {
-  /** SQLite: what the writer thread loads to run pure workflows (see sqlite-writer.ts). */
-  runner?: ThreadRunner | undefined;
-}
-
-export async function openStore(
-  config: Config['store'],
-  log: Logger,
-  options: StoreOptions = {},
-): Promise<Store> {
-  // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
-  const store = config.databaseUrl
-    ? await (await import('./postgres.js')).openPostgres(config.databaseUrl, log)
-    : await (await import('./sqlite.js')).openSqlite(config, log, options.runner);
-  try {
-    await migrate(store, log);
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  return store;
-}
-
-export async function migrate(store: Store, log: Logger): Promise<void> {
-  const migrator = new Migrator({
-    db: store.db,
-    provider: migrationProvider(store.caps),
-    migrationTableName: 'hookflow_migrations',
-    migrationLockTableName: 'hookflow_migrations_lock',
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  for (const r of results ?? []) {
-    if (r.status === 'Success') log.info({ migration: r.migrationName }, 'migration applied');
-  }
-  if (error)
-    throw new Error(`Database migration failed: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
 }

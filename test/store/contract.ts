@@ -21,7 +21,8 @@ import type {
   NewExecutionRow,
 } from '../../src/store/schema.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { migrate, type Store } from '../../src/store/store.js';
+import { migrate } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { openStore } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
 

@@ -14,7 +14,8 @@ import { createLogger } from '../../src/log.js';
 import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
 import { SqliteWriter } from '../../src/store/sqlite-writer.js';
-import { type HotWrite, openStore, type Store } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open.js';
+import type { HotWrite, Store } from '../../src/store/store.js';
 
 let dataDir: string;
 let store: Store;

@@ -1,0 +1,50 @@
+/**
+ * Opening the store: the dialect the configuration asks for (the PostgreSQL driver is loaded only
+ * then), migrated to the latest schema.
+ */
+import { Migrator } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { migrationProvider } from './migrations/index.js';
+import type { ThreadRunner } from './sqlite-writer.js';
+import type { Store } from './store.js';
+
+export interface StoreOptions {
+  /** SQLite: what the writer thread loads to run pure workflows (see sqlite-writer.ts). */
+  runner?: ThreadRunner | undefined;
+}
+
+export async function openStore(
+  config: Config['store'],
+  log: Logger,
+  options: StoreOptions = {},
+): Promise<Store> {
+  // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
+  const store = config.databaseUrl
+    ? await (await import('./postgres.js')).openPostgres(config.databaseUrl, log)
+    : await (await import('./sqlite.js')).openSqlite(config, log, options.runner);
+  try {
+    await migrate(store, log);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+export async function migrate(store: Store, log: Logger): Promise<void> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider(store.caps),
+    migrationTableName: 'hookflow_migrations',
+    migrationLockTableName: 'hookflow_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  for (const r of results ?? []) {
+    if (r.status === 'Success') log.info({ migration: r.migrationName }, 'migration applied');
+  }
+  if (error)
+    throw new Error(`Database migration failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+}
