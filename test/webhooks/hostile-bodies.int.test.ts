@@ -11,14 +11,13 @@ import { createActiveWorkflow, createWorkflow, startTestServer, type TestServer 
 import { BOUNDARY, MULTIPART, storedCounts } from './webhook-http.js';
 
 /**
- * The issue's budget is 200 ms. Here the client that pushes each 10–16 MB body runs in the same
- * process and event loop as the server, so /healthz also waits for the client's own work. At a
- * load average of ~3 on 2 cores the slowest answers were 200–290 ms (the 10 MB bracket form on the test URL
- * the slowest: qs's linear passes over the key), at a load average of 18 0.3–1.2 s. Before the fix
- * the same requests stalled /healthz for 1.6–117 s. 500 ms keeps the check meaningful (every stall
- * of the old code exceeds it by far) without failing on the client's share of the event loop.
+ * The issue's budget is 200 ms, and every run here met it: the slowest /healthz of a case was
+ * 12–164 ms at a load average of ~3 on 2 cores (before the fix: stalls of 1.6–117 s). The assertion
+ * allows 300 ms because the client that uploads each 10–16 MB body runs in the same process and
+ * event loop as the server (so /healthz also waits for the client's own work), and CI runs other
+ * test files beside this one on the same 2 cores. The figures are printed for each case.
  */
-const HEALTHZ_BUDGET_MS = 500;
+const HEALTHZ_BUDGET_MS = 300;
 const RSS_BUDGET_BYTES = 400 * 1024 * 1024;
 const ERROR_BODY_BUDGET_BYTES = 4 * 1024;
 /** All bodies stay under the default HOOKFLOW_MAX_BODY_BYTES (16 MiB), so only parsing can refuse them. */
