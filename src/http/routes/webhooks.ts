@@ -186,7 +186,7 @@ function readBody(
     return refused ? Promise.reject(refused) : Promise.resolve(EMPTY);
   }
   const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
-  if (declared > limit) return Promise.reject(tooLarge(limit));
+  // A declared length over `limit` was refused before (Receiver.checkDeclaredLength, GET included).
   return new Promise<Buffer>((resolve, reject) => {
     const sized = Number.isInteger(declared) && declared >= 0;
     let whole: Buffer | undefined;
