@@ -192,6 +192,14 @@ const migrations: Record<string, MigrationFactory> = {
       await sql`update workflows set published_version = version where active = 1`.execute(db);
     },
   }),
+  '0007_waiting': () => ({
+    async up(db: Kysely<unknown>) {
+      // Waiting executions (SPEC 7b `wait`, 7c retry pauses): status `waiting`, due at `run_after`
+      // (the claim's (status, run_after) index serves them too), resumed from this checkpoint: the
+      // engine's RunResult.resume as JSON. Null for every other execution.
+      await db.schema.alterTable('executions').addColumn('resume_state', 'text').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
