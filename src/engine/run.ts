@@ -33,12 +33,29 @@ import { renderedSchema, StepFailure, type StepType } from './steps/types.js';
 export interface StepResult {
   name: string;
   type: string;
-  status: 'succeeded' | 'failed' | 'filtered';
+  /** `waiting`: the step parked the execution (a `wait`), or a step holding it (if/switch/forEach). */
+  status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
   input: unknown;
   output: unknown;
   error: ExecutionError | null;
   startedAt: string;
   finishedAt: string;
+  /** `if`/`switch`: the branch that ran (`then`/`else`, the case's index, `default`); absent when none did. */
+  branch?: 'then' | 'else' | 'default' | number;
+  /** `if`/`switch`: the records of the steps that ran inside. */
+  steps?: StepResult[];
+  /** `forEach`: the first MAX_RECORDED_ITERATIONS iterations, with their steps' records. */
+  iterations?: IterationResult[];
+  /** `forEach`: how many iterations ran (all of them, recorded or not). */
+  iterationCount?: number;
+  /** `code`: the first MAX_CODE_LOGS `console.log` lines. */
+  logs?: string[];
+}
+
+export interface IterationResult {
+  index: number;
+  status: 'succeeded' | 'filtered' | 'failed' | 'waiting';
+  steps: StepResult[];
 }
 
 export interface ExecutionError {
@@ -55,18 +72,28 @@ export interface ExecutionError {
 }
 
 export interface RunResult {
-  status: 'succeeded' | 'failed' | 'filtered';
+  /** `waiting`: a step parked the run (a `wait`); `resumeAt` and `resume` say when and from where. */
+  status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
+  /** The step records (so far, when waiting: the parked step's record has status `waiting`). */
   steps: StepResult[];
   error: ExecutionError | null;
   /** The last step's output (the trigger item when there are no steps). */
   output: unknown;
   /** Set by the first `respond` step that ran. */
   response?: { status: number; headers: Record<string, string>; body: unknown };
+  /** Waiting: when to resume (ISO-8601 UTC). */
+  resumeAt?: string;
+  /**
+   * Waiting: the checkpoint to resume from (`RunContext.resume`). Opaque JSON (survives
+   * JSON.stringify/parse); holds the position, the outputs so far and the records so far, never
+   * the trigger item (the executor passes that again).
+   */
+  resume?: unknown;
 }
 
 export interface RunContext {
   executionId: string;
-  mode: 'test' | 'production';
+  mode: 'test' | 'production' | 'error';
   attempt?: number;
   /** Called once, when the first `respond` step has run (the execution goes on). */
   onRespond?: (response: NonNullable<RunResult['response']>) => void;
@@ -76,6 +103,13 @@ export interface RunContext {
    * whole budget (a pure workflow tried before its commit: queue/pure-run.ts).
    */
   sliceMs?: number;
+  /**
+   * Continue a run that ended `waiting`, from its `RunResult.resume` (with the same workflow
+   * version and trigger item): the steps before the parked one are not run again (their records
+   * are kept and returned), the parked step runs again with its state (a `wait` completes with its
+   * input as output), and the run goes on. The execution budget starts afresh.
+   */
+  resume?: unknown;
 }
 
 export interface EngineOptions {

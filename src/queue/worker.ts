@@ -8,6 +8,12 @@
  * `running` is claimed again once its lease lapses (at once on embedded SQLite, where every
  * `running` row at start belongs to a process that is gone) and restarts from its first step
  * with attempt + 1. Steps must therefore tolerate running twice (an `http` step may be sent twice).
+ *
+ * Waiting (SPEC 7b `wait`, 7c retry pauses): a run the engine parks is recorded `waiting` with its
+ * checkpoint (`resume_state`) and due time (`run_after`), and its slot and lease are given up. The
+ * queue hands it out again when it is due, to any worker (`Queue.claim`), and the engine continues
+ * from the checkpoint: the steps before the wait never run again, even when the resumed attempt
+ * crashes and is claimed once more (the checkpoint stays until a result replaces it).
  */
 import type { Logger } from 'pino';
 import { Engine, type RunResult } from '../engine/run.js';
@@ -80,6 +86,9 @@ export class Worker {
   #backlog = true;
   #backlogSeq = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Wakes the worker when the next waiting execution it knows of is due (`#armWaitingTimer`). */
+  #waitingTimer: NodeJS.Timeout | undefined;
+  #waitingTimerAt = Number.POSITIVE_INFINITY;
   #heartbeat: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #claiming = false;
@@ -267,7 +276,33 @@ export class Worker {
       }
     } catch (err) {
       this.#deps.log.error({ err }, 'claiming executions failed');
+    } finally {
+      this.#armWaitingTimer();
     }
+  }
+
+  /**
+   * A timer for the next waiting execution the queue knows of, so that it resumes on time even on
+   * an idle worker (the poll would be up to POLL_MS late; one that is longer than a day away is
+   * left to the polls that come before it).
+   */
+  #armWaitingTimer(): void {
+    const at = this.#deps.queue.waitingDueAt;
+    if (this.#stopped || at === this.#waitingTimerAt) return;
+    clearTimeout(this.#waitingTimer);
+    this.#waitingTimer = undefined;
+    this.#waitingTimerAt = at;
+    const delay = at - Date.now();
+    if (!Number.isFinite(at) || delay > 86_400_000) return;
+    this.#waitingTimer = setTimeout(
+      () => {
+        this.#waitingTimer = undefined;
+        this.#waitingTimerAt = Number.POSITIVE_INFINITY;
+        this.poke();
+      },
+      Math.max(0, delay),
+    );
+    this.#waitingTimer.unref();
   }
 
   /**
@@ -292,10 +327,12 @@ export class Worker {
       } else {
         // Off the event loop, from the stored JSON: the engine thread parses it (a handed-over
         // `_item` is that JSON parsed; copying it to the thread would cost the event loop more).
+        // A resumed execution goes on from its checkpoint (the runner's thread parses it).
         result = await this.#runner.run(workflow, row.trigger, {
           executionId: row.id,
           mode: row.mode,
           attempt: row.attempt,
+          ...(row.resume_state != null ? { resumeJson: row.resume_state } : {}),
           ...(workflow.trigger.response.mode === 'respondStep'
             ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
             : {}),
@@ -307,6 +344,7 @@ export class Worker {
     }
     if (!this.#shared) freeSlot();
     if (result.status === 'failed') log().info({ error: result.error }, 'execution failed');
+    else if (result.status === 'waiting') log().info({ resumeAt: result.resumeAt }, 'execution waiting');
     else if (this.#deps.log.isLevelEnabled('debug'))
       log().debug({ status: result.status, steps: result.steps.length }, 'execution finished');
     let recorded: boolean;
@@ -324,6 +362,8 @@ export class Worker {
     // Not recorded: this worker's lease lapsed and another worker runs the execution now.
     if (!recorded)
       log().warn({ attempt: row.attempt }, 'lease lost; the result of this attempt was discarded');
+    // Parked, not finished: nothing to announce; the queue knows when it is due.
+    else if (result.status === 'waiting') this.#armWaitingTimer();
     else
       await this.#deps.bus
         .publish('execution.finished', { executionId: row.id, status: result.status })
@@ -336,7 +376,12 @@ export class Worker {
    * the execution being run again. If the lease lapsed meanwhile and another worker took the
    * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
    */
-  async #record(id: string, result: RunResult): Promise<boolean> {
+  async #record(id: string, run: RunResult): Promise<boolean> {
+    // Placeholder until the queue keeps waiting executions (H2, issue 18): a parked run fails, saying so.
+    const result =
+      run.status === 'waiting'
+        ? failedRun('This hookflow cannot keep waiting executions yet (wait steps are not supported).')
+        : { ...run, status: run.status };
     const giveUpAt = Date.now() + this.#deps.queue.leaseMs;
     for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
       try {
@@ -380,6 +425,7 @@ export class Worker {
     this.#unsubscribe?.();
     clearInterval(this.#timer);
     clearInterval(this.#heartbeat);
+    clearTimeout(this.#waitingTimer);
     // Handed-over executions still waiting are run too: they are claimed by this worker already.
     const deadline = new Promise((r) => setTimeout(r, deadlineMs).unref()).then(() => true);
     while (this.#running.size > 0 || this.#ready.length > 0) {

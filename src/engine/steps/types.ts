@@ -14,6 +14,13 @@ export interface StepContext {
   signal: AbortSignal;
   /** Outbound HTTP: which addresses may be reached, and the connection pool that enforces it. */
   outbound: Outbound;
+  /**
+   * Set when this step parked (StepOutcome.park) and the run now continues from that checkpoint:
+   * `state` is what the step gave with `park`. The step runs again with the same input and its
+   * configuration rendered again; it decides what resuming means (a `wait` is done; an `http`
+   * retry makes its next attempt).
+   */
+  resume?: { state: unknown };
 }
 
 export interface StepOutcome {
@@ -22,6 +29,13 @@ export interface StepOutcome {
   filtered?: boolean;
   /** The answer to the webhook call (response mode `respondStep`). */
   response?: { status: number; headers: Record<string, string>; body: unknown };
+  /**
+   * Park the execution until `until` (status `waiting`, no executor slot held): the engine ends
+   * the run with a checkpoint (RunResult.resume), and the queue resumes it then, on any executor.
+   * The step then runs again with `StepContext.resume = { state }` (`state`: JSON, kept small).
+   * `output` is ignored while parked. Used by `wait`, and by `http` retries that pause ≥ 1 s.
+   */
+  park?: { until: Date; state: unknown };
 }
 
 /** A step's own failure: becomes the step's (and the execution's) error, naming the field when there is one. */
