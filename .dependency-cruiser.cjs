@@ -64,9 +64,21 @@ module.exports = {
     {
       name: 'errors-config-ids-log-at-the-bottom',
       severity: 'error',
-      comment: 'The bottom layer: every folder imports these, so they import no module of ours.',
+      comment:
+        'The bottom layer: every folder imports these, so they import no module of ours — but the ' +
+        'CIDR parser (model/cidr.ts, a leaf), with which config.ts checks HOOKFLOW_TRUST_PROXY as ' +
+        'triggers check their allowlists.',
       from: { path: '^src/(errors|config|ids|log)\\.ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|config|ids|log)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/((errors|config|ids|log)\\.ts|model/cidr\\.ts)$' },
+    },
+    {
+      name: 'model-imports-nothing-above-it',
+      severity: 'error',
+      comment:
+        'src/model is the domain model: every layer may use it, so it imports only itself and the ' +
+        'bottom layer.',
+      from: { path: '^src/model/' },
+      to: { path: '^src/', pathNot: '^src/(model/|(errors|config|ids|log)\\.ts$)' },
     },
     // Not yet a rule: src/workflows/ holds both the domain model (model.ts, paths.ts, trigger.ts)
     // and a service, and its model files import webhooks/path.ts, webhooks/options/ip-allowlist.ts

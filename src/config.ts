@@ -4,8 +4,8 @@
  * and meaning, parsed and validated together, and frozen. A bad value is never warned about and
  * replaced by a default: loadConfig throws ConfigError naming every bad key, and the CLI exits 2.
  */
-import { isIP } from 'node:net';
 import path from 'node:path';
+import { invalidCidr } from './model/cidr.js';
 
 export interface Config {
   http: {
@@ -142,15 +142,8 @@ const addressList: Parser<string[]> = (raw) => {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const bad = items.find((item) => {
-    const [address = '', prefix] = item.split('/');
-    const version = isIP(address);
-    if (version === 0) return true;
-    return prefix !== undefined && !(Number(prefix) >= 0 && Number(prefix) <= (version === 4 ? 32 : 128));
-  });
-  return bad === undefined
-    ? items
-    : { error: `IP addresses or CIDR ranges separated by commas ("${bad}" is not one)` };
+  const bad = invalidCidr(items);
+  return bad === undefined ? items : { error: `IP addresses or CIDR ranges separated by commas (${bad})` };
 };
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

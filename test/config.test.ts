@@ -122,7 +122,7 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_LOG_LEVEL: 'loud' }, 'one of fatal, error'],
     [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '-1' }, 'HOOKFLOW_MAX_BODY_BYTES'],
-    [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, proxy.local' }, '"proxy.local" is not one'],
+    [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, proxy.local' }, '"proxy.local" is not an IP address or CIDR range'],
     [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '7 days' }, 'a duration such as 90s, 30m, 12h or 7d'],
     [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '0s' }, 'HOOKFLOW_EXECUTIONS_MAX_AGE'],
     [{ HOOKFLOW_EXECUTIONS_MAX_COUNT: '0' }, 'HOOKFLOW_EXECUTIONS_MAX_COUNT'],

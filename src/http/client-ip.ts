@@ -1,33 +1,18 @@
 /**
- * The caller's address for requests served outside Fastify (the webhook handler), computed exactly
- * as Fastify's `request.ip` does with `trustProxy: [...]` (the proxy-addr algorithm): walk from
+ * The caller's address, for webhooks (served outside Fastify) and the API's sign-in throttle alike
+ * (Fastify's own trustProxy is off): the proxy-addr algorithm Fastify would use — walk from
  * the socket's peer through X-Forwarded-For from right to left while the address is a trusted
  * proxy; the first untrusted one is the client. With no trusted proxies X-Forwarded-For is never
  * read (FIELD-NOTES 12). Entries that are not IP addresses are never trusted.
  */
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP } from 'node:net';
+import { cidrMatcher } from '../model/cidr.js';
 
 export type ClientIp = (req: IncomingMessage) => string;
 
 export function clientIp(trustProxy: readonly string[]): ClientIp {
   if (trustProxy.length === 0) return (req) => req.socket.remoteAddress ?? '';
-  const trusted = new BlockList();
-  for (const entry of trustProxy) {
-    const [address = '', prefix] = entry.split('/');
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    trusted.addSubnet(
-      address,
-      prefix === undefined ? (family === 'ipv6' ? 128 : 32) : Number(prefix),
-      family,
-    );
-  }
-  const isTrusted = (address: string): boolean => {
-    const version = isIP(address);
-    if (version === 0) return false;
-    // BlockList matches an IPv4-mapped IPv6 address (::ffff:a.b.c.d) against IPv4 subnets itself.
-    return trusted.check(address, version === 6 ? 'ipv6' : 'ipv4');
-  };
+  const isTrusted = cidrMatcher(trustProxy);
   return (req) => {
     let address = req.socket.remoteAddress ?? '';
     const header = req.headers['x-forwarded-for'];

@@ -188,8 +188,9 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       return server;
     },
     return503OnClosing: true,
-    // X-Forwarded-For is believed only from the proxies named in HOOKFLOW_TRUST_PROXY.
-    trustProxy: config.http.trustProxy.length > 0 ? config.http.trustProxy : false,
+    // Off: the client's address comes from client-ip.ts (X-Forwarded-For believed only from the
+    // proxies named in HOOKFLOW_TRUST_PROXY), the one rule for webhooks and the API alike.
+    trustProxy: false,
     forceCloseConnections: 'idle',
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },

@@ -8,7 +8,7 @@ import type { FieldError } from '../errors.js';
 import type { SecretBox } from '../security/secrets.js';
 import { normalizePath } from '../webhooks/path.js';
 import { compileTemplate } from '../engine/expressions.js';
-import { parseCidr } from '../webhooks/options/ip-allowlist.js';
+import { parseCidr } from '../model/cidr.js';
 import {
   type AuthConfig,
   MASK,

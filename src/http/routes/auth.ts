@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { SESSION_COOKIE, SESSION_DAYS } from '../../accounts/accounts.js';
 import type { App, HttpDeps } from '../deps.js';
 import { errors } from '../schemas.js';
+import { clientIp } from '../client-ip.js';
 
 const UserSchema = Type.Object({ email: Type.String(), role: Type.String() });
 const Credentials = Type.Object(
@@ -15,6 +16,8 @@ const SessionSchema = Type.Object({ user: UserSchema, csrfToken: Type.String() }
 
 /** Sign-up (first start only), sign-in and sign-out for the UI; these routes need no token. */
 export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
+  // The webhook handler's rule (client-ip.ts), not Fastify's trustProxy: one algorithm for both.
+  const ipOf = clientIp(config.http.trustProxy);
   const tags = ['accounts'];
   const cookieOptions = {
     // Behind a proxy that serves hookflow under a path, the session is only sent there.
@@ -65,7 +68,11 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
     '/auth/login',
     { schema: { tags, body: Credentials, response: { 200: SessionSchema, ...errors(400, 401, 429) } } },
     async (req, reply) => {
-      const { user, cookie, session } = await accounts.login(req.body.email, req.body.password, req.ip);
+      const { user, cookie, session } = await accounts.login(
+        req.body.email,
+        req.body.password,
+        ipOf(req.raw),
+      );
       reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
       return { user: { email: user.email, role: user.role }, csrfToken: session.csrfToken };
     },
