@@ -200,6 +200,30 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.alterTable('executions').addColumn('resume_state', 'text').execute();
     },
   }),
+  '0008_credentials': () => ({
+    async up(db: Kysely<unknown>) {
+      // Credentials of outbound calls (SPEC 7c, src/credentials): `data` is the JSON of the
+      // type's fields, sealed whole with the installation's key (SecretBox), never in clear.
+      await db.schema
+        .createTable('credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // Workflow settings (SPEC 1, 7c: errorWorkflowId), JSON; versioned with the rest of the
+      // workflow in workflow_versions.definition.
+      await db.schema
+        .alterTable('workflows')
+        .addColumn('settings', 'text', (c) => c.notNull().defaultTo('{}'))
+        .execute();
+      // The error execution a failed production execution started (SPEC 7c): the link shown on
+      // the failed one, and the guard that starts it at most once.
+      await db.schema.alterTable('executions').addColumn('error_execution_id', 'text').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
