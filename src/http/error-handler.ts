@@ -27,11 +27,12 @@ export function toAppError(err: unknown): AppError {
     });
     return validationFailed(fields);
   }
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+    return new AppError('payload_too_large', 'The request body is larger than this server accepts.', {
+      hint: 'Send a smaller body (see HOOKFLOW_MAX_BODY_BYTES).',
+    });
+  }
   switch (fe.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is larger than this server accepts.', {
-        hint: 'Send a smaller body (see HOOKFLOW_MAX_BODY_BYTES).',
-      });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('invalid_body', 'This endpoint takes a JSON body.', {
         hint: 'Send the body with Content-Type: application/json.',
@@ -46,9 +47,6 @@ export function toAppError(err: unknown): AppError {
     return new AppError('invalid_body', fe.message ?? 'The request could not be read.', {
       hint: 'Check the request body and its Content-Type.',
     });
-  }
-  if (fe.statusCode === 413) {
-    return new AppError('payload_too_large', 'The request body is larger than this server accepts.');
   }
   if (isStoreUnavailable(err)) return storeUnavailable(err);
   return coerceError(err);

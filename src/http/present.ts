@@ -46,5 +46,7 @@ export function presentExecution(row: ExecutionRow) {
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    // A waiting execution is due again at run_after (a queued one's run_after is internal).
+    resumeAt: row.status === 'waiting' ? row.run_after : null,
   };
 }

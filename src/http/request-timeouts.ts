@@ -8,19 +8,10 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { AppError } from '../errors.js';
 
-/**
- * 408 Request Timeout with the code `invalid_body` (the request could not be read), as Node's own
- * request timeout is answered (server.ts clientErrorHandler). A subclass only to carry the status:
- * ERROR_STATUS has one status per code, and a new code for a timeout would say nothing more.
- */
-class RequestTimeout extends AppError {
-  override readonly status = 408;
-}
-
 /** The answer to a body that fell silent for `timeoutMs`; it closes the connection (the rest may still come). */
 export function bodyTimedOut(timeoutMs: number): AppError {
   const seconds = Math.round(timeoutMs / 1000);
-  return new RequestTimeout('invalid_body', `No part of the request body arrived for ${seconds} seconds.`, {
+  return new AppError('request_timeout', `No part of the request body arrived for ${seconds} seconds.`, {
     hint: `Send the body without pausing for ${seconds} seconds or more (HOOKFLOW_BODY_TIMEOUT).`,
     headers: { connection: 'close' },
   });

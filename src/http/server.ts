@@ -38,29 +38,21 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 const clientErrorHandler = (http: Config['http']) => (err: NodeJS.ErrnoException, socket: Duplex) => {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, error] =
+  const error =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [
-          431,
-          new AppError('invalid_body', 'The request headers (or URL) are too large.', {
-            hint: 'Keep the URL and headers under 16 KiB together.',
-          }),
-        ]
+      ? new AppError('headers_too_large', 'The request headers (or URL) are too large.', {
+          hint: 'Keep the URL and headers under 16 KiB together.',
+        })
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [
-            408,
-            new AppError('invalid_body', 'The request was not received in time.', {
-              hint: `Send the headers within ${http.headersTimeoutMs / 1000} seconds and the whole request within ${http.requestTimeoutMs / 1000} (HOOKFLOW_HEADERS_TIMEOUT, HOOKFLOW_REQUEST_TIMEOUT).`,
-            }),
-          ]
-        : [
-            400,
-            new AppError(
-              'invalid_body',
-              'The request is not valid HTTP (framing, Content-Length or Transfer-Encoding).',
-              { hint: 'Check the Content-Length and Transfer-Encoding headers.' },
-            ),
-          ];
+        ? new AppError('request_timeout', 'The request was not received in time.', {
+            hint: `Send the headers within ${http.headersTimeoutMs / 1000} seconds and the whole request within ${http.requestTimeoutMs / 1000} (HOOKFLOW_HEADERS_TIMEOUT, HOOKFLOW_REQUEST_TIMEOUT).`,
+          })
+        : new AppError(
+            'invalid_body',
+            'The request is not valid HTTP (framing, Content-Length or Transfer-Encoding).',
+            { hint: 'Check the Content-Length and Transfer-Encoding headers.' },
+          );
+  const status = error.status;
   const body = JSON.stringify(error);
   if (socket.writable) {
     socket.write(

@@ -45,6 +45,7 @@ async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): 
       executionId: ctx.executionId,
       mode: ctx.mode,
       attempt: ctx.attempt,
+      ...(ctx.resumeJson !== undefined ? { resume: JSON.parse(ctx.resumeJson) as unknown } : {}),
       ...(ctx.respond ? { onRespond: (response) => post({ id, response }) } : {}),
     });
     post({ id, result: lean(result) });
@@ -67,5 +68,7 @@ function lean(result: RunResult): RunResult {
     steps: result.steps.map((step) => ({ ...step, input: undefined })),
     output: undefined,
     ...(result.response ? { response: result.response } : {}),
+    // Waiting: when and from where it resumes (the checkpoint holds no trigger item).
+    ...(result.status === 'waiting' ? { resumeAt: result.resumeAt, resume: result.resume } : {}),
   };
 }

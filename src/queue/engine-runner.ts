@@ -41,7 +41,14 @@ export type ToThread =
       workflow: Workflow;
       /** The trigger item's JSON, as stored. */
       trigger: string;
-      ctx: { executionId: string; mode: 'test' | 'production'; attempt: number; respond: boolean };
+      ctx: {
+        executionId: string;
+        mode: 'test' | 'production';
+        attempt: number;
+        respond: boolean;
+        /** A waiting execution's checkpoint as stored (RunContext.resume's JSON): the thread parses it. */
+        resumeJson?: string;
+      };
     }
   | 'close';
 
@@ -80,8 +87,11 @@ export class EngineRunner {
     this.#log = log;
   }
 
-  /** Runs `workflow` on the item whose JSON is `trigger`; crashes (engine bugs) reject. */
-  run(workflow: Workflow, trigger: string, ctx: RunContext): Promise<RunResult> {
+  /**
+   * Runs `workflow` on the item whose JSON is `trigger` (from the checkpoint whose JSON is
+   * `resumeJson`, when it resumes a waiting execution); crashes (engine bugs) reject.
+   */
+  run(workflow: Workflow, trigger: string, ctx: RunContext & { resumeJson?: string }): Promise<RunResult> {
     if (this.#closed) return Promise.reject(new Error('the engine thread is closed'));
     const thread = this.#start();
     const id = ++this.#seq;
@@ -106,6 +116,7 @@ export class EngineRunner {
           mode: ctx.mode,
           attempt: ctx.attempt ?? 1,
           respond: ctx.onRespond !== undefined,
+          ...(ctx.resumeJson !== undefined ? { resumeJson: ctx.resumeJson } : {}),
         },
       };
       thread.postMessage(msg);

@@ -81,9 +81,6 @@ export async function runPure(
     onCrash(err);
     result = failedRun(err instanceof Error ? err.message : String(err));
   }
-  // A run that parks (a `wait`) is stored by the executor, with its checkpoint: the row goes in
-  // queued and is run there (its steps before the wait are pure, so running them again is unseen).
-  if (result.status === 'waiting') return false;
   // Not expected: `wait` is not pure; the executor runs (and parks) it.
   if (result.status === 'waiting') return false;
   row.status = result.status;

@@ -38,10 +38,20 @@ export const backoffMs = (attempt: number): number => Math.min(1_000 * 2 ** atte
 /** How often a claim first puts executions with lapsed leases back in the queue (`#recoverLapsed`). */
 const RECOVERY_CHECK_MS = 1_000;
 
+/**
+ * How often a claim looks for due `waiting` rows it was not told about (parked by another worker
+ * since its last look); rows it knows the due time of are claimed at that time (`waitingDueAt`).
+ */
+const WAITING_CHECK_MS = 1_000;
+
 export interface ExecutionResult {
-  status: 'succeeded' | 'failed' | 'filtered';
+  status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
   steps: unknown[];
   error: unknown;
+  /** Waiting: when it resumes (ISO-8601 UTC). */
+  resumeAt?: string | undefined;
+  /** Waiting: the engine's checkpoint (RunResult.resume). */
+  resume?: unknown;
 }
 
 export class Queue {
@@ -49,6 +59,13 @@ export class Queue {
   readonly #workerId: string;
   readonly #leaseMs: number;
   #recoveredAt = 0;
+  /** When `claim` last looked for due waiting rows (epoch ms). */
+  #waitingCheckedAt = 0;
+  /**
+   * The earliest `run_after` of a waiting row this queue knows of (epoch ms): from the store after
+   * each look, lowered by this worker's own parks (`complete`). Infinity: none known.
+   */
+  #waitingDueAt = 0;
   readonly #writer: GroupCommit;
 
   constructor({
@@ -80,6 +97,14 @@ export class Queue {
   }
 
   /**
+   * When the next waiting execution this queue knows of is due (epoch ms; Infinity when none): the
+   * worker sets its timer to it, so a wait ends on time even when nothing else wakes the worker.
+   */
+  get waitingDueAt(): number {
+    return this.#waitingDueAt;
+  }
+
+  /**
    * Claim up to `limit` due executions, oldest due first (graphile-worker orders by run_at, id).
    *
    * `status = 'queued' AND run_after <= now ORDER BY run_after, id` walks the (status, run_after)
@@ -87,6 +112,12 @@ export class Queue {
    * ORDER BY id) PostgreSQL walked the primary key through every finished row instead: 6.7 ms per
    * claim with 50 000 finished executions, against 0.05 ms. Lapsed leases are therefore put back
    * in the queue by a statement of their own (`#recoverLapsed`), at most once a second.
+   *
+   * Due `waiting` rows are claimed by a statement of their own on the same index, first (they were
+   * accepted earlier than anything queued now): `status IN ('queued', 'waiting')` cannot be read
+   * from the index in run_after order, so PostgreSQL would sort every queued row for each claim.
+   * That statement runs only when a waiting row may be due: at the earliest due time this queue
+   * knows of, and once a second for rows other workers parked (`WAITING_CHECK_MS`).
    */
   async claim(limit: number): Promise<ExecutionRow[]> {
     const now = new Date();
@@ -97,13 +128,18 @@ export class Queue {
       await this.#recoverLapsed(nowIso);
     }
     if (limit <= 0) return [];
-    const rows = await this.#claimWhere(
-      limit,
-      (q) =>
-        q.where('status', '=', 'queued').where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id'),
-      nowIso,
-      until,
-    );
+    const rows: ExecutionRow[] = [];
+    if (now.getTime() >= this.#waitingDueAt || now.getTime() - this.#waitingCheckedAt >= WAITING_CHECK_MS) {
+      this.#waitingCheckedAt = now.getTime();
+      rows.push(...(await this.#claimWhere(limit, (q) => dueIn(q, 'waiting', nowIso), nowIso, until)));
+      // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
+      this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
+    }
+    if (rows.length < limit) {
+      rows.push(
+        ...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), nowIso, until)),
+      );
+    }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
     // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
     return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -150,6 +186,18 @@ export class Queue {
     return Number(res.numUpdatedRows);
   }
 
+  /** The earliest `run_after` of a waiting row (epoch ms), Infinity when none waits. */
+  async #nextWaiting(): Promise<number> {
+    const row = await this.#store.db
+      .selectFrom('executions')
+      .select('run_after')
+      .where('status', '=', 'waiting')
+      .orderBy('run_after')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Date.parse(row.run_after) : Number.POSITIVE_INFINITY;
+  }
+
   async #claimWhere(
     limit: number,
     filter: (
@@ -167,7 +215,8 @@ export class Queue {
         status: 'running',
         locked_by: this.#workerId,
         locked_until: until,
-        started_at: nowIso,
+        // A resumed execution (it has a checkpoint) keeps the time it first started.
+        started_at: sql<string>`case when resume_state is null then ${nowIso} else started_at end`,
       })
       .where('id', 'in', due)
       .returningAll()
@@ -206,18 +255,24 @@ export class Queue {
    * is the one recorded. Returns whether this result was recorded.
    */
   async complete(id: string, result: ExecutionResult): Promise<boolean> {
+    const waiting = result.status === 'waiting';
     const completion: ExecutionCompletion = {
       id,
       lockedBy: this.#workerId,
       status: result.status,
       steps: stepsJson(result.steps as object[]),
       error: result.error === undefined || result.error === null ? null : JSON.stringify(result.error),
-      finishedAt: new Date().toISOString(),
+      finishedAt: waiting ? null : new Date().toISOString(),
+      runAfter: waiting ? waitingUntil(result) : null,
+      resumeState: waiting ? JSON.stringify(result.resume ?? null) : null,
     };
     // Group commit: results recorded in the same I/O phase (and the webhook requests accepted in
     // it) share a transaction. One transaction per result (one fsync with synchronous=FULL,
     // ~0.5 ms here) capped the executor near 2 000 executions/s and blocked the event loop for each.
-    return this.#writer.hot({ kind: 'complete', completion });
+    const recorded = await this.#writer.hot({ kind: 'complete', completion });
+    if (recorded && completion.runAfter !== null)
+      this.#waitingDueAt = Math.min(this.#waitingDueAt, Date.parse(completion.runAfter));
+    return recorded;
   }
 
   /**
@@ -242,7 +297,8 @@ export class Queue {
           : {
               status: 'queued',
               attempt: attempt + 1,
-              steps: '[]',
+              // A resumed execution runs from its checkpoint again: the records before it stay.
+              steps: sql<string>`case when resume_state is null then '[]' else steps end`,
               error: JSON.stringify({ message: `Attempt ${attempt} could not finish: ${reason}` }),
               run_after: new Date(now + backoffMs(attempt)).toISOString(),
               locked_by: null,
@@ -289,4 +345,19 @@ export class Queue {
       .executeTakeFirst();
     return failed + Number(res.numUpdatedRows);
   }
+}
+
+/** Due rows of one status, in the order the (status, run_after) index keeps them. */
+function dueIn(
+  q: SelectQueryBuilder<Database, 'executions', { id: string }>,
+  status: 'queued' | 'waiting',
+  nowIso: string,
+): SelectQueryBuilder<Database, 'executions', { id: string }> {
+  return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
+}
+
+/** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */
+function waitingUntil(result: ExecutionResult): string {
+  const at = result.resumeAt === undefined ? Number.NaN : Date.parse(result.resumeAt);
+  return new Date(Number.isNaN(at) ? Date.now() : at).toISOString();
 }

@@ -1,7 +1,7 @@
 /**
  * Executions retention (HOOKFLOW_EXECUTIONS_MAX_AGE, HOOKFLOW_EXECUTIONS_MAX_COUNT): finished
  * executions older than the age, or beyond the count (oldest first), are deleted with their
- * uploaded files. Queued and running executions are never deleted. Without it the executions
+ * uploaded files. Queued, running and waiting executions are never deleted. Without it the executions
  * table grows by every request forever (at 10 000 req/s, ~1 GB of SQLite a minute).
  *
  * Both limits are cut-offs on the id: ids are UUIDv7, ordered by creation time, so "older than
@@ -13,6 +13,7 @@
  * count limit does both, and serves fewer requests per second than without one.
  */
 import type { Logger } from 'pino';
+import { UNFINISHED_STATUSES } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
 /** Rows per delete transaction: ~2 ms of SQLite work, so a sweep never stalls ingest for long. */
@@ -20,12 +21,12 @@ const BATCH = 200;
 /** Between sweeps (shorter when the age limit is shorter). */
 const SWEEP_MS = 5_000;
 /**
- * Written `status NOT IN (queued, running)`, not `IN (succeeded, failed, filtered)`: for the IN,
+ * Written `status NOT IN (queued, running, waiting)`, not `IN (succeeded, failed, filtered)`: for the IN,
  * SQLite (without ANALYZE statistics, as a hookflow database is) walks the (status, run_after)
  * index through every finished execution instead of the id range: 5.5 ms instead of 0.3 ms per
  * statement with 50 000 executions, and a sweep at full load cut throughput by a third.
  */
-const UNFINISHED = ['queued', 'running'] as const;
+const UNFINISHED = UNFINISHED_STATUSES;
 
 export interface RetentionLimits {
   /** Delete finished executions created longer ago than this. */

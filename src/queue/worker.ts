@@ -376,12 +376,7 @@ export class Worker {
    * the execution being run again. If the lease lapsed meanwhile and another worker took the
    * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
    */
-  async #record(id: string, run: RunResult): Promise<boolean> {
-    // Placeholder until the queue keeps waiting executions (H2, issue 18): a parked run fails, saying so.
-    const result =
-      run.status === 'waiting'
-        ? failedRun('This hookflow cannot keep waiting executions yet (wait steps are not supported).')
-        : { ...run, status: run.status };
+  async #record(id: string, result: RunResult): Promise<boolean> {
     const giveUpAt = Date.now() + this.#deps.queue.leaseMs;
     for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
       try {

@@ -1,6 +1,17 @@
 import type { Db } from './store.js';
 import type { ExecutionRow, ExecutionsTable, NewExecutionRow } from './schema.js';
 
+/**
+ * Statuses of an execution that has not finished: it will still run (queued, waiting) or runs now.
+ * Nothing announces it finished, no retention sweep deletes it, and a waiting webhook call is not
+ * answered from it.
+ */
+export const UNFINISHED_STATUSES = ['queued', 'running', 'waiting'] as const;
+
+export function isFinished(status: ExecutionsTable['status']): boolean {
+  return status !== 'queued' && status !== 'running' && status !== 'waiting';
+}
+
 export interface ExecutionFilter {
   workflowId?: string | undefined;
   status?: ExecutionsTable['status'] | undefined;

@@ -49,6 +49,8 @@ export function kyselyHotStatements(): HotStatements {
             steps: c.steps,
             error: c.error,
             finished_at: c.finishedAt,
+            ...(c.runAfter === null ? {} : { run_after: c.runAfter }),
+            resume_state: c.resumeState,
             locked_by: null,
             locked_until: null,
           })

@@ -47,7 +47,11 @@ export interface ExecutionsTable {
   workflow_id: string;
   workflow_version: number;
   mode: 'test' | 'production';
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'filtered';
+  /**
+   * `waiting`: parked by a step (SPEC 7b `wait`, 7c retry pauses) until `run_after`, holding no
+   * executor slot; then claimed like a queued row and resumed from `resume_state`.
+   */
+  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
   /** JSON of the trigger item. */
   trigger: string;
   /** JSON array of step results. */
@@ -56,7 +60,7 @@ export interface ExecutionsTable {
   error: string | null;
   attempt: number;
   retry_of: string | null;
-  /** Earliest time a worker may claim it (backoff). */
+  /** Earliest time a worker may claim it (backoff; when waiting, the time it resumes). */
   run_after: string;
   /** Lease of the worker running it; a lapsed lease makes it claimable again. */
   locked_until: string | null;
@@ -66,6 +70,11 @@ export interface ExecutionsTable {
   finished_at: string | null;
   /** JSON array of warnings (schemaCheck "warn"), or null. */
   warnings: string | null;
+  /**
+   * The engine's checkpoint (RunResult.resume, JSON) of an execution that waited: set while it
+   * waits and kept while its resumed attempt runs (a crash resumes from it again), null otherwise.
+   */
+  resume_state: Generated<string | null>;
 }
 
 export interface IdempotencyKeysTable {

@@ -10,7 +10,8 @@ export const INSERT_EXECUTION = `insert into executions (id, workflow_id, workfl
   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export const COMPLETE_EXECUTION = `update executions
-  set status = ?, steps = ?, error = ?, finished_at = ?, locked_by = null, locked_until = null
+  set status = ?, steps = ?, error = ?, finished_at = ?, run_after = coalesce(?, run_after),
+    resume_state = ?, locked_by = null, locked_until = null
   where id = ? and locked_by = ?`;
 
 export type SqlValue = string | number | null;
@@ -38,5 +39,5 @@ export function insertParams(r: NewExecutionRow): SqlValue[] {
 }
 
 export function completeParams(c: ExecutionCompletion): SqlValue[] {
-  return [c.status, c.steps, c.error, c.finishedAt, c.id, c.lockedBy];
+  return [c.status, c.steps, c.error, c.finishedAt, c.runAfter, c.resumeState, c.id, c.lockedBy];
 }

@@ -31,7 +31,12 @@ export interface ExecutionCompletion {
   steps: string;
   /** JSON text, or null. */
   error: string | null;
-  finishedAt: string;
+  /** Null while waiting. */
+  finishedAt: string | null;
+  /** Waiting: when it resumes (the new `run_after`); null keeps `run_after`. */
+  runAfter: string | null;
+  /** Waiting: the checkpoint (JSON); null otherwise (a finished execution keeps none). */
+  resumeState: string | null;
 }
 
 /**

@@ -12,7 +12,7 @@ import { isoString, newId } from '../ids.js';
 import type { Bus } from '../queue/bus.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
-import { executionsRepo, queuedExecution } from '../store/executions.js';
+import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
 import type { Db, Store } from '../store/store.js';
 import type { AuthConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
@@ -386,7 +386,7 @@ export class Receiver {
     if (mode === 'immediately') return immediateOutcome(workflow.trigger, executionId, headers);
     const waiting = this.#d.waiter.wait(executionId, timeoutMs ?? 30_000);
     const row = await executionsRepo.get(this.#d.store.db, executionId);
-    if (row && row.status !== 'queued' && row.status !== 'running') {
+    if (row && isFinished(row.status)) {
       waiting.cancel();
       return waitedOutcome(this.#d.store.db, true, executionId, mode, headers);
     }

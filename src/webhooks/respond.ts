@@ -5,7 +5,7 @@
  */
 import { AppError } from '../errors.js';
 import type { StepResponse } from '../queue/bus.js';
-import { executionsRepo } from '../store/executions.js';
+import { executionsRepo, isFinished } from '../store/executions.js';
 import type { Db } from '../store/store.js';
 import type { TriggerConfig } from '../workflows/model.js';
 import type { WaitResult } from './waiter.js';
@@ -53,7 +53,9 @@ export async function waitedOutcome(
 ): Promise<Outcome> {
   if (typeof result === 'object') return respondStepOutcome(result, executionId, headers);
   const row = result ? await executionsRepo.get(db, executionId) : undefined;
-  if (!row || row.status === 'queued' || row.status === 'running') {
+  // Not finished (still queued or running, or waiting for its resume time): the caller gets 504
+  // and the execution goes on.
+  if (!row || !isFinished(row.status)) {
     throw new AppError('execution_timeout', 'The workflow did not finish in time; it goes on running.', {
       executionId,
       headers,

@@ -7,6 +7,7 @@
  * answer.
  */
 import type { Bus, StepResponse } from '../queue/bus.js';
+import { UNFINISHED_STATUSES } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
 /** true: the execution finished; false: timed out; a response: its `respond` step ran (respondStep). */
@@ -47,7 +48,7 @@ export class ExecutionWaiter {
         .selectFrom('executions')
         .select('id')
         .where('id', 'in', ids.slice(i, i + 1_000))
-        .where('status', 'not in', ['queued', 'running'])
+        .where('status', 'not in', UNFINISHED_STATUSES)
         .execute();
       for (const row of rows) this.#waiting.get(row.id)?.(true);
     }

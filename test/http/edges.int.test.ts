@@ -23,7 +23,9 @@ describe('requests Node cannot parse', () => {
       );
       expect(huge).toMatch(/^HTTP\/1\.1 431/);
       expect(huge).toMatch(/x-request-id: /i);
-      expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'invalid_body' });
+      expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        code: 'headers_too_large',
+      });
 
       const framing = await rawRequest(
         port,

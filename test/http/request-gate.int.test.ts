@@ -248,7 +248,7 @@ describe('stalled webhook bodies', () => {
     for (const { text, afterMs } of answers) {
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
       expect(text.toLowerCase()).toContain('connection: close');
-      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).code).toBe('invalid_body');
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).code).toBe('request_timeout');
       // Cut after the body timeout, not before (the client may still be sending).
       expect(afterMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_S * 1000 - 100);
     }
@@ -270,7 +270,7 @@ describe('stalled webhook bodies', () => {
     const { text, afterMs } = await stall(sent.replace('<token>', stalled.token)).answer;
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
     expect(text.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).code).toBe('invalid_body');
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).code).toBe('request_timeout');
     expect(afterMs).toBeLessThan(timeoutS * 1000 + SLACK_MS);
   });
 
@@ -279,6 +279,7 @@ describe('stalled webhook bodies', () => {
     const drip = setInterval(() => socket.writable && socket.write('x'), 500);
     const { text, afterMs } = await answer.finally(() => clearInterval(drip));
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).code).toBe('request_timeout');
     expect(afterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_S * 1000 - 100);
     expect(afterMs).toBeLessThan(REQUEST_TIMEOUT_S * 1000 + SLACK_MS);
   });

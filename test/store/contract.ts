@@ -749,6 +749,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
             steps: '[{"name":"s"}]',
             error: null,
             finishedAt: iso(),
+            runAfter: null,
+            resumeState: null,
           },
         });
         const results = await store.writeHot([

@@ -76,7 +76,7 @@ export interface Workflow {
   updatedAt: string;
 }
 
-export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'filtered';
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
 export type Mode = 'test' | 'production';
 
 export interface ExecutionError {
@@ -113,6 +113,8 @@ export interface Execution {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** While `waiting`: when it resumes (ISO-8601 UTC); null otherwise. */
+  resumeAt?: string | null;
 }
 
 export interface TriggerItem {

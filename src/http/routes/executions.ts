@@ -7,6 +7,7 @@ import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js'
 const StatusSchema = Type.Union([
   Type.Literal('queued'),
   Type.Literal('running'),
+  Type.Literal('waiting'),
   Type.Literal('succeeded'),
   Type.Literal('failed'),
   Type.Literal('filtered'),
@@ -26,6 +27,10 @@ const ExecutionSchema = Type.Object({
   createdAt: Type.String(),
   startedAt: Type.Union([Type.String(), Type.Null()]),
   finishedAt: Type.Union([Type.String(), Type.Null()]),
+  resumeAt: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'While the execution is `waiting` (a wait step, or an http retry pausing a second or more): when it resumes (ISO-8601 UTC); null otherwise.',
+  }),
 });
 
 const ListQuery = Type.Intersect([
