@@ -43,7 +43,7 @@ export type ToThread =
       trigger: string;
       ctx: {
         executionId: string;
-        mode: 'test' | 'production';
+        mode: RunContext['mode'];
         attempt: number;
         respond: boolean;
         /** A waiting execution's checkpoint as stored (RunContext.resume's JSON): the thread parses it. */
