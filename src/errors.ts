@@ -49,7 +49,14 @@ export interface AppErrorOptions {
   headers?: Record<string, string>;
   /** Execution the error is about (`execution_failed`, `execution_timeout`). */
   executionId?: string;
+  /** The other workflow that holds the method+path (`path_conflict`), so a UI can name and link it. */
+  conflictingWorkflow?: ConflictingWorkflow;
   cause?: unknown;
+}
+
+export interface ConflictingWorkflow {
+  id: string;
+  name: string;
 }
 
 export class AppError extends Error {
@@ -59,6 +66,7 @@ export class AppError extends Error {
   readonly fields: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
   readonly executionId: string | undefined;
+  readonly conflictingWorkflow: ConflictingWorkflow | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -69,14 +77,16 @@ export class AppError extends Error {
     this.fields = options.fields;
     this.headers = options.headers;
     this.executionId = options.executionId;
+    this.conflictingWorkflow = options.conflictingWorkflow;
   }
 
-  /** The wire shape of SPEC 3: `{code, message, hint?}` plus `fields`/`executionId` where they apply. */
+  /** The wire shape of SPEC 3: `{code, message, hint?}` plus `fields`/`executionId`/`conflictingWorkflow` where they apply. */
   toJSON(): ErrorBody {
     const body: ErrorBody = { code: this.code, message: this.message };
     if (this.hint !== undefined) body.hint = this.hint;
     if (this.fields !== undefined) body.fields = this.fields;
     if (this.executionId !== undefined) body.executionId = this.executionId;
+    if (this.conflictingWorkflow !== undefined) body.conflictingWorkflow = this.conflictingWorkflow;
     return body;
   }
 }
@@ -87,6 +97,7 @@ export interface ErrorBody {
   hint?: string;
   fields?: FieldError[];
   executionId?: string;
+  conflictingWorkflow?: ConflictingWorkflow;
 }
 
 /** Anything thrown becomes an AppError at the edge; unknown throwables are `internal_error`. */

@@ -27,7 +27,8 @@ import type { ExecutionWaiter } from './waiter.js';
 import { DEFAULT_WINDOW_SECONDS, idempotencyKey } from './options/idempotency.js';
 import { ipAllowed } from './options/ip-allowlist.js';
 import { MemoryRateLimiter, type RateLimiter, StoreRateLimiter } from './options/rate-limit.js';
-import { diffAgainstSchema, type JsonSchema, type LearnedSchema } from './schema-learning.js';
+import { diffAgainstSchema } from './schema/diff.js';
+import type { JsonSchema, LearnedSchema } from './schema/json-schema.js';
 
 export interface InboundRequest {
   method: string;

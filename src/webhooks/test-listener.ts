@@ -14,7 +14,8 @@ import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import { assertNoListenerConflict } from '../workflows/paths.js';
 import { workflowNotFound } from '../workflows/service.js';
-import { type LearnedSchema, learn } from './schema-learning.js';
+import { learn } from './schema/infer.js';
+import type { LearnedSchema } from './schema/json-schema.js';
 
 export const DEFAULT_LISTEN_SECONDS = 120;
 export const MAX_LISTEN_SECONDS = 600;

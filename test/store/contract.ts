@@ -27,7 +27,7 @@ import { tokensRepo } from '../../src/store/tokens.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
-import { learn } from '../../src/webhooks/schema-learning.js';
+import { learn } from '../../src/webhooks/schema/infer.js';
 import type { Workflow } from '../../src/workflows/model.js';
 
 export interface OpenedStore {

@@ -145,8 +145,8 @@ export interface Listener {
   keepListening: boolean;
 }
 
-/** The learned schema of test captures: the server's own types (src/webhooks/schema-learning.ts), not copies. */
-export type { JsonSchema, LearnedField, LearnedSchema } from '../../src/webhooks/schema-learning';
+/** The learned schema of test captures: the server's own types (src/webhooks/schema/json-schema.ts), not copies. */
+export type { JsonSchema, LearnedField, LearnedSchema } from '../../src/webhooks/schema/json-schema';
 
 export interface Page<T> {
   items: T[];

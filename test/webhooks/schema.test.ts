@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { diffAgainstSchema } from '../../src/webhooks/schema/diff.js';
+import { flattenFields } from '../../src/webhooks/schema/fields.js';
+import { inferSchema, learn, mergeSchemas } from '../../src/webhooks/schema/infer.js';
 import {
-  diffAgainstSchema,
-  flattenFields,
-  inferSchema,
   type JsonSchema,
   type LearnedSchema,
-  learn,
-  mergeSchemas,
   SCHEMA_DIALECT,
   SCHEMA_LIMITS,
-} from '../../src/webhooks/schema-learning.js';
+} from '../../src/webhooks/schema/json-schema.js';
 
 /** Feeds samples through learn() in order, as consecutive test captures would. */
 function learnAll(samples: unknown[]): LearnedSchema {
