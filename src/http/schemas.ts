@@ -7,6 +7,7 @@ export const ErrorSchema = Type.Object({
   hint: Type.Optional(Type.String()),
   fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
   executionId: Type.Optional(Type.String()),
+  conflictingWorkflow: Type.Optional(Type.Object({ id: Type.String(), name: Type.String() })),
 });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });

@@ -22,7 +22,10 @@ export async function assertPathFree(db: Db, workflow: Pick<Workflow, 'id' | 'tr
       throw new AppError(
         'path_conflict',
         `Workflow "${other.name}" (${other.id}) is already active on ${shared.join(', ')} /webhook/${other.trigger.path}.`,
-        { hint: 'Deactivate that workflow, or give this trigger another path or method.' },
+        {
+          hint: 'Deactivate that workflow, or give this trigger another path or method.',
+          conflictingWorkflow: { id: other.id, name: other.name },
+        },
       );
     }
   }
@@ -52,6 +55,7 @@ export async function assertNoListenerConflict(
         `Workflow "${row.name}" (${row.id}) is already listening for test events on ${shared.join(', ')} /webhook-test/${trigger.path}.`,
         {
           hint: 'Stop that listener (or wait for it to expire), or give this trigger another path or method.',
+          conflictingWorkflow: { id: row.id, name: row.name },
         },
       );
     }

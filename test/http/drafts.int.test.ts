@@ -212,6 +212,7 @@ describe('test listening and test runs use the draft', () => {
     expect(moved.status).toBe(409);
     expect(moved.body.code).toBe('path_conflict');
     expect(moved.body.message).toContain(holder.id);
+    expect(moved.body.conflictingWorkflow).toEqual({ id: holder.id, name: holder.name });
     // The holder's listener is untouched and still captures.
     expect((await call('/webhook-test/drafts-listen-held')).body).toEqual({ value: 'h' });
   });
@@ -301,8 +302,20 @@ describe('path conflicts are about published triggers', () => {
     const publish = await server.api('POST', `/api/v1/workflows/${a.id}/publish`);
     expect(publish.status).toBe(409);
     expect(publish.body.message).toContain(onQ.id);
+    // The other workflow by id and name, for a link (issue 17 #6).
+    expect(publish.body.conflictingWorkflow).toEqual({ id: onQ.id, name: onQ.name });
     const save = await server.api('PATCH', `/api/v1/workflows/${a.id}`, { name: 'renamed' });
     expect(save.status).toBe(409);
+    expect(save.body).toMatchObject({ code: 'path_conflict', conflictingWorkflow: { id: onQ.id } });
+    // A full save (PUT, as the editor sends) onto another active workflow's path too.
+    const current = (await server.api('GET', `/api/v1/workflows/${a.id}`)).body;
+    const put = await server.api('PUT', `/api/v1/workflows/${a.id}`, {
+      name: current.name,
+      trigger: { ...current.trigger, path: 'drafts-conflict-q' },
+      steps: current.steps,
+    });
+    expect(put.status).toBe(409);
+    expect(put.body.conflictingWorkflow).toEqual({ id: onQ.id, name: onQ.name });
     // Nothing changed for production.
     expect((await call('/webhook/drafts-conflict-p')).body).toEqual({ value: 'a' });
     expect((await server.api('GET', `/api/v1/workflows/${a.id}`)).body.publishedVersion).toBe(1);
