@@ -1,0 +1,170 @@
+/**
+ * Waiting executions in the queue (SPEC 7b `wait`, issue 18), on SQLite and PostgreSQL: a result
+ * the engine parks is recorded `waiting` with its due time and checkpoint, holds no lease, is not
+ * claimed before it is due, is claimed by any worker once it is, and keeps its checkpoint and its
+ * records through a crash of the resumed attempt (lease lapse) or a failed write (retryLater), so
+ * the steps before the wait never run again. A finished result drops the checkpoint.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { newId, nowIso } from '../../src/ids.js';
+import { createLogger } from '../../src/log.js';
+import { Queue } from '../../src/queue/queue.js';
+import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+const log = createLogger('silent', 2);
+
+describe.each([
+  ['sqlite', false],
+  ['postgres', true],
+])('waiting executions on %s', (_name, postgres) => {
+  let store: Store;
+  let pg: TestDatabase | undefined;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-waiting-'));
+    pg = postgres ? await createTestDatabase() : undefined;
+    const config = loadConfig({
+      env: { HOOKFLOW_DATA_DIR: dataDir, ...(pg ? { HOOKFLOW_DATABASE_URL: pg.url } : {}) },
+    });
+    store = await openStore(config.store, log);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await pg?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A queued execution; the queue claims only what is due, so tests see just their own rows. */
+  async function queued(): Promise<string> {
+    const id = newId();
+    await executionsRepo.insert(
+      store.db,
+      queuedExecution({
+        id,
+        workflow_id: 'wf',
+        workflow_version: 1,
+        mode: 'production',
+        trigger: '{"body":{"n":1}}',
+        created_at: nowIso(),
+      }),
+    );
+    return id;
+  }
+
+  const before = [{ name: 'first', type: 'set', status: 'succeeded', output: { a: 1 } }];
+  const parked = (resumeAt: Date) => ({
+    status: 'waiting' as const,
+    steps: [...before, { name: 'pause', type: 'wait', status: 'waiting', output: null }],
+    error: null,
+    resumeAt: resumeAt.toISOString(),
+    resume: { at: 1, outputs: [{ a: 1 }] },
+  });
+  const get = async (id: string) => (await executionsRepo.get(store.db, id))!;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('records a parked result as waiting, claims it only when due, by any worker, from its checkpoint', async () => {
+    const a = new Queue({ store, workerId: 'worker-a' });
+    const b = new Queue({ store, workerId: 'worker-b' });
+    const id = await queued();
+    const [claimed] = await a.claim(5);
+    expect(claimed?.id).toBe(id);
+    const startedAt = claimed!.started_at;
+
+    const resumeAt = new Date(Date.now() + 600);
+    expect(await a.complete(id, parked(resumeAt))).toBe(true);
+    const waiting = await get(id);
+    expect(waiting).toMatchObject({
+      status: 'waiting',
+      run_after: resumeAt.toISOString(),
+      locked_by: null,
+      locked_until: null,
+      finished_at: null,
+      attempt: 1,
+    });
+    expect(JSON.parse(waiting.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
+    expect(JSON.parse(waiting.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+    // The worker that parked it knows when it is due (its timer); another learns it from the store.
+    expect(a.waitingDueAt).toBe(resumeAt.getTime());
+
+    // Not before it is due, by either worker.
+    expect(await a.claim(5)).toEqual([]);
+    expect(await b.claim(5)).toEqual([]);
+    expect((await get(id)).status).toBe('waiting');
+
+    await sleep(resumeAt.getTime() - Date.now() + 50);
+    const [resumed] = await b.claim(5);
+    expect(resumed).toMatchObject({ id, status: 'running', locked_by: 'worker-b', attempt: 1 });
+    expect(JSON.parse(resumed!.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
+    // Still the time it first started: a resume is not a new start.
+    expect(resumed!.started_at).toBe(startedAt);
+
+    // Finished: the checkpoint goes, the records are the engine's whole list.
+    const done = {
+      status: 'succeeded' as const,
+      steps: [...before, { name: 'pause', type: 'wait', status: 'succeeded', output: { a: 1 } }],
+      error: null,
+    };
+    expect(await b.complete(id, done)).toBe(true);
+    expect(await get(id)).toMatchObject({ status: 'succeeded', resume_state: null, locked_by: null });
+    expect((await get(id)).finished_at).not.toBeNull();
+  });
+
+  it('a resumed attempt that crashes (its lease lapses) resumes from the checkpoint again, records kept', async () => {
+    const a = new Queue({ store, workerId: 'crashing', leaseMs: 200 });
+    const b = new Queue({ store, workerId: 'rescuer' });
+    const id = await queued();
+    await a.claim(5);
+    await a.complete(id, parked(new Date(Date.now() - 1)));
+    const [resumed] = await a.claim(5);
+    expect(resumed?.id).toBe(id);
+    // The worker dies: nothing renews the lease.
+    await sleep(300);
+    await sleep(1_000); // the lapsed-lease check runs at most once a second per queue
+    const again = await b.claim(5);
+    const row = again.find((r) => r.id === id) ?? (await b.claim(5)).find((r) => r.id === id);
+    expect(row).toMatchObject({ status: 'running', locked_by: 'rescuer', attempt: 2 });
+    expect(JSON.parse(row!.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
+    expect(JSON.parse(row!.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+    await b.complete(id, { status: 'succeeded', steps: [], error: null });
+  });
+
+  it('a resumed attempt whose result cannot be written is queued again with its checkpoint and records', async () => {
+    const q = new Queue({ store, workerId: 'retrying' });
+    const id = await queued();
+    await q.claim(5);
+    await q.complete(id, parked(new Date(Date.now() - 1)));
+    expect((await q.claim(5)).map((r) => r.id)).toContain(id);
+    expect(await q.retryLater(id, 1, 'disk full')).toBe('queued');
+    const row = await get(id);
+    expect(row).toMatchObject({ status: 'queued', attempt: 2 });
+    expect(JSON.parse(row.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
+    expect(JSON.parse(row.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+  });
+
+  it('finds waiting rows parked by another worker within its look-up interval, and only due ones', async () => {
+    const parker = new Queue({ store, workerId: 'parker' });
+    const other = new Queue({ store, workerId: 'other' });
+    // `other` has looked already and knows of nothing waiting.
+    await other.claim(5);
+    const soon = await queued();
+    const later = await queued();
+    await parker.claim(5);
+    await parker.complete(soon, parked(new Date(Date.now() + 100)));
+    await parker.complete(later, parked(new Date(Date.now() + 60_000)));
+    await sleep(1_100);
+    const claimed = (await other.claim(5)).map((r) => r.id);
+    expect(claimed).toContain(soon);
+    expect(claimed).not.toContain(later);
+    // What it learned: the next one due is `later`.
+    expect(Math.abs(other.waitingDueAt - Date.parse((await get(later)).run_after))).toBeLessThan(1);
+    expect((await get(later)).status).toBe('waiting');
+  });
+});
