@@ -56,15 +56,22 @@ describe.each([
       (r) => r.id,
     );
 
-  it('deletes finished executions older than the age with their files, and keeps queued and running ones', async () => {
+  it('deletes finished executions older than the age with their files, and keeps queued, running and waiting ones', async () => {
     const { db } = server.hookflow.store;
     const now = Date.now();
     const old = execution(now - 20 * DAY);
     const oldFailed = execution(now - 15 * DAY, { status: 'failed' });
     const oldQueued = execution(now - 20 * DAY, { status: 'queued', started_at: null, finished_at: null });
     const oldRunning = execution(now - 20 * DAY, { status: 'running', locked_by: 'w', finished_at: null });
+    // Accepted 20 days ago and waiting (a `wait` of up to 30 days) until tomorrow.
+    const oldWaiting = execution(now - 20 * DAY, {
+      status: 'waiting',
+      run_after: new Date(now + DAY).toISOString(),
+      finished_at: null,
+    });
     const recent = execution(now - 13 * DAY);
-    for (const row of [old, oldFailed, oldQueued, oldRunning, recent]) await executionsRepo.insert(db, row);
+    for (const row of [old, oldFailed, oldQueued, oldRunning, oldWaiting, recent])
+      await executionsRepo.insert(db, row);
     // A small file and one stored in parts (over 1 MiB).
     await server.hookflow.store.transaction((trx) =>
       server.hookflow.store.hot.insertBlobs(
@@ -91,7 +98,7 @@ describe.each([
     }).sweep(now);
 
     expect(deleted).toBe(2);
-    expect(await ids()).toEqual([oldQueued.id, oldRunning.id, recent.id].sort());
+    expect(await ids()).toEqual([oldQueued.id, oldRunning.id, oldWaiting.id, recent.id].sort());
     expect(await db.selectFrom('blobs').select('id').where('execution_id', '=', old.id).execute()).toEqual(
       [],
     );
