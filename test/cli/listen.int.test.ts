@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CapturedItem, flatten, planForward } from '../../src/cli/listen.js';
+import { planForward, flatten } from '../../src/cli/listen/forward.js';
+import type { CapturedItem } from '../../src/cli/listen/format.js';
 import { createWorkflow, startTestServer, type TestServer } from '../helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
