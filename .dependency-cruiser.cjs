@@ -72,6 +72,15 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/((errors|config|ids|log)\\.ts|model/cidr\\.ts)$' },
     },
     {
+      name: 'bus-below-everything-that-uses-it',
+      severity: 'error',
+      comment:
+        'src/bus carries events between processes (in-process, or PostgreSQL LISTEN/NOTIFY); the ' +
+        'webhook front, the queue and the services publish and subscribe, so it knows none of them.',
+      from: { path: '^src/bus/' },
+      to: { path: '^src/', pathNot: '^src/(bus/|model/|(errors|config|ids|log)\\.ts$)' },
+    },
+    {
       name: 'model-imports-nothing-above-it',
       severity: 'error',
       comment:

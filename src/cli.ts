@@ -15,7 +15,7 @@ import { decodeCursor } from './ids.js';
 import { presentWorkflow } from './http/present.js';
 import { createLogger } from './log.js';
 import { type Hookflow, type Roles, startHookflow } from './main.js';
-import { LocalBus } from './queue/bus.js';
+import { LocalBus } from './bus/bus.js';
 import { SecretBox } from './security/secrets.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';

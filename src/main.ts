@@ -13,7 +13,7 @@ import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
 import { Metrics } from './metrics.js';
-import { type Bus, LocalBus } from './queue/bus.js';
+import { type Bus, LocalBus } from './bus/bus.js';
 import type { PureRunOptions } from './queue/pure-run.js';
 import { Queue } from './queue/queue.js';
 import { Retention } from './queue/retention.js';
@@ -69,7 +69,7 @@ export async function startHookflow({
   try {
     bus =
       store.caps.shared && config.store.databaseUrl
-        ? await (await import('./queue/pg-bus.js')).PgBus.connect({ url: config.store.databaseUrl, log })
+        ? await (await import('./bus/pg-bus.js')).PgBus.connect({ url: config.store.databaseUrl, log })
         : new LocalBus();
   } catch (err) {
     await store.close();

@@ -8,7 +8,7 @@
  */
 import { AppError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import { blobsRepo } from '../store/blobs.js';
 import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';

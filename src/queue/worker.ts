@@ -22,7 +22,7 @@ import type { Store } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
-import type { Bus, StepResponse } from './bus.js';
+import type { Bus, StepResponse } from '../bus/bus.js';
 import { EngineRunner } from './engine-runner.js';
 import { failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';

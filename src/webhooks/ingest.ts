@@ -23,7 +23,7 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { isoString } from '../ids.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Database, ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { SESSION_COOKIE } from '../accounts/accounts.js';
 import { AppError } from '../errors.js';
 import { isoString, newId } from '../ids.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
 import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';

@@ -4,7 +4,7 @@
  * waiter (waiter.ts) says it finished, timed out, or its `respond` step ran.
  */
 import { AppError } from '../errors.js';
-import type { StepResponse } from '../queue/bus.js';
+import type { StepResponse } from '../bus/bus.js';
 import { executionsRepo, isFinished } from '../store/executions.js';
 import type { Db } from '../store/store.js';
 import type { TriggerConfig } from '../workflows/model.js';

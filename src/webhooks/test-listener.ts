@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { TestEventRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';

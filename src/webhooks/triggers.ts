@@ -8,7 +8,7 @@
  * trigger, and a restart loses no registration (FIELD-NOTES 2).
  */
 import type { Logger } from 'pino';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';

@@ -6,7 +6,7 @@
  * every waiting request (a map lookup per execution). respond.ts turns what was waited for into the
  * answer.
  */
-import type { Bus, StepResponse } from '../queue/bus.js';
+import type { Bus, StepResponse } from '../bus/bus.js';
 import { UNFINISHED_STATUSES } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 

@@ -12,7 +12,7 @@ import { Value } from 'typebox/value';
 import { validateSteps } from '../engine/run.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
-import type { Bus } from '../queue/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';

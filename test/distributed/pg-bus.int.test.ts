@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { PG_BUS_APPLICATION, PgBus } from '../../src/queue/pg-bus.js';
+import { PG_BUS_APPLICATION, PgBus } from '../../src/bus/pg-bus.js';
 import { within } from '../helpers/cluster.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 

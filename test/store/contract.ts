@@ -10,7 +10,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
-import { LocalBus } from '../../src/queue/bus.js';
+import { LocalBus } from '../../src/bus/bus.js';
 import { type ExecutionResult, LEASE_MS, MAX_ATTEMPTS, Queue } from '../../src/queue/queue.js';
 import { type ExecutionFilter, executionsRepo } from '../../src/store/executions.js';
 import type {
