@@ -94,6 +94,12 @@ export interface Config {
     allowPrivateNetwork: boolean;
     /** HOOKFLOW_EXECUTION_TIMEOUT_MS: time budget of one execution, all steps together (default 300 000). */
     executionTimeoutMs: number;
+    /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` step runs over (default 10 000). */
+    foreachMaxItems: number;
+    /** HOOKFLOW_CODE_MEMORY_MB: memory one `code` step run may use (default 64). */
+    codeMemoryMb: number;
+    /** HOOKFLOW_CODE_TIMEOUT_MS: time one `code` step run may take (default 1 000). */
+    codeTimeoutMs: number;
   };
   security: {
     /** HOOKFLOW_ENCRYPTION_KEY: key for secrets at rest (generated into the data dir when unset). */
@@ -224,6 +230,9 @@ const SETTINGS = {
   executionsMaxCount: { env: 'HOOKFLOW_EXECUTIONS_MAX_COUNT', parse: integer(1, 1_000_000_000) },
   allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
   executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
+  foreachMaxItems: { env: 'HOOKFLOW_FOREACH_MAX_ITEMS', parse: integer(1, 1_000_000) },
+  codeMemoryMb: { env: 'HOOKFLOW_CODE_MEMORY_MB', parse: integer(1, 1024) },
+  codeTimeoutMs: { env: 'HOOKFLOW_CODE_TIMEOUT_MS', parse: integer(10, 60_000) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
   logLevel: {
     env: 'HOOKFLOW_LOG_LEVEL',
@@ -303,6 +312,9 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
     engine: {
       allowPrivateNetwork: v.allowPrivateNetwork ?? false,
       executionTimeoutMs: v.executionTimeoutMs ?? 300_000,
+      foreachMaxItems: v.foreachMaxItems ?? 10_000,
+      codeMemoryMb: v.codeMemoryMb ?? 64,
+      codeTimeoutMs: v.codeTimeoutMs ?? 1_000,
     },
     security: { encryptionKey: v.encryptionKey },
     log: { level: v.logLevel ?? 'info' },

@@ -166,6 +166,6 @@ export async function startHookflow({
 }
 
 function pureRunOptions(config: Config): PureRunOptions {
-  const { allowPrivateNetwork, executionTimeoutMs } = config.engine;
-  return { allowPrivateNetwork, executionTimeoutMs };
+  const { allowPrivateNetwork, executionTimeoutMs, foreachMaxItems } = config.engine;
+  return { allowPrivateNetwork, executionTimeoutMs, foreachMaxItems };
 }

@@ -50,12 +50,15 @@ export const DEFAULT_BUDGET: ExpressionBudget = { timeoutMs: 1_000, maxDepth: 1_
 /** Longest an evaluation runs before it lets the event loop serve others. */
 const YIELD_EVERY_MS = 10;
 
-/** What an expression sees: `$` (the input), `$trigger`, `$steps`, `$execution`. */
+/** What an expression sees: `$` (the input), `$trigger`, `$steps`, `$execution`, and in a loop `$item`, `$index`. */
 export interface Scope {
   input: unknown;
   trigger: unknown;
   steps: Record<string, unknown>;
   execution: { id: string; mode: string; workflowId: string; attempt: number };
+  /** Inside a `forEach`: the element (`$item`) and its position (`$index`); the innermost loop's. */
+  item?: unknown;
+  index?: number | undefined;
   /** Epoch ms at which evaluation stops with DeadlineReached (none: only the per-evaluation budget). */
   until?: number;
 }
@@ -355,6 +358,8 @@ async function evaluateJsonata(expr: CompiledExpression, scope: Scope): Promise<
       trigger: scope.trigger,
       steps: scope.steps,
       execution: scope.execution,
+      item: scope.item,
+      index: scope.index,
       ...(scope.until === undefined ? {} : { [UNTIL_BINDING]: scope.until }),
     });
   } catch (err) {

@@ -116,7 +116,7 @@ function constant(value: unknown): Built {
   return { run: () => value, depth: 1 };
 }
 
-/** Reads a variable JSONata binds: `$`/`$$` the input, `$trigger`, `$steps`, `$execution`. */
+/** Reads a variable JSONata binds: `$`/`$$` the input, `$trigger`, `$steps`, `$execution`, `$item`, `$index`. */
 function variable(name: unknown): ((scope: Scope) => unknown) | undefined {
   switch (name) {
     case '': // `$`: the context, which at the top level is the input (an array input unwrapped)
@@ -128,6 +128,10 @@ function variable(name: unknown): ((scope: Scope) => unknown) | undefined {
       return (scope) => scope.steps;
     case 'execution':
       return (scope) => scope.execution;
+    case 'item':
+      return (scope) => scope.item;
+    case 'index':
+      return (scope) => scope.index;
     default:
       return undefined;
   }

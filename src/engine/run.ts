@@ -26,8 +26,10 @@ import {
   type Scope,
   type Template,
 } from './expressions.js';
+import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
 import { createOutbound, type Outbound } from './network.js';
 import { STEP_TYPES, stepType } from './steps/index.js';
+import { FLOW_TYPES, nestedLists } from './steps/flow.js';
 import { renderedSchema, StepFailure, type StepType } from './steps/types.js';
 
 export interface StepResult {
@@ -121,18 +123,131 @@ export interface EngineOptions {
   expressionBudget?: ExpressionBudget;
   /** Outbound HTTP (tests pass their own policy); made from allowPrivateNetwork otherwise. */
   outbound?: Outbound;
+  /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` runs over (default 10 000). */
+  foreachMaxItems?: number;
+  /** HOOKFLOW_CODE_MEMORY_MB: memory of one `code` run (default 64). */
+  codeMemoryMb?: number;
+  /** HOOKFLOW_CODE_TIMEOUT_MS: time of one `code` run (default 1 000). */
+  codeTimeoutMs?: number;
 }
 
-interface CompiledStep {
+/** A step as compiled: a step type's (`leaf`) or one holding steps, with its expressions compiled. */
+type Node = LeafNode | IfNode | SwitchNode | ForEachNode;
+
+interface LeafNode {
+  kind: 'leaf';
   step: Step;
   type: StepType<TSchema>;
   template: Template;
+  /** The type's `literal` fields, as written (put back after rendering). */
+  literal: [string, unknown][] | undefined;
+}
+
+interface IfNode {
+  kind: 'if';
+  step: Step;
+  condition: Template;
+  thenSteps: Node[];
+  elseSteps: Node[] | undefined;
+}
+
+interface SwitchNode {
+  kind: 'switch';
+  step: Step;
+  value: Template;
+  cases: { equals?: { value: unknown }; when?: Template; steps: Node[] }[];
+  default: Node[] | undefined;
+}
+
+interface ForEachNode {
+  kind: 'forEach';
+  step: Step;
+  items: Template;
+  steps: Node[];
+}
+
+interface Compiled {
+  nodes: Node[];
+  /** Every step pure (CPU only, no effect outside the execution), nested ones included. */
+  pure: boolean;
+  /** Some expression may spend unbounded time in one call (expressions.ts `uninterruptible`). */
+  uninterruptible: boolean;
+}
+
+type Branch = NonNullable<StepResult['branch']>;
+
+/**
+ * Where a parked run stands, one frame per step list from the top: `i` is the step's index in that
+ * list, `input` its input (`t` instead when that is the trigger item, which the checkpoint never
+ * holds); a frame of an `if`/`switch` says which `branch` ran, of a `forEach` which iteration
+ * (`each`: the elements, the iteration's index and the outputs gathered so far).
+ */
+interface Frame {
+  i: number;
+  input?: unknown;
+  t?: 1;
+  branch?: Branch;
+  each?: { index: number; items: unknown[]; outputs: unknown[] };
+}
+
+/** RunResult.resume of a waiting run. */
+interface Checkpoint {
+  v: 1;
+  /** Outermost frame first; the last one is the parked step's. */
+  at: Frame[];
+  /** What the parked step gave with `park`. */
+  state: unknown;
+  /** `$steps` so far. */
+  steps: Record<string, unknown>;
+  /** The records so far (steps holding steps with their nested records; the parked one `waiting`). */
+  records: StepResult[];
+  response?: RunResult['response'];
+}
+
+/** How a step list ended. */
+type End =
+  | { end: 'done'; output: unknown }
+  /** A `filter` said no: the run ends `filtered`, or inside a `forEach` the iteration does. */
+  | { end: 'filtered'; output: unknown }
+  | { end: 'failed'; error: ExecutionError }
+  /** A step parked: `at` is filled in as the lists return, innermost first. */
+  | { end: 'parked'; until: Date; at: Frame[] };
+
+/** One run's state, shared by the nested step lists. */
+interface Run {
+  item: unknown;
+  ctx: RunContext;
+  scope: Scope;
+  outputs: Record<string, unknown>;
+  budget: AbortController | undefined;
+  outOfTime: Promise<never> | undefined;
+  signal: AbortSignal;
+  until: number;
+  timeoutMs: number;
+  sliced: boolean;
+  response: RunResult['response'];
+  /** While resuming: the checkpoint's frames, until the parked step is reached. */
+  resumeAt: Frame[] | undefined;
+  /** The parked step's state (to resume it), or the state a step just parked with. */
+  parkState: unknown;
 }
 
 interface Validators {
   stored: ReturnType<typeof Compile>;
   rendered: ReturnType<typeof Compile>;
 }
+
+/** Iterations of a `forEach` recorded in full; `iterationCount` counts them all. */
+export const MAX_RECORDED_ITERATIONS = 100;
+/**
+ * Step lists nest at most this deep (the top-level list is level 1): deeper workflows are refused
+ * on save. Ten levels are far more than a readable workflow uses, and bound the recursion of the
+ * engine, the validation and the editor.
+ */
+export const MAX_NESTING = 10;
+/** Steps in a whole workflow, nested ones included. */
+export const MAX_STEPS = 1_000;
+const DEFAULT_FOREACH_MAX_ITEMS = 10_000;
 
 // Compiled workflow versions kept; one is a few KB, and a process rarely runs more than a few
 // hundred distinct versions between restarts.
@@ -142,17 +257,23 @@ export class Engine {
   readonly #options: EngineOptions;
   readonly #budget: ExpressionBudget;
   readonly #outbound: Outbound;
-  readonly #compiled = new Map<string, CompiledStep[]>();
+  readonly #compiled = new Map<string, Compiled>();
+  readonly #limits: { memoryBytes: number; timeoutMs: number };
+  readonly #maxItems: number;
 
   constructor(options: EngineOptions) {
     this.#options = options;
     this.#budget = options.expressionBudget ?? DEFAULT_BUDGET;
     this.#outbound = options.outbound ?? createOutbound({ allowPrivateNetwork: options.allowPrivateNetwork });
+    this.#limits = {
+      memoryBytes: (options.codeMemoryMb ?? 64) * 1024 * 1024,
+      timeoutMs: options.codeTimeoutMs ?? 1_000,
+    };
+    this.#maxItems = options.foreachMaxItems ?? DEFAULT_FOREACH_MAX_ITEMS;
   }
 
   async run(workflow: Workflow, item: unknown, ctx: RunContext): Promise<RunResult> {
-    const results: RunResult['steps'] = [];
-    let compiled: CompiledStep[];
+    let compiled: Compiled;
     try {
       compiled = this.#compile(workflow);
     } catch (err) {
@@ -161,20 +282,32 @@ export class Engine {
         err instanceof StepFailure
           ? { message: err.message, ...(err.field ? { field: err.field } : {}) }
           : { message: String(err) };
-      return { status: 'failed', steps: results, error, output: null };
+      return { status: 'failed', steps: [], error, output: null };
     }
 
-    // The budget of the whole execution. Steps that wait on the outside world (http) are raced
-    // against it and cut off by its signal; pure steps are CPU only: the deadline is checked
-    // between steps and, inside expressions, as JSONata evaluates (scope.until, expressions.ts).
-    // The timer, controller and race promise per execution were ~4 % of the process at 10 000
-    // executions/s, for workflows never waiting.
+    let checkpoint: Checkpoint | undefined;
+    if (ctx.resume !== undefined) {
+      checkpoint = readCheckpoint(ctx.resume);
+      if (!checkpoint)
+        return {
+          status: 'failed',
+          steps: [],
+          error: { message: 'The checkpoint of this waiting execution cannot be read; it cannot resume.' },
+          output: null,
+        };
+    }
+
+    // The budget of the whole execution (afresh when a run resumes: waiting is not running).
+    // Steps that wait on the outside world (http) are raced against it and cut off by its signal;
+    // pure steps are CPU only: the deadline is checked between steps and, inside expressions, as
+    // JSONata evaluates (scope.until, expressions.ts). The timer, controller and race promise per
+    // execution were ~4 % of the process at 10 000 executions/s, for workflows never waiting.
     const timeoutMs = this.#options.executionTimeoutMs;
     const started = Date.now();
     // A slice shorter than the budget ends the run earlier, abandoned rather than failed.
     const sliced = ctx.sliceMs !== undefined && ctx.sliceMs < timeoutMs;
     const until = started + (sliced ? ctx.sliceMs! : timeoutMs);
-    const budget = compiled.every(isPure) ? undefined : new AbortController();
+    const budget = compiled.pure ? undefined : new AbortController();
     const timer = budget && setTimeout(() => budget.abort(), timeoutMs);
     const outOfTime =
       budget &&
@@ -184,82 +317,198 @@ export class Engine {
         });
       });
     outOfTime?.catch(() => undefined);
-    const signal = budget?.signal ?? NEVER_ABORTED;
 
-    const outputs: Record<string, unknown> = {};
-    const scope: Scope = {
-      input: item,
-      trigger: item,
-      steps: outputs,
-      execution: { id: ctx.executionId, mode: ctx.mode, workflowId: workflow.id, attempt: ctx.attempt ?? 1 },
+    const outputs: Record<string, unknown> = checkpoint ? checkpoint.steps : {};
+    const run: Run = {
+      item,
+      ctx,
+      scope: {
+        input: item,
+        trigger: item,
+        steps: outputs,
+        execution: {
+          id: ctx.executionId,
+          mode: ctx.mode,
+          workflowId: workflow.id,
+          attempt: ctx.attempt ?? 1,
+        },
+        until,
+      },
+      outputs,
+      budget,
+      outOfTime,
+      signal: budget?.signal ?? NEVER_ABORTED,
       until,
+      timeoutMs,
+      sliced,
+      response: checkpoint?.response,
+      resumeAt: checkpoint?.at,
+      parkState: checkpoint?.state,
     };
-    let output: unknown = item;
-    let response: RunResult['response'];
+    const records = checkpoint ? checkpoint.records : [];
+    let end: End;
     try {
-      for (const { step, type, template } of compiled) {
-        const startedAt = nowIso();
-        const input = output;
-        scope.input = input;
-        try {
-          if (budget?.signal.aborted || Date.now() > until) throw new ExecutionTimeout(timeoutMs);
-          const outcome = outOfTime
-            ? await Promise.race([this.#runStep(type, template, scope, signal), outOfTime])
-            : await this.#runStep(type, template, scope, signal);
-          output = outcome.output;
-          const status = outcome.filtered ? 'filtered' : 'succeeded';
-          results.push({
-            name: step.name,
-            type: step.type,
-            status,
-            input,
-            output,
-            error: null,
-            startedAt,
-            finishedAt: nowIso(),
-          });
-          defineEntry(outputs, step.name, output);
-          if (outcome.response && response === undefined) {
-            response = outcome.response;
-            ctx.onRespond?.(response);
-          }
-          if (outcome.filtered)
-            return {
-              status: 'filtered',
-              steps: results,
-              error: null,
-              output,
-              ...(response ? { response } : {}),
-            };
-        } catch (err) {
-          // Past the budget, whatever the step threw (e.g. its cut-off request) is a consequence: say why.
-          const timedOut =
-            budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
-          if (timedOut && sliced) throw new OutOfSlice(ctx.sliceMs!);
-          const cause = timedOut ? new ExecutionTimeout(timeoutMs) : err;
-          const error = { step: step.name, ...describeError(cause) };
-          const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
-          results.push({
-            name: step.name,
-            type: step.type,
-            status: 'failed',
-            input,
-            output: failedOutput,
-            error,
-            startedAt,
-            finishedAt: nowIso(),
-          });
-          return { status: 'failed', steps: results, error, output: null, ...(response ? { response } : {}) };
-        }
-      }
+      end = await this.#runList(compiled.nodes, records, item, run, 0);
     } finally {
       if (timer) clearTimeout(timer);
     }
-    return { status: 'succeeded', steps: results, error: null, output, ...(response ? { response } : {}) };
+    const response = run.response ? { response: run.response } : {};
+    switch (end.end) {
+      case 'done':
+        return { status: 'succeeded', steps: records, error: null, output: end.output, ...response };
+      case 'filtered':
+        return { status: 'filtered', steps: records, error: null, output: end.output, ...response };
+      case 'failed':
+        return { status: 'failed', steps: records, error: end.error, output: null, ...response };
+      case 'parked': {
+        const resume: Checkpoint = {
+          v: 1,
+          at: end.at,
+          state: run.parkState,
+          steps: outputs,
+          // The store keeps top-level records without their input (it is the previous output).
+          records: records.map((r) => ({ ...r, input: undefined })),
+          ...response,
+        };
+        return {
+          status: 'waiting',
+          steps: records,
+          error: null,
+          output: null,
+          resumeAt: end.until.toISOString(),
+          resume,
+          ...response,
+        };
+      }
+    }
   }
 
-  async #runStep(type: StepType<TSchema>, template: Template, scope: Scope, signal: AbortSignal) {
-    const config = await renderTemplate(template, scope);
+  /**
+   * Runs a step list from its start (or, resuming, from the checkpoint's step), each step on the
+   * previous one's output, recording into `records`. `depth`: 0 for the top level.
+   */
+  async #runList(
+    nodes: Node[],
+    records: StepResult[],
+    input: unknown,
+    run: Run,
+    depth: number,
+  ): Promise<End> {
+    let output = input;
+    let i = 0;
+    const frame = run.resumeAt?.[depth];
+    if (frame) {
+      i = frame.i;
+      output = frame.t === 1 ? run.item : frame.input;
+    }
+    for (; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      const end =
+        node.kind === 'leaf'
+          ? await this.#runLeaf(node, records, output, run)
+          : await this.#runFlow(node, records, output, run, depth);
+      if (end.end === 'done') {
+        output = end.output;
+        continue;
+      }
+      if (end.end === 'parked') {
+        const at = end.at[0]!;
+        at.i = i;
+        if (output === run.item) at.t = 1;
+        else at.input = output;
+      }
+      return end;
+    }
+    return { end: 'done', output };
+  }
+
+  /** A step of a step type: render, check, run, record. */
+  async #runLeaf(node: LeafNode, records: StepResult[], input: unknown, run: Run): Promise<End> {
+    const { step } = node;
+    let startedAt: string | undefined;
+    let resume: { state: unknown } | undefined;
+    if (run.resumeAt) {
+      // This is the parked step: it runs again with its state, keeping its first start.
+      resume = { state: run.parkState };
+      run.resumeAt = undefined;
+      const last = records[records.length - 1];
+      if (last?.name === step.name && last.status === 'waiting') {
+        records.pop();
+        startedAt = last.startedAt;
+      }
+    }
+    startedAt ??= nowIso();
+    const scope = run.scope;
+    scope.input = input;
+    try {
+      if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
+      const outcome = run.outOfTime
+        ? await Promise.race([this.#runStep(node, scope, run, resume), run.outOfTime])
+        : await this.#runStep(node, scope, run, resume);
+      if (outcome.park) {
+        records.push({
+          name: step.name,
+          type: step.type,
+          status: 'waiting',
+          input,
+          output: null,
+          error: null,
+          startedAt,
+          finishedAt: nowIso(),
+          ...outcome.details,
+        });
+        run.parkState = outcome.park.state;
+        return { end: 'parked', until: outcome.park.until, at: [{ i: 0 }] };
+      }
+      const output = outcome.output;
+      records.push({
+        name: step.name,
+        type: step.type,
+        status: outcome.filtered ? 'filtered' : 'succeeded',
+        input,
+        output,
+        error: null,
+        startedAt,
+        finishedAt: nowIso(),
+        ...outcome.details,
+      });
+      defineEntry(run.outputs, step.name, output);
+      if (outcome.response && run.response === undefined) {
+        run.response = outcome.response;
+        run.ctx.onRespond?.(outcome.response);
+      }
+      return outcome.filtered ? { end: 'filtered', output } : { end: 'done', output };
+    } catch (err) {
+      const error = this.#stepError(err, step, run);
+      const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
+      records.push({
+        name: step.name,
+        type: step.type,
+        status: 'failed',
+        input,
+        output: failedOutput,
+        error,
+        startedAt,
+        finishedAt: nowIso(),
+        ...(err instanceof StepFailure ? err.details : undefined),
+      });
+      return { end: 'failed', error };
+    }
+  }
+
+  /** A step's error as recorded; past the budget, whatever the step threw is a consequence: say why. */
+  #stepError(err: unknown, step: Step, run: Run): ExecutionError {
+    const timedOut =
+      run.budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
+    if (timedOut && run.sliced) throw new OutOfSlice(run.ctx.sliceMs!);
+    const cause = timedOut ? new ExecutionTimeout(run.timeoutMs) : err;
+    return { step: step.name, ...describeError(cause) };
+  }
+
+  async #runStep(node: LeafNode, scope: Scope, run: Run, resume: { state: unknown } | undefined) {
+    const { type } = node;
+    const config = (await renderTemplate(node.template, scope)) as Record<string, unknown>;
+    if (node.literal) for (const [k, v] of node.literal) config[k] = v;
     const { rendered } = validators(type);
     if (!rendered.Check(config)) {
       const [first] = schemaErrors(rendered, config);
@@ -270,43 +519,265 @@ export class Engine {
         },
       );
     }
-    return type.run(config, { input: scope.input, signal, outbound: this.#outbound });
+    return type.run(config, {
+      input: scope.input,
+      signal: run.signal,
+      outbound: this.#outbound,
+      ...(resume ? { resume } : {}),
+      scope,
+      limits: this.#limits,
+    });
+  }
+
+  /** A step holding steps: `if`, `switch` (one branch) or `forEach` (its steps per element). */
+  async #runFlow(
+    node: Exclude<Node, LeafNode>,
+    records: StepResult[],
+    input: unknown,
+    run: Run,
+    depth: number,
+  ): Promise<End> {
+    const { step } = node;
+    const frame = run.resumeAt?.[depth];
+    let record: StepResult;
+    if (frame) {
+      // Resuming inside it: its record (with the nested records so far) is the last one.
+      record = records[records.length - 1]!;
+    } else {
+      record = {
+        name: step.name,
+        type: step.type,
+        status: 'succeeded',
+        input,
+        output: null,
+        error: null,
+        startedAt: nowIso(),
+        finishedAt: '',
+      };
+      records.push(record);
+    }
+    let end: End;
+    try {
+      if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
+      end =
+        node.kind === 'forEach'
+          ? await this.#runForEach(node, record, input, run, depth, frame)
+          : await this.#runBranch(node, record, input, run, depth, frame);
+    } catch (err) {
+      end = { end: 'failed', error: this.#stepError(err, step, run) };
+    }
+    record.finishedAt = nowIso();
+    switch (end.end) {
+      case 'done':
+        record.status = 'succeeded';
+        record.output = end.output;
+        defineEntry(run.outputs, step.name, end.output);
+        break;
+      case 'filtered':
+        record.status = 'filtered';
+        break;
+      case 'failed':
+        record.status = 'failed';
+        record.error = end.error;
+        break;
+      case 'parked':
+        record.status = 'waiting';
+        break;
+    }
+    return end;
+  }
+
+  /** `if` and `switch`: choose the branch (or, resuming, take the one that ran), run its steps. */
+  async #runBranch(
+    node: IfNode | SwitchNode,
+    record: StepResult,
+    input: unknown,
+    run: Run,
+    depth: number,
+    frame: Frame | undefined,
+  ): Promise<End> {
+    let branch: Branch | undefined;
+    if (frame) {
+      branch = frame.branch;
+    } else {
+      run.scope.input = input;
+      branch = node.kind === 'if' ? await chooseIf(node, run.scope) : await chooseCase(node, run.scope);
+    }
+    const steps = branch === undefined ? undefined : branchSteps(node, branch);
+    if (branch !== undefined) record.branch = branch;
+    record.steps ??= [];
+    // No branch (a switch without a match or default; an if without else): the input goes on.
+    if (!steps) return { end: 'done', output: input };
+    const end = await this.#runList(steps, record.steps, input, run, depth + 1);
+    if (end.end === 'parked') end.at.unshift({ i: 0, branch: branch! });
+    return end;
+  }
+
+  /** `forEach`: its steps once per element, with `$item` and `$index`; the output gathers each iteration's. */
+  async #runForEach(
+    node: ForEachNode,
+    record: StepResult,
+    input: unknown,
+    run: Run,
+    depth: number,
+    frame: Frame | undefined,
+  ): Promise<End> {
+    const scope = run.scope;
+    let items: unknown[];
+    let outputs: unknown[];
+    let start = 0;
+    if (frame?.each) {
+      ({ items, outputs } = frame.each);
+      start = frame.each.index;
+    } else {
+      scope.input = input;
+      const value = await renderTemplate(node.items, scope);
+      if (!Array.isArray(value))
+        throw new StepFailure(`items must be an array, but it gave ${describeValue(value)}.`, {
+          field: '/items',
+        });
+      if (value.length > this.#maxItems)
+        throw new StepFailure(
+          `items has ${value.length} elements; a forEach runs over at most ${this.#maxItems} (HOOKFLOW_FOREACH_MAX_ITEMS).`,
+          { field: '/items' },
+        );
+      items = value;
+      outputs = [];
+      record.iterations = [];
+      record.iterationCount = 0;
+    }
+    record.iterations ??= [];
+    const iterations = record.iterations;
+    // An inner loop's $item/$index shadow the outer one's, which come back when it ends.
+    const outer = { item: scope.item, index: scope.index };
+    try {
+      for (let index = start; index < items.length; index++) {
+        const element = items[index];
+        scope.item = element;
+        scope.index = index;
+        let iteration: IterationResult;
+        const resuming = run.resumeAt !== undefined && index === start;
+        const kept = index < MAX_RECORDED_ITERATIONS;
+        if (resuming && kept && iterations[iterations.length - 1]?.index === index) {
+          iteration = iterations[iterations.length - 1]!;
+        } else {
+          iteration = { index, status: 'succeeded', steps: [] };
+          if (kept) iterations.push(iteration);
+        }
+        record.iterationCount = index + 1;
+        const end = await this.#runList(node.steps, iteration.steps, element, run, depth + 1);
+        switch (end.end) {
+          case 'done':
+            iteration.status = 'succeeded';
+            outputs.push(end.output);
+            break;
+          case 'filtered':
+            // A filter inside a loop drops the element: the iteration ends, adding nothing.
+            iteration.status = 'filtered';
+            break;
+          case 'failed':
+            iteration.status = 'failed';
+            return end;
+          case 'parked':
+            iteration.status = 'waiting';
+            end.at.unshift({ i: 0, each: { index, items, outputs } });
+            return end;
+        }
+      }
+    } finally {
+      scope.item = outer.item;
+      scope.index = outer.index;
+    }
+    return { end: 'done', output: outputs };
   }
 
   /**
    * Whether this workflow version may run before its commit, in a short slice on a thread that
    * serves others (queue/pure-run.ts, webhooks/ingest.ts): only steps declared `pure` (no
-   * effect outside the execution, so until the commit nothing happened), and no expression a
-   * deadline cannot interrupt (a regular expression, `$eval`: expressions.ts). The others run on
-   * the executor's thread, which is stopped when one gets stuck.
+   * effect outside the execution, so until the commit nothing happened), nested ones included,
+   * and no expression a deadline cannot interrupt (a regular expression, `$eval`:
+   * expressions.ts). The others run on the executor's thread, which is stopped when one gets stuck.
    */
   runsBeforeCommit(workflow: Workflow): boolean {
     try {
-      return this.#compile(workflow).every((c) => isPure(c) && !hasUninterruptible(c.template));
+      const compiled = this.#compile(workflow);
+      return compiled.pure && !compiled.uninterruptible;
     } catch {
       return false;
     }
   }
 
-  #compile(workflow: Workflow): CompiledStep[] {
+  #compile(workflow: Workflow): Compiled {
     const key = `${workflow.id}@${workflow.version}`;
     let compiled = this.#compiled.get(key);
     if (compiled) return compiled;
-    compiled = workflow.steps.map((step) => {
+    const acc = { pure: true, uninterruptible: false };
+    const nodes = this.#compileList(workflow.steps, acc);
+    compiled = { nodes, ...acc };
+    if (this.#compiled.size >= MAX_CACHED_VERSIONS)
+      this.#compiled.delete(this.#compiled.keys().next().value!);
+    this.#compiled.set(key, compiled);
+    return compiled;
+  }
+
+  #compileList(steps: readonly unknown[], acc: { pure: boolean; uninterruptible: boolean }): Node[] {
+    return steps.map((s) => {
+      const step = s as Step;
       const type = stepType(step.type);
       if (!type)
         throw new StepFailure(
           `Step "${step.name}" has type "${step.type}", which this hookflow does not know.`,
         );
-      const { template, errors } = compileTemplate(stepConfig(step), '', this.#budget);
-      if (errors[0])
-        throw new StepFailure(`Step "${step.name}": ${errors[0].message}`, { field: errors[0].field });
-      return { step, type, template };
+      if (type.pure !== true) acc.pure = false;
+      const expr = (value: unknown, field: string): Template => {
+        const { template, errors } = compileTemplate(value, field, this.#budget);
+        if (errors[0])
+          throw new StepFailure(`Step "${step.name}": ${errors[0].message}`, { field: errors[0].field });
+        if (hasUninterruptible(template)) acc.uninterruptible = true;
+        return template;
+      };
+      const list = (value: unknown) => this.#compileList(Array.isArray(value) ? value : [], acc);
+      switch (step.type) {
+        case 'if':
+          return {
+            kind: 'if',
+            step,
+            condition: expr(step.condition, '/condition'),
+            thenSteps: list(step.then),
+            elseSteps: step.else === undefined ? undefined : list(step.else),
+          } satisfies IfNode;
+        case 'switch':
+          return {
+            kind: 'switch',
+            step,
+            value: expr(step.value, '/value'),
+            cases: (step.cases as Record<string, unknown>[]).map((c, i) => ({
+              ...(Object.hasOwn(c, 'equals') ? { equals: { value: c.equals } } : {}),
+              ...(Object.hasOwn(c, 'when') ? { when: expr(c.when, `/cases/${i}/when`) } : {}),
+              steps: list(c.steps),
+            })),
+            default: step.default === undefined ? undefined : list(step.default),
+          } satisfies SwitchNode;
+        case 'forEach':
+          return {
+            kind: 'forEach',
+            step,
+            items: expr(step.items, '/items'),
+            steps: list(step.steps),
+          } satisfies ForEachNode;
+      }
+      const config = stepConfig(step);
+      let literal: [string, unknown][] | undefined;
+      if (type.literal) {
+        literal = [];
+        for (const k of type.literal)
+          if (Object.hasOwn(config, k)) {
+            literal.push([k, config[k]]);
+            delete config[k];
+          }
+      }
+      return { kind: 'leaf', step, type, template: expr(config, ''), literal } satisfies LeafNode;
     });
-    if (this.#compiled.size >= MAX_CACHED_VERSIONS)
-      this.#compiled.delete(this.#compiled.keys().next().value!);
-    this.#compiled.set(key, compiled);
-    return compiled;
   }
 
   close(): Promise<void> {
@@ -314,7 +785,85 @@ export class Engine {
   }
 }
 
-const isPure = (c: CompiledStep): boolean => c.type.pure === true;
+/** `if`: true → `then`; false or nothing → `else`; anything else is a mistake, said as `filter` says it. */
+async function chooseIf(node: IfNode, scope: Scope): Promise<Branch> {
+  const value = await renderTemplate(node.condition, scope);
+  return condition(value, '/condition') ? 'then' : 'else';
+}
+
+/** `switch`: the first case whose `equals` equals `value` (JSON equality) or whose `when` is true. */
+async function chooseCase(node: SwitchNode, scope: Scope): Promise<Branch | undefined> {
+  let value: unknown;
+  let rendered = false;
+  for (let i = 0; i < node.cases.length; i++) {
+    const c = node.cases[i]!;
+    if (c.equals) {
+      if (!rendered) {
+        value = await renderTemplate(node.value, scope);
+        rendered = true;
+      }
+      if (jsonEqual(value, c.equals.value)) return i;
+    } else if (c.when && condition(await renderTemplate(c.when, scope), `/cases/${i}/when`)) {
+      return i;
+    }
+  }
+  return node.default ? 'default' : undefined;
+}
+
+function branchSteps(node: IfNode | SwitchNode, branch: Branch): Node[] | undefined {
+  if (node.kind === 'if')
+    return branch === 'then' ? node.thenSteps : branch === 'else' ? node.elseSteps : undefined;
+  if (branch === 'default') return node.default;
+  return typeof branch === 'number' ? node.cases[branch]?.steps : undefined;
+}
+
+/** A condition's value: true, or false/nothing; anything else fails the step naming the field. */
+function condition(value: unknown, field: string): boolean {
+  if (value === true) return true;
+  if (value === false || value === undefined || value === null) return false;
+  throw new StepFailure(
+    `The condition must be true or false, but it gave ${describeValue(value)}. Wrap it in $boolean(…) to test whether a value is present.`,
+    { field },
+  );
+}
+
+/** JSON equality: same type and value, arrays element by element, objects key by key (any order). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+  }
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) =>
+        Object.hasOwn(b, k) &&
+        jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  const shown = text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  return `${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`} (${shown})`;
+}
+
+/** RunContext.resume as a checkpoint, or undefined when it is not one this engine wrote. */
+function readCheckpoint(value: unknown): Checkpoint | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const c = value as Partial<Checkpoint>;
+  if (c.v !== 1 || !Array.isArray(c.at) || c.at.length === 0 || !Array.isArray(c.records)) return undefined;
+  if (typeof c.steps !== 'object' || c.steps === null) return undefined;
+  // A copy: the run fills the records in, and the caller's value is theirs.
+  return structuredClone(c as Checkpoint);
+}
 
 /** The signal pure steps get: nothing waits on it. */
 const NEVER_ABORTED = new AbortController().signal;
@@ -393,17 +942,61 @@ function schemaErrors(validator: ReturnType<typeof Compile>, value: unknown): Fi
 }
 
 /**
- * Workflow validation (on save): known step types, unique names, each step's fields against its
- * type's schema, and every `{{ … }}` compiles. Fields are JSON pointers from the workflow root.
+ * Workflow validation (on save): known step types, names unique in the whole workflow, each
+ * step's fields against its type's schema, every `{{ … }}` compiles, and the same for the steps
+ * nested in if/switch/forEach (at most MAX_NESTING levels, MAX_STEPS in all). Fields are JSON
+ * pointers from the workflow root (`/steps/0/cases/1/steps/0/condition`). A workflow with a
+ * `code` step needs the code sandbox loaded (`validateStepsAsync` does it) to check its syntax.
  */
 export function validateSteps(steps: readonly Step[]): FieldError[] {
   const errors: FieldError[] = [];
-  const seen = new Set<string>();
-  steps.forEach((step, i) => {
-    const base = `/steps/${i}`;
+  const count = { steps: 0 };
+  validateList(steps, '/steps', 1, new Set<string>(), count, errors);
+  if (count.steps > MAX_STEPS)
+    errors.unshift({
+      field: '/steps',
+      message: `holds ${count.steps} steps with the nested ones; at most ${MAX_STEPS}`,
+    });
+  return errors;
+}
+
+const SAFE_NAME = { minLength: 1, maxLength: 128 };
+
+function validateList(
+  steps: readonly unknown[],
+  pointer: string,
+  level: number,
+  seen: Set<string>,
+  count: { steps: number },
+  errors: FieldError[],
+): void {
+  steps.forEach((value, i) => {
+    const base = `${pointer}/${i}`;
+    count.steps++;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      errors.push({ field: base, message: 'must be a step (an object with name and type)' });
+      return;
+    }
+    const step = value as Step;
+    // Nested steps are checked here (the API's schema checks only the top level's name and type).
+    if (
+      typeof step.name !== 'string' ||
+      step.name.length < SAFE_NAME.minLength ||
+      step.name.length > SAFE_NAME.maxLength
+    ) {
+      errors.push({ field: `${base}/name`, message: 'is required: a text of 1 to 128 characters' });
+      return;
+    }
     if (seen.has(step.name))
-      errors.push({ field: `${base}/name`, message: `duplicate step name "${step.name}"` });
+      errors.push({
+        field: `${base}/name`,
+        message: `duplicate step name "${step.name}" (names are unique in the whole workflow, nested steps included)`,
+      });
     seen.add(step.name);
+    if (typeof step.type !== 'string') {
+      errors.push({ field: `${base}/type`, message: 'is required' });
+      return;
+    }
     const type = stepType(step.type);
     if (!type) {
       errors.push({
@@ -421,9 +1014,60 @@ export function validateSteps(steps: readonly Step[]): FieldError[] {
     }
     for (const e of type.check?.(config) ?? [])
       errors.push({ field: `${base}${e.field}`, message: e.message });
-    for (const e of compileTemplate(config).errors) {
+    for (const e of compileTemplate(ownConfig(step, type)).errors) {
       errors.push({ field: `${base}${e.field}`, message: `expression does not compile: ${e.message}` });
     }
+    if (!FLOW_TYPES.has(step.type)) return;
+    for (const list of nestedLists(step)) {
+      if (level >= MAX_NESTING) {
+        if (list.steps.length > 0)
+          errors.push({
+            field: `${base}${list.field}`,
+            message: `nests steps more than ${MAX_NESTING} levels deep (the most hookflow allows)`,
+          });
+        continue;
+      }
+      validateList(list.steps, `${base}${list.field}`, level + 1, seen, count, errors);
+    }
   });
-  return errors;
+}
+
+/** What of a step is a template: its fields but nested step lists and `literal` fields. */
+function ownConfig(step: Step, type: StepType<TSchema>): Record<string, unknown> {
+  const config = stepConfig(step);
+  for (const k of type.literal ?? []) delete config[k];
+  switch (step.type) {
+    case 'if':
+      delete config.then;
+      delete config.else;
+      break;
+    case 'switch':
+      delete config.default;
+      if (Array.isArray(config.cases))
+        config.cases = config.cases.map((c: Record<string, unknown>) => {
+          const { steps: _steps, ...rest } = c;
+          return rest;
+        });
+      break;
+    case 'forEach':
+      delete config.steps;
+      break;
+  }
+  return config;
+}
+
+/** validateSteps, after loading the code sandbox when a `code` step needs its syntax checked. */
+export async function validateStepsAsync(steps: readonly Step[]): Promise<FieldError[]> {
+  if (!codeSandboxLoaded() && hasCodeStep(steps)) await loadCodeSandbox();
+  return validateSteps(steps);
+}
+
+function hasCodeStep(steps: readonly unknown[], level = 1): boolean {
+  if (level > MAX_NESTING + 1) return false;
+  return steps.some((s) => {
+    if (typeof s !== 'object' || s === null) return false;
+    const step = s as Step;
+    if (step.type === 'code') return true;
+    return nestedLists(step).some((l) => hasCodeStep(l.steps, level + 1));
+  });
 }

@@ -33,7 +33,10 @@ const GRACE_MS = 2_000;
 const WATCH_EVERY_MS = 500;
 
 /** The thread's engine options: what config.engine holds (all of it is cloneable). */
-export type EngineRunnerOptions = Pick<EngineOptions, 'allowPrivateNetwork' | 'executionTimeoutMs'>;
+export type EngineRunnerOptions = Pick<
+  EngineOptions,
+  'allowPrivateNetwork' | 'executionTimeoutMs' | 'foreachMaxItems' | 'codeMemoryMb' | 'codeTimeoutMs'
+>;
 
 export type ToThread =
   | {
@@ -83,6 +86,10 @@ export class EngineRunner {
     this.#options = {
       allowPrivateNetwork: options.allowPrivateNetwork,
       executionTimeoutMs: options.executionTimeoutMs,
+      // The step limits of SPEC 7b (forEach, code), when configured.
+      ...(options.foreachMaxItems !== undefined ? { foreachMaxItems: options.foreachMaxItems } : {}),
+      ...(options.codeMemoryMb !== undefined ? { codeMemoryMb: options.codeMemoryMb } : {}),
+      ...(options.codeTimeoutMs !== undefined ? { codeTimeoutMs: options.codeTimeoutMs } : {}),
     };
     this.#log = log;
   }

@@ -23,7 +23,7 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
-import { EngineRunner } from './engine-runner.js';
+import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
 import { failedRun, runPure } from './pure-run.js';
 import type { Queue } from './queue.js';
 
@@ -56,7 +56,7 @@ export interface WorkerDeps {
   log: Logger;
   concurrency: number;
   /** config.engine: the private-network switch and the time budget of one execution. */
-  engine: { allowPrivateNetwork: boolean; executionTimeoutMs: number };
+  engine: EngineRunnerOptions;
 }
 
 export class Worker {

@@ -275,7 +275,7 @@ describe('validateSteps', () => {
     [
       'an unknown type',
       [{ name: 'a', type: 'email' }],
-      { field: '/steps/0/type', message: /unknown step type "email" \(known: set, filter, http, respond\)/ },
+      { field: '/steps/0/type', message: /unknown step type "email" \(known: set, filter, http, respond, if, switch, forEach, code, wait, fail\)/ },
     ],
     [
       'a duplicate name',

@@ -5,6 +5,7 @@
  */
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import type { FieldError } from '../../errors.js';
+import type { Scope } from '../expressions.js';
 import type { Outbound } from '../network.js';
 
 export interface StepContext {
@@ -21,7 +22,14 @@ export interface StepContext {
    * retry makes its next attempt).
    */
   resume?: { state: unknown };
+  /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
+  scope?: Readonly<Scope>;
+  /** The `code` step's limits (config.engine); defaults when absent. */
+  limits?: { memoryBytes: number; timeoutMs: number };
 }
+
+/** Fields a step type adds to its step record (`http`: `request`, `attempts`), succeeded or failed. */
+export type StepDetails = Record<string, unknown>;
 
 export interface StepOutcome {
   output: unknown;
@@ -36,6 +44,8 @@ export interface StepOutcome {
    * `output` is ignored while parked. Used by `wait`, and by `http` retries that pause ≥ 1 s.
    */
   park?: { until: Date; state: unknown };
+  /** Added to the step's record. */
+  details?: StepDetails;
 }
 
 /** A step's own failure: becomes the step's (and the execution's) error, naming the field when there is one. */
@@ -43,12 +53,18 @@ export class StepFailure extends Error {
   readonly field: string | undefined;
   /** What the step produced before failing (e.g. the response of a non-2xx request). */
   readonly output: unknown;
+  /** Added to the failed step's record (see StepOutcome.details). */
+  readonly details: StepDetails | undefined;
 
-  constructor(message: string, opts: { field?: string; output?: unknown; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    opts: { field?: string; output?: unknown; cause?: unknown; details?: StepDetails } = {},
+  ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'StepFailure';
     this.field = opts.field;
     this.output = opts.output;
+    this.details = opts.details;
   }
 }
 
@@ -66,6 +82,11 @@ export interface StepType<S extends TSchema = TSchema> {
    * of pure steps may run before its execution is stored, and is not raced against a timer.
    */
   pure?: boolean;
+  /**
+   * Fields taken as written, never rendered as `{{ … }}` templates (the `code` step's JavaScript
+   * source, where `{{` is just code).
+   */
+  literal?: readonly string[];
   /** Checks the schema cannot express; fields are JSON pointers inside the step. */
   check?(config: Static<S>): FieldError[];
   run(config: Static<S>, ctx: StepContext): Promise<StepOutcome>;
