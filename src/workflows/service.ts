@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { Value } from 'typebox/value';
-import { validateSteps } from '../engine/run.js';
+import { validateStepsAsync } from '../engine/run.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
@@ -52,7 +52,7 @@ export class WorkflowService {
       version: 1,
       publishedVersion: null,
       trigger,
-      steps: checkSteps(input.steps ?? []),
+      steps: await checkSteps(input.steps ?? []),
       createdAt: now,
       updatedAt: now,
     };
@@ -203,7 +203,7 @@ export class WorkflowService {
           ...current,
           name: input.name,
           trigger: unwrap(buildTrigger(input.trigger, current.trigger, this.#secrets)),
-          steps: checkSteps(input.steps),
+          steps: await checkSteps(input.steps),
           version: current.version + 1,
           updatedAt: nowIso(),
         };
@@ -296,8 +296,9 @@ function checkTrigger(trigger: unknown): TriggerInput {
 }
 
 /** Unknown step types, duplicate names, bad fields and expressions that do not compile: 400 naming each. */
-function checkSteps(steps: Step[]): Step[] {
-  const errors = validateSteps(steps);
+async function checkSteps(steps: Step[]): Promise<Step[]> {
+  // Async: a code step's syntax is checked by the code sandbox, loaded on first need.
+  const errors = await validateStepsAsync(steps);
   if (errors.length > 0) throw validationFailed(errors.slice(0, 50));
   return steps;
 }
