@@ -6,42 +6,33 @@
  * Nothing here knows Fastify.
  */
 import type { Logger } from 'pino';
-import { SESSION_COOKIE } from '../accounts/accounts.js';
 import { AppError } from '../errors.js';
 import { isoString, newId } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
-import type { NewBlobRow } from '../store/schema.js';
 import type { SecretBox } from '../security/secrets.js';
 import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
-import type { Db, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { AuthConfig, Workflow } from '../workflows/model.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
 import { type ParsedFile, parseBody, parseQuery } from './parse.js';
 import { type Method, trimSlashes } from './path.js';
+import { buildItem, header, type InboundRequest } from './item.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
 import { immediateOutcome, type Outcome, waitedOutcome } from './respond.js';
 import type { ExecutionWaiter } from './waiter.js';
-import { DEFAULT_WINDOW_SECONDS, idempotencyKey } from './options/idempotency.js';
+import {
+  DEFAULT_WINDOW_SECONDS,
+  DuplicateDelivery,
+  earlierDelivery,
+  idempotencyKey,
+  takeKey,
+} from './options/idempotency.js';
+import { SchemaCheck } from './options/schema-check.js';
 import { ipAllowed } from './options/ip-allowlist.js';
 import { MemoryRateLimiter, type RateLimiter, StoreRateLimiter } from './options/rate-limit.js';
-import { diffAgainstSchema } from './schema/diff.js';
-import type { JsonSchema, LearnedSchema } from './schema/json-schema.js';
-
-export interface InboundRequest {
-  method: string;
-  /** The part after `/webhook/` or `/webhook-test/`, as received (no query string). */
-  path: string;
-  /** The query string without `?` ('' when none). */
-  rawQuery: string;
-  /** Node's lower-cased header map. */
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-  ip: string;
-  receivedAt: Date;
-}
 
 export interface Matched {
   mode: Mode;
@@ -50,31 +41,6 @@ export interface Matched {
   /** Largest body this trigger accepts. */
   maxBodyBytes: number;
 }
-
-export interface TriggerItem {
-  method: string;
-  path: string;
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  headers: Record<string, string | string[]>;
-  body: unknown;
-  files: ItemFile[];
-  webhookUrl: string;
-  executionMode: Mode;
-  receivedAt: string;
-  auth?: { claims: Record<string, unknown> };
-}
-
-export interface ItemFile {
-  id: string;
-  field: string;
-  filename: string;
-  mimeType: string;
-  size: number;
-  sha256: string;
-}
-
-const MASK = '***';
 
 export interface ReceiverDeps {
   triggers: Triggers;
@@ -92,8 +58,7 @@ export interface ReceiverDeps {
 export class Receiver {
   readonly #d: ReceiverDeps;
   readonly #rate: RateLimiter;
-  /** Learned schema per workflow for schemaCheck (null: none yet); dropped on every capture. */
-  readonly #schemas = new Map<string, LearnedSchema | null>();
+  readonly #schemaCheck: SchemaCheck;
   /**
    * Revealed auth per workflow version (a saved change is a new Workflow object): decrypting on
    * every request would be wasted work.
@@ -104,9 +69,7 @@ export class Receiver {
     this.#d = deps;
     // One process counts in memory; processes sharing the store count in it (one limit for all).
     this.#rate = deps.store.caps.shared ? new StoreRateLimiter(deps.store.db) : new MemoryRateLimiter();
-    deps.bus.subscribe('test.captured', ({ workflowId }) => {
-      this.#schemas.delete(workflowId);
-    });
+    this.#schemaCheck = new SchemaCheck(deps.listeners, deps.bus);
   }
 
   /** Find the trigger for a URL and method, or throw the SPEC's 404/405. */
@@ -199,51 +162,30 @@ export class Receiver {
     const parsed = bodyless
       ? { body: {}, files: [] as ParsedFile[] }
       : await parseBody(header(req, 'content-type'), req.body);
-
     const executionId = newId();
-    const receivedAt = isoString(req.receivedAt);
-    const blobs: NewBlobRow[] = parsed.files.map((f) => ({
-      id: newId(),
-      execution_id: executionId,
-      sha256: f.sha256,
-      size: f.size,
-      mime_type: f.mimeType,
-      filename: f.filename,
-      data: f.data,
-      created_at: receivedAt,
-    }));
-    const path = trimSlashes(req.path);
-    const item: TriggerItem = {
-      method: req.method,
-      path,
+    const { item, blobs } = buildItem({
+      mode: matched.mode,
+      req,
       params: matched.params,
       query,
-      headers: itemHeaders(req.headers, auth.maskedHeaders),
-      body: parsed.body,
-      files: parsed.files.map((f, i) => ({
-        id: blobs[i]!.id,
-        field: f.field,
-        filename: f.filename,
-        mimeType: f.mimeType,
-        size: f.size,
-        sha256: f.sha256,
-      })),
-      webhookUrl: `${this.#d.baseUrl}/${matched.mode === 'test' ? 'webhook-test' : 'webhook'}/${path}`,
-      executionMode: matched.mode,
-      receivedAt,
-    };
-    // Last, as before: the stored JSON keeps its key order. (No `...spread` of an empty object.)
-    if (auth.claims) item.auth = { claims: auth.claims };
+      parsed,
+      auth,
+      baseUrl: this.#d.baseUrl,
+      executionId,
+    });
+    const receivedAt = item.receivedAt;
 
     // schemaCheck and idempotency guard live traffic; test calls are how a schema is learned.
     const production = matched.mode === 'production';
     // Not even called when off (most triggers): an await costs a turn of the microtask queue.
     const warnings =
-      production && (options.schemaCheck ?? 'off') !== 'off' ? await this.#checkSchema(workflow, item) : [];
+      production && (options.schemaCheck ?? 'off') !== 'off'
+        ? await this.#schemaCheck.check(workflow, item)
+        : [];
     const idempotency = production && options.idempotency ? options.idempotency : undefined;
     const key = idempotency ? await idempotencyKey(idempotency, item, executionId) : undefined;
     if (key !== undefined) {
-      const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt);
+      const earlier = await earlierDelivery(this.#d.store.db, workflow.id, key, receivedAt);
       if (earlier) return this.#replay(workflow, earlier);
     }
 
@@ -266,23 +208,14 @@ export class Receiver {
       key !== undefined || blobs.length > 0 || testCapture
         ? async (trx) => {
             if (key !== undefined) {
-              const earlier = await this.#earlierDelivery(workflow.id, key, receivedAt, trx);
-              if (earlier) throw new DuplicateDelivery(earlier);
-              await trx
-                .deleteFrom('idempotency_keys')
-                .where('workflow_id', '=', workflow.id)
-                .where('key', '=', key)
-                .execute();
               const windowMs = (idempotency?.windowSeconds ?? DEFAULT_WINDOW_SECONDS) * 1000;
-              await trx
-                .insertInto('idempotency_keys')
-                .values({
-                  workflow_id: workflow.id,
-                  key,
-                  execution_id: executionId,
-                  expires_at: isoString(new Date(req.receivedAt.getTime() + windowMs)),
-                })
-                .execute();
+              await takeKey(trx, {
+                workflowId: workflow.id,
+                key,
+                executionId,
+                now: receivedAt,
+                expiresAt: isoString(new Date(req.receivedAt.getTime() + windowMs)),
+              });
             }
             if (blobs.length > 0) await this.#d.store.hot.insertBlobs(trx, blobs);
             if (testCapture) {
@@ -320,7 +253,7 @@ export class Receiver {
       if (err instanceof DuplicateDelivery) return this.#replay(workflow, err.executionId);
       // Another process committed the same key first (unique violation on PostgreSQL).
       const earlier =
-        key !== undefined ? await this.#earlierDelivery(workflow.id, key, receivedAt) : undefined;
+        key !== undefined ? await earlierDelivery(this.#d.store.db, workflow.id, key, receivedAt) : undefined;
       if (earlier) return this.#replay(workflow, earlier);
       throw err;
     }
@@ -339,47 +272,6 @@ export class Receiver {
     return waitedOutcome(this.#d.store.db, await finished.promise, executionId, responseMode, headers);
   }
 
-  /** schemaCheck: what differs from the learned schema; `reject` refuses, `warn` notes it. */
-  async #checkSchema(workflow: Workflow, item: TriggerItem): Promise<string[]> {
-    const mode = workflow.trigger.options.schemaCheck ?? 'off';
-    if (mode === 'off') return [];
-    let learned = this.#schemas.get(workflow.id);
-    if (learned === undefined) {
-      learned = (await this.#d.listeners.schema(workflow.id)) ?? null;
-      if (this.#schemas.size >= 10_000) this.#schemas.clear();
-      this.#schemas.set(workflow.id, learned);
-    }
-    // Nothing learned yet: nothing to compare with.
-    if (!learned) return [];
-    const differences = diffPayload(learned.jsonSchema, item);
-    if (differences.length > 0 && mode === 'reject') {
-      throw new AppError(
-        'schema_mismatch',
-        `The payload differs from the learned schema: ${differences.slice(0, 10).join('; ')}.`,
-        {
-          hint: 'Send the fields the workflow expects, or capture a test event with the new shape so the schema learns it.',
-        },
-      );
-    }
-    return differences;
-  }
-
-  async #earlierDelivery(
-    workflowId: string,
-    key: string,
-    now: string,
-    db: Db = this.#d.store.db,
-  ): Promise<string | undefined> {
-    const row = await db
-      .selectFrom('idempotency_keys')
-      .select('execution_id')
-      .where('workflow_id', '=', workflowId)
-      .where('key', '=', key)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    return row?.execution_id;
-  }
-
   /** Answer a repeated delivery like the first one: same execution, nothing new started. */
   async #replay(workflow: Workflow, executionId: string): Promise<Outcome> {
     const headers = { 'x-hookflow-execution-id': executionId, 'idempotent-replayed': 'true' };
@@ -395,56 +287,7 @@ export class Receiver {
   }
 }
 
-/** Compare what a payload carries (body and query) with the learned schema of the same parts. */
-function diffPayload(schema: JsonSchema, item: TriggerItem): string[] {
-  const properties = schema.properties ?? {};
-  const parts = ['body', 'query'].filter((p) => properties[p] !== undefined);
-  const sub: JsonSchema = {
-    type: 'object',
-    properties: Object.fromEntries(parts.map((p) => [p, properties[p]!])),
-    required: parts,
-  };
-  return diffAgainstSchema(sub, { body: item.body, query: item.query });
-}
-
-class DuplicateDelivery extends Error {
-  constructor(readonly executionId: string) {
-    super('duplicate delivery');
-  }
-}
-
 export type { Method };
-
-function header(req: InboundRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Headers as the item keeps them: credentials masked, hookflow's own session cookie dropped. */
-function itemHeaders(
-  headers: InboundRequest['headers'],
-  masked: string[],
-): Record<string, string | string[]> {
-  // Most calls have nothing to hide: Node's own header object is kept as is (no copy).
-  const cookie = headers.cookie;
-  if (masked.length === 0 && !(typeof cookie === 'string' && cookie.includes(SESSION_COOKIE)))
-    return headers as Record<string, string | string[]>;
-  const out: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (masked.includes(name)) out[name] = MASK;
-    else if (name === 'cookie' && typeof value === 'string' && value.includes(SESSION_COOKIE)) {
-      const kept = value
-        .split(';')
-        .filter((c) => c.trim().split('=')[0] !== SESSION_COOKIE)
-        .join(';')
-        .trim();
-      if (kept) out[name] = kept;
-    } else out[name] = value;
-  }
-  return out;
-}
 
 /** 413 for a body over `limit` (Matched.maxBodyBytes); also the HTTP layer's answer while reading. */
 export function tooLarge(limit: number): AppError {

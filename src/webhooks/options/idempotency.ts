@@ -5,6 +5,7 @@
  * (`{"key": "{{ headers.\"x-github-delivery\" }}"}`).
  */
 import { compileTemplate, renderTemplate, type Template } from '../../engine/expressions.js';
+import type { Db } from '../../store/store.js';
 import type { TriggerOptions } from '../../workflows/model.js';
 
 export const DEFAULT_WINDOW_SECONDS = 86_400;
@@ -41,4 +42,54 @@ export async function idempotencyKey(
   if (key === undefined || key === null || key === '') return undefined;
   const text = typeof key === 'string' ? key : JSON.stringify(key);
   return text.length > MAX_KEY_LENGTH ? text.slice(0, MAX_KEY_LENGTH) : text;
+}
+
+/** The execution an earlier delivery with this key started, while its window lasts. */
+export async function earlierDelivery(
+  db: Db,
+  workflowId: string,
+  key: string,
+  now: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .select('execution_id')
+    .where('workflow_id', '=', workflowId)
+    .where('key', '=', key)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.execution_id;
+}
+
+/**
+ * Inside the call's transaction: takes the key for `executionId` until `expiresAt`, or throws
+ * DuplicateDelivery when a delivery with it committed first (an expired key is replaced).
+ */
+export async function takeKey(
+  trx: Db,
+  row: { workflowId: string; key: string; executionId: string; now: string; expiresAt: string },
+): Promise<void> {
+  const earlier = await earlierDelivery(trx, row.workflowId, row.key, row.now);
+  if (earlier) throw new DuplicateDelivery(earlier);
+  await trx
+    .deleteFrom('idempotency_keys')
+    .where('workflow_id', '=', row.workflowId)
+    .where('key', '=', row.key)
+    .execute();
+  await trx
+    .insertInto('idempotency_keys')
+    .values({
+      workflow_id: row.workflowId,
+      key: row.key,
+      execution_id: row.executionId,
+      expires_at: row.expiresAt,
+    })
+    .execute();
+}
+
+/** A repeat of a delivery whose execution is `executionId`: answered like the first one. */
+export class DuplicateDelivery extends Error {
+  constructor(readonly executionId: string) {
+    super('duplicate delivery');
+  }
 }
