@@ -1,8 +1,8 @@
 /**
  * One pipeline for test and production webhook calls (SPEC 3):
  *   match → limits → auth → parse → persist → respond.
- * The HTTP layer turns a request into an InboundRequest and calls `match` as soon as the URL is
- * known (so 404/405/413 are answered before a body is read) and `accept` once the body is in.
+ * The HTTP layer calls `match` and `checkBeforeBody` as soon as the URL and headers are known (so
+ * 404/405/403/413 are answered before a body is read), and `accept` once the body is in.
  * Nothing here knows Fastify.
  */
 import type { Logger } from 'pino';
@@ -42,6 +42,9 @@ export interface Matched {
   maxBodyBytes: number;
 }
 
+/** A call whose body has not been read yet. */
+export type PendingCall = Pick<InboundRequest, 'method' | 'path' | 'ip' | 'headers'>;
+
 export interface ReceiverDeps {
   triggers: Triggers;
   ingest: Ingest;
@@ -72,8 +75,28 @@ export class Receiver {
     this.#schemaCheck = new SchemaCheck(deps.listeners, deps.bus);
   }
 
+  /**
+   * The trigger for a call's URL and method, or the SPEC's 404/405; a CORS preflight is matched
+   * against the method it announces. Then `checkBeforeBody`, then (the HTTP layer having read at
+   * most `maxBodyBytes`) `accept`.
+   */
+  match(mode: Mode, call: PendingCall): Matched {
+    const method =
+      call.method === 'OPTIONS'
+        ? String(call.headers['access-control-request-method'] ?? 'OPTIONS').toUpperCase()
+        : call.method;
+    return this.#match(mode, method, call.path);
+  }
+
+  /** What can be refused before the body is read: the caller's address (403), the declared size (413). */
+  checkBeforeBody(matched: Matched, call: PendingCall): void {
+    this.#checkCaller(matched, call.ip);
+    if (call.method !== 'OPTIONS')
+      this.#checkDeclaredLength(matched, call.headers['content-length'] as string | undefined);
+  }
+
   /** Find the trigger for a URL and method, or throw the SPEC's 404/405. */
-  match(mode: Mode, method: string, path: string): Matched {
+  #match(mode: Mode, method: string, path: string): Matched {
     const result = this.#d.triggers.registry(mode).match(method, path);
     if (result.kind === 'method_not_allowed') {
       throw new AppError('method_not_allowed', `This webhook does not accept ${method} requests.`, {
@@ -117,13 +140,13 @@ export class Receiver {
   }
 
   /** Refuse a declared body size over the trigger's limit before reading it. */
-  checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
+  #checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
     if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes)
       throw tooLarge(matched.maxBodyBytes);
   }
 
   /** Checks that need only the caller's address: before the body is read. */
-  checkCaller(matched: Matched, ip: string): void {
+  #checkCaller(matched: Matched, ip: string): void {
     const allowlist = matched.route.workflow.trigger.options.ipAllowlist;
     if (allowlist && allowlist.length > 0 && !ipAllowed(allowlist, ip)) {
       throw new AppError('ip_not_allowed', `Calls from ${ip} are not allowed on this webhook.`, {

@@ -48,6 +48,9 @@ describe('ipAllowlist', () => {
     expect((await json(res)).code).toBe('ip_not_allowed');
     expect(await executions(server, closed.id)).toHaveLength(0);
     expect(await executions(server, open.id)).toHaveLength(1);
+    // Refused before its body was read, but by this trigger: the refusal is in its list.
+    const rejections = await server.api('GET', `/api/v1/workflows/${closed.id}/rejections`);
+    expect(rejections.body.items[0]).toMatchObject({ code: 'ip_not_allowed', method: 'POST' });
   });
 
   it('believes X-Forwarded-For only from a trusted proxy', async () => {

@@ -76,16 +76,11 @@ export function webhookHandler(
       const q = url.indexOf('?');
       const path = url.slice(prefix, q === -1 ? undefined : q);
       const method = req.method!;
-      // A preflight is matched against the method it announces.
-      matched = receiver.match(
-        mode,
-        method === 'OPTIONS'
-          ? String(req.headers['access-control-request-method'] ?? 'OPTIONS').toUpperCase()
-          : method,
-        path,
-      );
       const ip = ipOf(req);
-      receiver.checkCaller(matched, ip);
+      const call = { method, path, ip, headers: req.headers };
+      matched = receiver.match(mode, call);
+      // Refusals from here on are the trigger's (recorded in its rejections, with its CORS headers).
+      receiver.checkBeforeBody(matched, call);
       const trigger = matched.route.workflow.trigger;
       if (method === 'OPTIONS') {
         const headers = preflightHeaders(
@@ -97,7 +92,6 @@ export function webhookHandler(
         res.writeHead(204, headers).end();
         return;
       }
-      receiver.checkDeclaredLength(matched, req.headers['content-length']);
       // The trigger's own limit (at most HOOKFLOW_MAX_BODY_BYTES), while reading: not after.
       const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
       const outcome = await receiver.accept(matched, {
@@ -186,7 +180,7 @@ function readBody(
     return refused ? Promise.reject(refused) : Promise.resolve(EMPTY);
   }
   const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
-  // A declared length over `limit` was refused before (Receiver.checkDeclaredLength, GET included).
+  // A declared length over `limit` was refused before (Receiver.checkBeforeBody, GET included).
   return new Promise<Buffer>((resolve, reject) => {
     const sized = Number.isInteger(declared) && declared >= 0;
     let whole: Buffer | undefined;
