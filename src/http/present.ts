@@ -1,4 +1,5 @@
 /** How stored records look on the wire (API and CLI export). Secrets never leave as they are. */
+import type { StepResult } from '../engine/run.js';
 import { withStepInputs } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
@@ -38,7 +39,11 @@ export function presentExecution(row: ExecutionRow) {
     mode: row.mode,
     status: row.status,
     trigger,
-    steps: withStepInputs(JSON.parse(row.steps) as Record<string, unknown>[], trigger),
+    // Records as the engine wrote them (engine/run.ts StepResult: nested ones in `steps`/`iterations`).
+    steps: withStepInputs(
+      JSON.parse(row.steps) as Record<string, unknown>[],
+      trigger,
+    ) as unknown as StepResult[],
     error: row.error === null ? null : (JSON.parse(row.error) as unknown),
     warnings: row.warnings === null ? [] : (JSON.parse(row.warnings) as string[]),
     attempt: row.attempt,

@@ -13,6 +13,58 @@ const StatusSchema = Type.Union([
   Type.Literal('filtered'),
 ]);
 
+/**
+ * A step record (SPEC 7, 7b). Only name, type and status are always there; the other fields are
+ * described for the OpenAPI document and passed through as recorded (additionalProperties: a
+ * step type may add its own, e.g. `http`'s `request` and `attempts`).
+ */
+const StepRecordSchema = Type.Object(
+  {
+    name: Type.String(),
+    type: Type.String(),
+    status: Type.Union([
+      Type.Literal('succeeded'),
+      Type.Literal('failed'),
+      Type.Literal('filtered'),
+      Type.Literal('waiting'),
+    ]),
+    input: Type.Optional(Type.Unknown()),
+    output: Type.Optional(Type.Unknown()),
+    error: Type.Optional(Type.Unknown()),
+    startedAt: Type.Optional(Type.String()),
+    finishedAt: Type.Optional(Type.String()),
+    branch: Type.Optional(
+      Type.Union([Type.Literal('then'), Type.Literal('else'), Type.Literal('default'), Type.Integer()], {
+        description:
+          'if/switch: the branch that ran (then, else, the case index, default); absent when none did.',
+      }),
+    ),
+    steps: Type.Optional(
+      Type.Array(Type.Unknown(), {
+        description: 'if/switch: the records of the steps that ran inside (this shape).',
+      }),
+    ),
+    iterations: Type.Optional(
+      Type.Array(
+        Type.Object({
+          index: Type.Integer(),
+          status: Type.Union([
+            Type.Literal('succeeded'),
+            Type.Literal('filtered'),
+            Type.Literal('failed'),
+            Type.Literal('waiting'),
+          ]),
+          steps: Type.Array(Type.Unknown()),
+        }),
+        { description: 'forEach: the first 100 iterations with their step records.' },
+      ),
+    ),
+    iterationCount: Type.Optional(Type.Integer({ description: 'forEach: how many iterations ran.' })),
+    logs: Type.Optional(Type.Array(Type.String(), { description: 'code: the first 100 console.log lines.' })),
+  },
+  { additionalProperties: true },
+);
+
 const ExecutionSchema = Type.Object({
   id: Type.String(),
   workflowId: Type.String(),
@@ -20,7 +72,7 @@ const ExecutionSchema = Type.Object({
   mode: Type.Union([Type.Literal('test'), Type.Literal('production')]),
   status: StatusSchema,
   trigger: Type.Unknown(),
-  steps: Type.Array(Type.Unknown()),
+  steps: Type.Array(StepRecordSchema),
   error: Type.Unknown(),
   attempt: Type.Integer(),
   retryOf: Type.Union([Type.String(), Type.Null()]),
