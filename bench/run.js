@@ -4,18 +4,22 @@
  *
  * Starts three servers as child processes on loopback — a bare `node:http` server answering 200,
  * the durable floor (bench/durable-floor.js) and `hookflow start` (SQLite in a temp data dir) — and
- * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). Four cases per
+ * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). The cases of a
  * round, in turn so that drift of the machine hits all alike:
  *   bare      the bare server
  *   durable   the least a receiver that commits each request before answering can do: node:http,
  *             one insert per request on a writer thread, group commit at synchronous=FULL
+ *   pgfloor   (--postgres) the same into PostgreSQL: bench/pg-floor.js
  *   webhook   a production webhook, response mode `immediately` (committed before the answer)
  *   workflow  the same with a three-step workflow (set, filter, set) executed in the same process
+ *   routed    the same with a switch whose first case runs a code step (issue 18)
+ *   single    the webhook case from one connection: the latency one sender sees
  * At the end of each hookflow round it counts the executions not yet run (the backlog, also in
  * seconds of that round's throughput), then waits for them and times that. Then a 16 MiB upload
  * (multipart, and raw bytes) is sent three times each and the RSS it adds while it is stored is
  * measured. At the end it checks the durability promise: every 2xx hookflow answered has exactly
- * one execution; and it prints the ratios to the bare server and the targets (issue 8).
+ * one execution; and it prints the ratios to the bare server and to the floor, and the targets
+ * (issue 20: against the floor of the same round).
  *
  * `--soak SECONDS` then runs the workflow case alone for that long on a fresh `hookflow start` with
  * retention on (HOOKFLOW_EXECUTIONS_MAX_COUNT, default 100000 here) and compares its RSS after one
@@ -68,14 +72,33 @@ const FLOW_STEPS = [
   { name: 'label', type: 'set', keepInput: true, fields: { label: '{{ customer & "-" & code }}' } },
 ];
 /** In each round's order; the last two are hookflow's. */
-const CASES = ['bare', 'durable', 'webhook', 'workflow'];
-const HOOKFLOW_CASES = ['webhook', 'workflow'];
-/** Issue 8's targets, against the bare server of the same run. */
+/** Issue 18's case: one URL routed by an event header (switch), a code step in one branch. */
+const ROUTED_STEPS = [
+  {
+    name: 'route',
+    type: 'switch',
+    value: '{{ body.param1 }}',
+    cases: [
+      {
+        equals: 'a',
+        steps: [{ name: 'total', type: 'code', source: 'return { total: $input.body.param2.length * 2 }' }],
+      },
+      { equals: 'b', steps: [{ name: 'other', type: 'set', fields: { other: true } }] },
+    ],
+  },
+];
+/**
+ * Issue 20's targets, against the durable floor measured in the same run: the least a receiver
+ * that commits each request before answering can do on this machine (SQLite: bench/durable-floor.js;
+ * --postgres: bench/pg-floor.js).
+ */
 const TARGETS = {
-  webhookRatio: 0.5,
-  webhookRatioAim: 0.6,
-  workflowRatio: 0.3,
-  p99Ms: 25,
+  sqliteWebhookToFloor: 0.9,
+  sqliteWorkflowToFloor: 0.75,
+  pgWebhookToFloor: 0.7,
+  sqliteP99Ms: 25,
+  pgP99Ms: 50,
+  singleP50Ms: 0.5,
   peakRssBytes: 200 * MiB,
   backlogSeconds: 1,
   uploadFactor: 2,
@@ -129,6 +152,17 @@ if (soakSeconds > 0 && opts.postgres)
 const warmupConnections = Math.min(connections, 10);
 if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of seconds ≥ 0');
 
+/**
+ * In each round's order. bare: a node:http server answering 200; durable: bench/durable-floor.js
+ * (SQLite); pgfloor: bench/pg-floor.js (--postgres); then hookflow's: webhook (response
+ * `immediately`), workflow (set → filter → set), routed (switch + code, issue 18), single (the
+ * webhook case from one connection: one sender's latency).
+ */
+const FLOOR = opts.postgres ? 'pgfloor' : 'durable';
+const HOOKFLOW_CASES = ['webhook', 'workflow', 'routed', 'single'];
+const CASES = ['bare', 'durable', ...(opts.postgres ? ['pgfloor'] : []), ...HOOKFLOW_CASES];
+const connectionsOf = (name) => (name === 'single' ? 1 : connections);
+
 /** Everything to undo, newest first: child processes, temp dirs. Runs on success, failure and Ctrl-C. */
 const cleanups = [];
 let cleaning;
@@ -177,11 +211,21 @@ async function main() {
   );
   // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the webhook process (alive = both are).
   const distributed = opts.postgres ? await startDistributed(env) : undefined;
+  const pgFloorPort = distributed ? await freePort() : 0;
+  const pgFloor = distributed
+    ? startChild(
+        'PostgreSQL floor',
+        process.execPath,
+        [path.join(root, 'bench/pg-floor.js'), String(pgFloorPort), env.HOOKFLOW_DATABASE_URL],
+        process.env,
+      )
+    : undefined;
   const hook =
     distributed?.webhook ??
     startChild('hookflow', process.execPath, [path.join(root, 'bin/hookflow.js'), 'start'], env);
   await bare.waitForOutput(/ready/);
   await floor.waitForOutput(/ready/);
+  await pgFloor?.waitForOutput(/ready/);
   const hookUrl = `http://127.0.0.1:${hookPort}`;
   await waitForReady(hookUrl, hook);
 
@@ -192,6 +236,11 @@ async function main() {
       name: 'bench-flow',
       trigger: { path: 'bench-flow', methods: ['POST'] },
       steps: FLOW_STEPS,
+    }),
+    routed: await activeWorkflow(api, {
+      name: 'bench-routed',
+      trigger: { path: 'bench-routed', methods: ['POST'] },
+      steps: ROUTED_STEPS,
     }),
     upload: await activeWorkflow(api, {
       name: 'bench-upload',
@@ -205,15 +254,19 @@ async function main() {
   const targets = {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
     durable: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
+    ...(pgFloor ? { pgfloor: { url: `http://127.0.0.1:${pgFloorPort}/`, child: pgFloor } } : {}),
     webhook: { url: `${hookUrl}/webhook/bench`, child: hook },
     workflow: { url: `${hookUrl}/webhook/bench-flow`, child: hook },
+    routed: { url: `${hookUrl}/webhook/bench-routed`, child: hook },
+    single: { url: `${hookUrl}/webhook/bench`, child: hook },
   };
   let hookflow2xx = 0;
   if (warmup > 0) {
     log(`warming up every case for ${warmup} s (not in the table)`);
     await load(targets.bare.url, warmup, warmupConnections);
     await load(targets.durable.url, warmup, warmupConnections);
-    for (const name of ['webhook', 'workflow'])
+    if (targets.pgfloor) await load(targets.pgfloor.url, warmup, warmupConnections);
+    for (const name of ['webhook', 'workflow', 'routed'])
       hookflow2xx += (await load(targets[name].url, warmup, warmupConnections))['2xx'];
     await drain(api, hook);
   }
@@ -222,7 +275,7 @@ async function main() {
   for (let round = 1; round <= rounds; round++) {
     for (const name of CASES) {
       const target = targets[name];
-      log(`round ${round}/${rounds}: ${name}, ${connections} connections, ${duration} s`);
+      log(`round ${round}/${rounds}: ${name}, ${connectionsOf(name)} connection(s), ${duration} s`);
       const run = await measure(name, round, target, duration);
       if (HOOKFLOW_CASES.includes(name)) {
         hookflow2xx += run.ok2xx;
@@ -286,7 +339,7 @@ async function activeWorkflow(api, body) {
 /** One autocannon run against `target`, with the peak RSS of its process meanwhile. */
 async function measure(name, round, target, seconds) {
   const rss = pollRss(target.child.pid);
-  const result = await load(target.url, seconds, connections);
+  const result = await load(target.url, seconds, connectionsOf(name));
   const peakRss = rss.stop();
   return {
     case: name,
@@ -517,7 +570,9 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
     if (name !== 'bare') cases[name].ratio = cases[name].requestsPerSec / cases.bare.requestsPerSec;
     if (HOOKFLOW_CASES.includes(name)) {
       Object.assign(cases[name], {
-        ratioToDurable: cases[name].requestsPerSec / cases.durable.requestsPerSec,
+        ratioToFloor: cases[name].requestsPerSec / cases[FLOOR].requestsPerSec,
+        // The worst round's ratio: a target holds in every round, not on average.
+        worstRatioToFloor: Math.min(...rs.map((r) => r.requestsPerSec / floorOfRound(runs, r.round))),
         backlog: Math.max(...rs.map((r) => r.backlog)),
         backlogSeconds: Math.max(...rs.map((r) => r.backlogSeconds)),
         drainMs: Math.max(...rs.map((r) => r.drainMs)),
@@ -533,7 +588,8 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
   // means accepted work was lost.
   const inFlight = executions - hookflow2xx;
   const unanswered = executions - answered2xx;
-  const maxInFlight = (warmup > 0 ? 2 * warmupConnections : 0) + 2 * connections * rounds;
+  const perRound = HOOKFLOW_CASES.reduce((n, name) => n + connectionsOf(name), 0);
+  const maxInFlight = (warmup > 0 ? 3 * warmupConnections : 0) + 2 * perRound * rounds;
   const problems = [];
   if (executions < answered2xx) {
     problems.push(
@@ -553,37 +609,53 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
   if (drains.some((r) => !r.drained))
     problems.push(`the backlog did not drain within ${DRAIN_LIMIT_MS / 1000} s`);
 
-  const peakUnderLoad = Math.max(cases.webhook.peakRssBytes, cases.workflow.peakRssBytes);
+  const peakUnderLoad = Math.max(...HOOKFLOW_CASES.map((name) => cases[name].peakRssBytes));
   const t = TARGETS;
+  const floorName = opts.postgres ? 'PostgreSQL floor' : 'durable floor';
+  const p99Ms = opts.postgres ? t.pgP99Ms : t.sqliteP99Ms;
   const targets = [
     target(
-      'webhook req/s ÷ bare',
-      cases.webhook.ratio,
-      `≥ ${t.webhookRatio} (aim ${t.webhookRatioAim})`,
-      cases.webhook.ratio >= t.webhookRatio,
+      `webhook req/s ÷ ${floorName} (worst round)`,
+      cases.webhook.worstRatioToFloor,
+      `≥ ${opts.postgres ? t.pgWebhookToFloor : t.sqliteWebhookToFloor}`,
+      cases.webhook.worstRatioToFloor >= (opts.postgres ? t.pgWebhookToFloor : t.sqliteWebhookToFloor),
     ),
-    target('webhook p99', cases.webhook.p99Ms, `< ${t.p99Ms} ms`, cases.webhook.p99Ms < t.p99Ms),
+    target('webhook p99 (worst round)', cases.webhook.p99Ms, `< ${p99Ms} ms`, cases.webhook.p99Ms < p99Ms),
     noFailures('webhook non-2xx', cases.webhook),
+  ];
+  if (!opts.postgres) {
+    targets.push(
+      target(
+        `workflow req/s ÷ ${floorName} (worst round)`,
+        cases.workflow.worstRatioToFloor,
+        `≥ ${t.sqliteWorkflowToFloor}`,
+        cases.workflow.worstRatioToFloor >= t.sqliteWorkflowToFloor,
+      ),
+      target(
+        'one sender: webhook p50 at 1 connection',
+        cases.single.p50Ms,
+        `< ${t.singleP50Ms} ms`,
+        cases.single.p50Ms < t.singleP50Ms,
+      ),
+    );
+  }
+  targets.push(
+    target('workflow p99 (worst round)', cases.workflow.p99Ms, `< ${p99Ms} ms`, cases.workflow.p99Ms < p99Ms),
     target(
-      'workflow req/s ÷ bare',
-      cases.workflow.ratio,
-      `≥ ${t.workflowRatio}`,
-      cases.workflow.ratio >= t.workflowRatio,
-    ),
-    target(
-      'workflow backlog at the end',
+      'workflow backlog at the end (worst round)',
       cases.workflow.backlogSeconds,
       `< ${t.backlogSeconds} s of throughput`,
       cases.workflow.backlogSeconds < t.backlogSeconds,
     ),
     noFailures('workflow non-2xx', cases.workflow),
+    noFailures('routed (switch + code) non-2xx', cases.routed),
     target(
       'peak RSS under load',
       peakUnderLoad,
       `≤ ${t.peakRssBytes / MiB} MB`,
       peakUnderLoad <= t.peakRssBytes,
     ),
-  ];
+  );
   if (upload) {
     for (const kind of ['multipart', 'raw']) {
       targets.push(
@@ -628,6 +700,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       soakSeconds,
       body: BODY,
       workflowSteps: FLOW_STEPS,
+      routedSteps: ROUTED_STEPS,
       node: process.version,
       cpus: os.availableParallelism(),
       store: opts.postgres ? 'postgres (1 webhook + 1 worker process)' : 'sqlite (hookflow start)',
@@ -639,8 +712,11 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       webhook: cases.webhook.ratio,
       workflow: cases.workflow.ratio,
       durable: cases.durable.ratio,
-      webhookToDurable: cases.webhook.ratioToDurable,
-      workflowToDurable: cases.workflow.ratioToDurable,
+      floor: FLOOR,
+      floorToBare: cases[FLOOR].ratio,
+      webhookToFloor: cases.webhook.ratioToFloor,
+      workflowToFloor: cases.workflow.ratioToFloor,
+      routedToFloor: cases.routed.ratioToFloor,
       webhookP99: cases.webhook.p99Ms / cases.bare.p99Ms,
       peakRss: (hwm.hookflow ?? NaN) / (hwm.bare ?? NaN),
     },
@@ -661,6 +737,11 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
   };
 }
 
+/** The floor's req/s in `round` (each hookflow run is compared with the floor of its own round). */
+function floorOfRound(runs, round) {
+  return runs.find((r) => r.case === FLOOR && r.round === round).requestsPerSec;
+}
+
 function target(name, value, wanted, met) {
   return { name, value, wanted, met };
 }
@@ -673,16 +754,33 @@ function noFailures(name, { non2xx, errors }) {
 function printReport(r) {
   const { config: c } = r;
   const rows = [
-    ['case', 'round', 'req/s', 'p50', 'p99', 'non-2xx', 'errors', 'peak RSS', '÷ bare (round)', 'backlog'],
+    [
+      'case',
+      'round',
+      'conns',
+      'req/s',
+      'p50',
+      'p99',
+      'non-2xx',
+      'errors',
+      'peak RSS',
+      '÷ bare',
+      '÷ floor',
+      'backlog',
+    ],
   ];
   // Each run against the bare server of its own round: the machine's speed drifts between rounds.
   const bare = new Map(
     r.runs.filter((run) => run.case === 'bare').map((run) => [run.round, run.requestsPerSec]),
   );
   for (const run of r.runs) {
+    const toFloor = HOOKFLOW_CASES.includes(run.case)
+      ? `${(run.requestsPerSec / floorOfRound(r.runs, run.round)).toFixed(2)}×`
+      : '';
     rows.push([
       run.case,
       String(run.round),
+      String(connectionsOf(run.case)),
       num(run.requestsPerSec),
       ms(run.p50Ms),
       ms(run.p99Ms),
@@ -690,6 +788,7 @@ function printReport(r) {
       num(run.errors),
       mb(run.peakRssBytes),
       run.case === 'bare' ? '' : `${(run.requestsPerSec / bare.get(run.round)).toFixed(2)}×`,
+      toFloor,
       run.backlog === undefined ? '' : `${num(run.backlog)} (${run.backlogSeconds.toFixed(2)} s)`,
     ]);
   }
@@ -707,7 +806,7 @@ function printReport(r) {
     );
   }
   console.log(
-    'cases: durable = node:http + one insert per request, committed (FULL) before the answer; webhook = production webhook, response `immediately`; workflow = the same with set → filter → set\n',
+    'cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n',
   );
   console.log(table(rows));
   console.log(
@@ -715,7 +814,7 @@ function printReport(r) {
       `peak RSS ${mb(r.peakRssBytes.hookflowUnderLoad)} under load (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole runs)`,
   );
   console.log(
-    `the durable floor does ${x(r.ratio.durable)} of bare; hookflow does ${x(r.ratio.webhookToDurable)} (webhook) and ${x(r.ratio.workflowToDurable)} (workflow) of the durable floor`,
+    `the ${r.ratio.floor} floor does ${x(r.ratio.floorToBare)} of bare; hookflow does ${x(r.ratio.webhookToFloor)} (webhook), ${x(r.ratio.workflowToFloor)} (workflow) and ${x(r.ratio.routedToFloor)} (routed) of it (means over rounds)`,
   );
   if (r.peakRssBytes.worker !== undefined)
     console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);
@@ -753,7 +852,7 @@ function printReport(r) {
     );
     console.log(`\n!!! MISMATCH !!!\n${r.problems.map((p) => `!!! ${p}`).join('\n')}\n`);
   }
-  console.log('\ntargets (issue 8):');
+  console.log('\ntargets (issue 20):');
   for (const t of r.targets) {
     const value =
       typeof t.value !== 'number'
@@ -766,7 +865,7 @@ function printReport(r) {
               ? `${(t.value * 100).toFixed(1)} %`
               : t.name.includes('backlog')
                 ? `${t.value.toFixed(2)} s`
-                : t.name.includes('p99')
+                : t.name.includes('p99') || t.name.includes('p50')
                   ? `${t.value} ms`
                   : num(t.value);
     console.log(`  ${t.met ? '✓' : '✗'} ${t.name}: ${value} (target ${t.wanted})`);
