@@ -10,6 +10,7 @@ import { Accounts } from './accounts/accounts.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
 import { executions } from './cli/executions.js';
 import { listen } from './cli/listen.js';
+import { replaceKeyFile, rotateSecrets } from './cli/secrets.js';
 import { AppError } from './errors.js';
 import { decodeCursor } from './ids.js';
 import { presentWorkflow } from './http/present.js';
@@ -20,9 +21,11 @@ import { SecretBox } from './security/secrets.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
+import { credentialsRepo } from './store/credentials.js';
 import { rowToWorkflow, workflowsRepo } from './store/workflows.js';
 import type { WorkflowCreate } from './workflows/model.js';
 import { WorkflowService } from './workflows/service.js';
+import { credentialRefs } from './workflows/step-walk.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -62,6 +65,7 @@ Commands:
   tokens revoke ID            revoke an API token
   workflows export [FILE]     write all workflows as JSON (to stdout without FILE)
   workflows import FILE       create or update workflows from a JSON export
+  secrets rotate              re-seal every stored secret under HOOKFLOW_NEW_ENCRYPTION_KEY
   listen WORKFLOW_ID          open a test listener on a running server and print each request
   executions list|show|retry|replay   look at and re-run executions on a running server
 
@@ -82,6 +86,17 @@ ${CONFIG_HELP}`,
   hookflow workflows import FILE       create workflows from FILE (a workflow, an array, or an export);
                                        a workflow whose id exists gets a new version (a draft);
                                        "active": true publishes it ("published" first when present)
+
+${CONFIG_HELP}`,
+  secrets: `Usage: HOOKFLOW_NEW_ENCRYPTION_KEY=<new key> hookflow secrets rotate [options]
+
+Re-seals every secret stored (credentials, webhook auth secrets of every workflow and saved version)
+under the new key, in one transaction. The current key is HOOKFLOW_ENCRYPTION_KEY, or the data dir's
+generated encryption.key. Stop every hookflow process first, and start them again with the new key:
+with HOOKFLOW_ENCRYPTION_KEY, set it to the new value everywhere; with the generated key file, the
+file is replaced with the new key. Running it again is harmless. See docs/credentials.md.
+
+  HOOKFLOW_NEW_ENCRYPTION_KEY   the new key (32+ characters; e.g. the output of \`openssl rand -base64 32\`)
 
 ${CONFIG_HELP}`,
   executions: `Usage:
@@ -135,6 +150,8 @@ export async function main(argv: string[]): Promise<number> {
         return await tokens(rest);
       case 'workflows':
         return await workflows(rest);
+      case 'secrets':
+        return await secrets(rest);
       case 'listen':
         return await listen(rest, { env: process.env, showHelp: (asError) => help('listen', asError) });
       case 'executions':
@@ -327,8 +344,8 @@ async function workflows(args: string[]): Promise<number> {
               : undefined;
           if (!published) items.push(item);
           else {
-            const { name, trigger, steps } = presentWorkflow(published, config.http.baseUrl);
-            items.push({ ...item, published: { name, trigger, steps } });
+            const { name, trigger, steps, settings } = presentWorkflow(published, config.http.baseUrl);
+            items.push({ ...item, published: { name, trigger, steps, settings } });
           }
         }
         const text = `${JSON.stringify({ items }, null, 2)}\n`;
@@ -357,8 +374,19 @@ async function workflows(args: string[]): Promise<number> {
           name: e.name,
           trigger: e.trigger,
           steps: e.steps ?? [],
+          ...(e.settings ? { settings: e.settings } : {}),
         });
-        for (const entry of list as Entry[]) {
+        const entries = list as Entry[];
+        // Credentials are not exported (their secrets stay behind): say at once which ones this
+        // installation lacks; the workflows naming them are refused (validation_failed) below.
+        const missing = await missingCredentials(store, entries);
+        if (missing.size > 0) {
+          console.error(
+            `This installation lacks ${missing.size} credential(s) the file names; create them (POST /api/v1/credentials or the UI's Credentials page), point the steps at the new ids, and import again:`,
+          );
+          for (const [id, users] of missing) console.error(`  ${id}  used by ${users.join(', ')}`);
+        }
+        for (const entry of errorWorkflowsFirst(entries)) {
           try {
             const input = content(entry);
             const published = entry.published ? content(entry.published) : undefined;
@@ -379,6 +407,88 @@ async function workflows(args: string[]): Promise<number> {
     default:
       throw new UsageError(`Unknown workflows command "${sub}". Run \`hookflow workflows --help\`.`);
   }
+}
+
+async function secrets(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args);
+  const [sub] = positionals;
+  if (values.help || sub === undefined) return help('secrets', sub === undefined && !values.help);
+  if (sub !== 'rotate')
+    throw new UsageError(`Unknown secrets command "${sub}". Run \`hookflow secrets --help\`.`);
+  const newKey = process.env.HOOKFLOW_NEW_ENCRYPTION_KEY ?? '';
+  if (newKey.length < 32)
+    throw new ConfigError([
+      'HOOKFLOW_NEW_ENCRYPTION_KEY must hold the new key (32+ characters, e.g. `openssl rand -base64 32`)',
+    ]);
+  return withStore(args, async (store, config) => {
+    if (config.security.encryptionKey === newKey)
+      throw new ConfigError([
+        'HOOKFLOW_NEW_ENCRYPTION_KEY is the current HOOKFLOW_ENCRYPTION_KEY; nothing to rotate',
+      ]);
+    const current = SecretBox.load(config, createLogger('warn', 2));
+    const counts = await rotateSecrets(store, current, SecretBox.fromPassphrase(newKey));
+    console.error(
+      `Re-sealed ${counts.credentials} credential(s), the webhook secrets of ${counts.workflows} workflow(s) and ${counts.versions} saved version(s) under the new key.`,
+    );
+    if (config.security.encryptionKey) {
+      console.error(
+        'Now set HOOKFLOW_ENCRYPTION_KEY to the new key on every hookflow process and start them again.',
+      );
+    } else {
+      const file = replaceKeyFile(config.store.dataDir, newKey);
+      console.error(`Wrote the new key to ${file}; back it up with the data, and start hookflow again.`);
+    }
+    return 0;
+  });
+}
+
+/** Credential ids the entries' http steps name that this store does not have, with who names them. */
+async function missingCredentials(
+  store: Store,
+  entries: { name?: string; steps?: unknown[]; published?: { steps?: unknown[] } }[],
+): Promise<Map<string, string[]>> {
+  const refs = new Map<string, string[]>();
+  for (const e of entries) {
+    for (const steps of [e?.steps, e?.published?.steps]) {
+      if (!Array.isArray(steps)) continue;
+      for (const ref of credentialRefs(steps)) {
+        const users = refs.get(ref.id) ?? [];
+        const who = `"${e.name ?? '?'}" ${ref.pointer}`;
+        if (!users.includes(who)) users.push(who);
+        refs.set(ref.id, users);
+      }
+    }
+  }
+  if (refs.size === 0) return refs;
+  const found = new Set((await credentialsRepo.getMany(store.db, [...refs.keys()])).map((r) => r.id));
+  for (const id of found) refs.delete(id);
+  return refs;
+}
+
+/**
+ * Entries that others name as their error workflow come first: a workflow's settings may only name
+ * one that exists (checked on save). Cycles (A ↔ B) keep file order for what is left.
+ */
+function errorWorkflowsFirst<T extends { id?: string; settings?: { errorWorkflowId?: string | null } }>(
+  entries: T[],
+): T[] {
+  const pending = [...entries];
+  const done = new Set<string>();
+  const ids = new Set(entries.map((e) => e?.id).filter((id): id is string => typeof id === 'string'));
+  const out: T[] = [];
+  for (let progress = true; progress && pending.length > 0; ) {
+    progress = false;
+    for (let i = 0; i < pending.length; i++) {
+      const target = pending[i]?.settings?.errorWorkflowId;
+      if (typeof target === 'string' && ids.has(target) && !done.has(target) && target !== pending[i]?.id)
+        continue;
+      const [entry] = pending.splice(i--, 1);
+      if (entry?.id) done.add(entry.id);
+      out.push(entry as T);
+      progress = true;
+    }
+  }
+  return [...out, ...pending];
 }
 
 function help(name: string, asError = false): number {

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   path_conflict: 409,
   setup_done: 409,
   not_published: 409,
+  credential_in_use: 409,
   payload_too_large: 413,
   schema_mismatch: 422,
   rate_limited: 429,

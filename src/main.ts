@@ -9,6 +9,8 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config.js';
+import { CredentialService } from './credentials/service.js';
+import { ErrorWorkflows } from './executions/error-workflows.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
@@ -76,6 +78,7 @@ export async function startHookflow({
     throw err;
   }
   const workflows = new WorkflowService({ store, bus, secrets });
+  const credentials = new CredentialService({ store, secrets });
   // After the migrations, which cannot do it: the repair needs the encryption key (issue 14).
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
@@ -106,8 +109,20 @@ export async function startHookflow({
     leaseMs: config.executor.leaseMs,
     writer,
   });
+  const errorWorkflows = new ErrorWorkflows({ store, bus, log });
   const worker = roles.worker
-    ? new Worker({ store, queue, bus, log, concurrency: config.executor.concurrency, engine: config.engine })
+    ? new Worker({
+        store,
+        queue,
+        bus,
+        log,
+        concurrency: config.executor.concurrency,
+        engine: config.engine,
+        credentials,
+        onFailed: async (failed) => {
+          await errorWorkflows.start(failed);
+        },
+      })
     : undefined;
   // Executions accepted here run here first, without a claim round trip (see webhooks/ingest.ts).
   if (worker) ingest.handOffTo(worker);
@@ -133,6 +148,7 @@ export async function startHookflow({
         accounts: new Accounts({ store }),
         workflows,
         executions: new ExecutionService({ store, bus }),
+        credentials,
         listeners,
         receiver,
         rejections: new Rejections(),

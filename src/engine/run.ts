@@ -26,6 +26,7 @@ import {
   type Scope,
   type Template,
 } from './expressions.js';
+import type { RunCredentials } from './credentials.js';
 import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
 import { createOutbound, type Outbound } from './network.js';
 import { STEP_TYPES, stepType } from './steps/index.js';
@@ -52,6 +53,10 @@ export interface StepResult {
   iterationCount?: number;
   /** `code`: the first MAX_CODE_LOGS `console.log` lines. */
   logs?: string[];
+  /** `http`: the request as sent, a credential's value as "***" (SPEC 7c). */
+  request?: unknown;
+  /** `http`: each attempt, `{at, status}` or `{at, error}` (SPEC 7c retry). */
+  attempts?: unknown[];
 }
 
 export interface IterationResult {
@@ -99,6 +104,8 @@ export interface RunContext {
   attempt?: number;
   /** Called once, when the first `respond` step has run (the execution goes on). */
   onRespond?: (response: NonNullable<RunResult['response']>) => void;
+  /** The credentials the version's `http` steps name, unsealed for this run (engine/credentials.ts). */
+  credentials?: RunCredentials;
   /**
    * Run for at most this long (less than the execution's budget), then give up with OutOfSlice:
    * nothing happened that counts, and the caller has the execution run again elsewhere with its
@@ -519,10 +526,12 @@ export class Engine {
         },
       );
     }
+    const credentials = run.ctx.credentials;
     return type.run(config, {
       input: scope.input,
       signal: run.signal,
       outbound: this.#outbound,
+      ...(credentials ? { credentials } : {}),
       ...(resume ? { resume } : {}),
       scope,
       limits: this.#limits,

@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
+import type { CredentialService } from '../credentials/service.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/store.js';
@@ -31,6 +32,7 @@ export interface HttpDeps {
   accounts: Accounts;
   workflows: WorkflowService;
   executions: ExecutionService;
+  credentials: CredentialService;
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;

@@ -19,6 +19,7 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
       productionUrl: `${baseUrl}/webhook/${w.trigger.path}`,
     },
     steps: w.steps,
+    settings: w.settings ?? {},
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
   };
@@ -26,8 +27,8 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
 
 /** One saved version (the history row): its content, secrets masked as on the workflow. */
 export function presentWorkflowVersion(w: Workflow, baseUrl: string) {
-  const { name, trigger, steps } = presentWorkflow(w, baseUrl);
-  return { version: w.version, name, trigger, steps, createdAt: w.updatedAt };
+  const { name, trigger, steps, settings } = presentWorkflow(w, baseUrl);
+  return { version: w.version, name, trigger, steps, settings, createdAt: w.updatedAt };
 }
 
 export function presentExecution(row: ExecutionRow) {
@@ -51,6 +52,7 @@ export function presentExecution(row: ExecutionRow) {
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    errorExecutionId: row.error_execution_id ?? null,
     // A waiting execution is due again at run_after (a queued one's run_after is internal).
     resumeAt: row.status === 'waiting' ? row.run_after : null,
   };

@@ -20,6 +20,7 @@ import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { bodyIdleGuard } from './request-timeouts.js';
 import { authRoutes } from './routes/auth.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
 import { testListenerRoutes } from './routes/test-listener.js';
@@ -269,6 +270,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         tokenRoutes(s, deps);
         executionRoutes(s, deps);
         testListenerRoutes(s, deps);
+        credentialRoutes(s, deps);
       });
     },
     { prefix: '/api/v1', bodyLimit: API_BODY_LIMIT } as { prefix: string },

@@ -30,6 +30,9 @@ const { Engine } = await import('../engine/run.js');
 const port = parentPort!;
 const engine = new Engine(workerData as EngineOptions);
 
+// Executions' budgets count from here (engine-runner.ts `#ready`).
+port.postMessage('ready' satisfies FromThread);
+
 port.on('message', (msg: ToThread) => {
   if (msg === 'close') {
     void engine.close().finally(() => port.close());
@@ -46,6 +49,7 @@ async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): 
       mode: ctx.mode,
       attempt: ctx.attempt,
       ...(ctx.resumeJson !== undefined ? { resume: JSON.parse(ctx.resumeJson) as unknown } : {}),
+      ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
       ...(ctx.respond ? { onRespond: (response) => post({ id, response }) } : {}),
     });
     post({ id, result: lean(result) });

@@ -51,11 +51,15 @@ export type ToThread =
         respond: boolean;
         /** A waiting execution's checkpoint as stored (RunContext.resume's JSON): the thread parses it. */
         resumeJson?: string;
+        /** The credentials the version's http steps name, unsealed for this run (RunContext.credentials). */
+        credentials?: RunContext['credentials'];
       };
     }
   | 'close';
 
 export type FromThread =
+  /** The thread has loaded the engine: budgets count from now (see `#ready`). */
+  | 'ready'
   | { id: number; response: StepResponse; result?: undefined; crash?: undefined }
   | { id: number; result: RunResult; response?: undefined; crash?: undefined }
   | {
@@ -69,7 +73,7 @@ interface Pending {
   resolve: (result: RunResult) => void;
   reject: (err: Error) => void;
   onRespond: RunContext['onRespond'];
-  /** Epoch ms past which the thread is stopped for this execution. */
+  /** Epoch ms past which the thread is stopped for this execution (Infinity until the thread is ready). */
   stopAt: number;
 }
 
@@ -78,6 +82,12 @@ export class EngineRunner {
   readonly #log: Logger;
   readonly #pending = new Map<number, Pending>();
   #thread: Thread | undefined;
+  /**
+   * Whether the thread has loaded the engine. Until then no execution's budget runs: loading its
+   * modules (QuickJS among them) took over 3 s on a loaded 2-core machine, and the watchdog failed
+   * the first executions after a start with `execution_timeout` before they began.
+   */
+  #ready = false;
   #watchdog: NodeJS.Timeout | undefined;
   #seq = 0;
   #closed: Promise<void> | undefined;
@@ -112,7 +122,7 @@ export class EngineRunner {
         resolve,
         reject,
         onRespond: ctx.onRespond,
-        stopAt: Date.now() + this.#options.executionTimeoutMs + GRACE_MS,
+        stopAt: this.#ready ? this.#stopAt() : Number.POSITIVE_INFINITY,
       });
       const msg: ToThread = {
         id,
@@ -124,6 +134,7 @@ export class EngineRunner {
           attempt: ctx.attempt ?? 1,
           respond: ctx.onRespond !== undefined,
           ...(ctx.resumeJson !== undefined ? { resumeJson: ctx.resumeJson } : {}),
+          ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
         },
       };
       thread.postMessage(msg);
@@ -146,14 +157,25 @@ export class EngineRunner {
       resourceLimits: { maxYoungGenerationSizeMb: 8 },
     });
     thread.unref();
-    thread.on('message', (reply: FromThread) => this.#reply(reply));
+    this.#ready = false;
+    thread.on('message', (reply: FromThread) => {
+      if (reply !== 'ready') this.#reply(reply);
+      else if (this.#thread === thread) {
+        this.#ready = true;
+        for (const p of this.#pending.values()) if (p.stopAt === Number.POSITIVE_INFINITY) p.stopAt = this.#stopAt();
+      }
+    });
     thread.on('error', (err) => this.#lost(thread, err));
     thread.on('exit', (code) => this.#lost(thread, new Error(`the engine thread exited (code ${code})`)));
     this.#thread = thread;
     return thread;
   }
 
-  #reply(reply: FromThread): void {
+  #stopAt(): number {
+    return Date.now() + this.#options.executionTimeoutMs + GRACE_MS;
+  }
+
+  #reply(reply: Exclude<FromThread, 'ready'>): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.response) {

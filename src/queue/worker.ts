@@ -16,6 +16,7 @@
  * crashes and is claimed once more (the checkpoint stays until a result replaces it).
  */
 import type { Logger } from 'pino';
+import type { RunCredentials } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
 import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
@@ -57,6 +58,24 @@ export interface WorkerDeps {
   concurrency: number;
   /** config.engine: the private-network switch and the time budget of one execution. */
   engine: EngineRunnerOptions;
+  /** Unseals the credentials a version's `http` steps name, for one run (credentials/service.ts). */
+  credentials?: { forRun(steps: readonly unknown[]): Promise<RunCredentials | undefined> };
+  /**
+   * Told once the failure of a production execution whose workflow names an error workflow is
+   * recorded (SPEC 7c; executions/error-workflows.ts queues that workflow's execution).
+   */
+  onFailed?: (failed: FailedExecution) => Promise<void>;
+}
+
+/** A recorded failure that starts an error workflow (WorkerDeps.onFailed). */
+export interface FailedExecution {
+  id: string;
+  workflowId: string;
+  workflowName: string;
+  mode: 'production';
+  attempt: number;
+  errorWorkflowId: string;
+  error: { message?: unknown; step?: unknown } | null;
 }
 
 export class Worker {
@@ -169,8 +188,12 @@ export class Worker {
 
   /** An execution run by `runBeforeCommit` is committed: tell whoever waits for it. */
   announce(row: NewExecutionRow): void {
-    if (row.status === 'failed')
+    if (row.status === 'failed') {
       this.#deps.log.info({ executionId: row.id, error: row.error }, 'execution failed');
+      void this.#workflow(row.workflow_id, row.workflow_version).then((w) =>
+        this.#failed(row, w, row.error ? (JSON.parse(row.error) as FailedExecution['error']) : null),
+      );
+    }
     this.#deps.bus
       .publish('execution.finished', { executionId: row.id, status: row.status! })
       .catch((err) =>
@@ -320,18 +343,21 @@ export class Worker {
     const log = () =>
       (child ??= this.#deps.log.child({ executionId: row.id, workflowId: row.workflow_id, mode: row.mode }));
     let result: RunResult;
+    let workflow: Workflow | undefined;
     try {
-      const workflow = await this.#workflow(row.workflow_id, row.workflow_version);
+      workflow = await this.#workflow(row.workflow_id, row.workflow_version);
       if (!workflow) {
         result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
         // Off the event loop, from the stored JSON: the engine thread parses it (a handed-over
         // `_item` is that JSON parsed; copying it to the thread would cost the event loop more).
         // A resumed execution goes on from its checkpoint (the runner's thread parses it).
+        const credentials = await this.#deps.credentials?.forRun(workflow.steps);
         result = await this.#runner.run(workflow, row.trigger, {
           executionId: row.id,
           mode: row.mode,
           attempt: row.attempt,
+          ...(credentials ? { credentials } : {}),
           ...(row.resume_state != null ? { resumeJson: row.resume_state } : {}),
           ...(workflow.trigger.response.mode === 'respondStep'
             ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
@@ -364,10 +390,43 @@ export class Worker {
       log().warn({ attempt: row.attempt }, 'lease lost; the result of this attempt was discarded');
     // Parked, not finished: nothing to announce; the queue knows when it is due.
     else if (result.status === 'waiting') this.#armWaitingTimer();
-    else
+    else {
+      if (result.status === 'failed') await this.#failed(row, workflow, result.error);
       await this.#deps.bus
         .publish('execution.finished', { executionId: row.id, status: result.status })
         .catch((err) => log().error({ err }, 'announcing the finished execution failed'));
+    }
+  }
+
+  /**
+   * Error workflows (SPEC 7c): a production execution's failure is recorded; when its version
+   * names an error workflow, `onFailed` queues that one's execution (at most once: guarded in the
+   * store). Failures of test and error executions start nothing, so an error workflow that fails
+   * cannot loop. Never throws: the failure itself is recorded already.
+   */
+  async #failed(
+    row: Pick<NewExecutionRow, 'id' | 'workflow_id' | 'mode' | 'attempt'>,
+    workflow: Workflow | undefined,
+    error: FailedExecution['error'],
+  ): Promise<void> {
+    const errorWorkflowId = workflow?.settings?.errorWorkflowId;
+    if (row.mode !== 'production' || !workflow || !errorWorkflowId || !this.#deps.onFailed) return;
+    await this.#deps
+      .onFailed({
+        id: row.id,
+        workflowId: row.workflow_id,
+        workflowName: workflow.name,
+        mode: 'production',
+        attempt: row.attempt ?? 1,
+        errorWorkflowId,
+        error,
+      })
+      .catch((err) =>
+        this.#deps.log.error(
+          { err, executionId: row.id, errorWorkflowId },
+          'starting the error workflow failed',
+        ),
+      );
   }
 
   /**

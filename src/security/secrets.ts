@@ -116,6 +116,14 @@ export class SecretBox {
     }
   }
 
+  /**
+   * The plain value of a value this key sealed (extra layers peeled), or undefined when it is not
+   * one (plain, or sealed with another key). Key rotation (cli/secrets.ts) tells the two keys apart with it.
+   */
+  tryReveal(value: string): string | undefined {
+    return this.#open(this.innermost(value));
+  }
+
   /** What a sealed value holds, or undefined when it is not one this key sealed. */
   #open(value: string): string | undefined {
     if (!SecretBox.isSealed(value)) return undefined;

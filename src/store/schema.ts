@@ -19,6 +19,8 @@ export interface WorkflowsTable {
   trigger: string;
   /** JSON array of steps. */
   steps: string;
+  /** JSON of the workflow's settings (SPEC 1; `errorWorkflowId`), `{}` by default. */
+  settings: Generated<string>;
   created_at: string;
   updated_at: string;
 }
@@ -46,7 +48,7 @@ export interface ExecutionsTable {
   id: string;
   workflow_id: string;
   workflow_version: number;
-  mode: 'test' | 'production';
+  mode: 'test' | 'production' | 'error';
   /**
    * `waiting`: parked by a step (SPEC 7b `wait`, 7c retry pauses) until `run_after`, holding no
    * executor slot; then claimed like a queued row and resumed from `resume_state`.
@@ -75,6 +77,19 @@ export interface ExecutionsTable {
    * waits and kept while its resumed attempt runs (a crash resumes from it again), null otherwise.
    */
   resume_state: Generated<string | null>;
+  /** The execution of the error workflow this failed production execution started (SPEC 7c). */
+  error_execution_id: Generated<string | null>;
+}
+
+/** Credentials of outbound calls (SPEC 7c). */
+export interface CredentialsTable {
+  id: string;
+  name: string;
+  type: 'bearer' | 'header' | 'basic' | 'query';
+  /** The JSON of the type's fields, sealed (SecretBox): never stored in clear. */
+  data: string;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -166,6 +181,7 @@ export interface Database {
   learned_schemas: LearnedSchemasTable;
   blobs: BlobsTable;
   blob_parts: BlobPartsTable;
+  credentials: CredentialsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;
@@ -177,5 +193,6 @@ export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type TestEventRow = Selectable<TestEventsTable>;
 export type TestListenerRow = Selectable<TestListenersTable>;
 export type BlobRow = Selectable<BlobsTable>;
+export type CredentialRow = Selectable<CredentialsTable>;
 export type NewBlobRow = Insertable<BlobsTable>;
 export type { Generated };

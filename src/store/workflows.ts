@@ -1,4 +1,4 @@
-import type { Step, TriggerConfig, Workflow } from '../workflows/model.js';
+import type { Step, TriggerConfig, Workflow, WorkflowSettings } from '../workflows/model.js';
 import type { Db } from './store.js';
 import type { WorkflowRow } from './schema.js';
 
@@ -11,6 +11,7 @@ export function rowToWorkflow(row: WorkflowRow): Workflow {
     publishedVersion: row.published_version,
     trigger: JSON.parse(row.trigger) as TriggerConfig,
     steps: JSON.parse(row.steps) as Step[],
+    settings: JSON.parse(row.settings) as WorkflowSettings,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -25,6 +26,7 @@ export function workflowToRow(w: Workflow): WorkflowRow {
     published_version: w.publishedVersion,
     trigger: JSON.stringify(w.trigger),
     steps: JSON.stringify(w.steps),
+    settings: JSON.stringify(w.settings ?? {}),
     created_at: w.createdAt,
     updated_at: w.updatedAt,
   };
@@ -51,7 +53,31 @@ export const workflowsRepo = {
       .where('workflow_id', '=', id)
       .where('version', '=', version)
       .executeTakeFirst();
-    return row ? (JSON.parse(row.definition) as Workflow) : undefined;
+    return row ? parseDefinition(row.definition) : undefined;
+  },
+
+  /**
+   * The saved versions of a workflow, newest first (SPEC 7c): number, name and time, without the
+   * definitions. `before`: the last version of the previous page.
+   */
+  async listVersions(
+    db: Db,
+    id: string,
+    opts: { limit: number; before?: number | undefined },
+  ): Promise<{ version: number; name: string; createdAt: string }[]> {
+    let q = db
+      .selectFrom('workflow_versions')
+      .select(['version', 'definition', 'created_at'])
+      .where('workflow_id', '=', id)
+      .orderBy('version', 'desc')
+      .limit(opts.limit);
+    if (opts.before !== undefined) q = q.where('version', '<', opts.before);
+    const rows = await q.execute();
+    return rows.map((r) => ({
+      version: r.version,
+      name: (JSON.parse(r.definition) as { name: string }).name,
+      createdAt: r.created_at,
+    }));
   },
 
   async get(db: Db, id: string): Promise<Workflow | undefined> {
@@ -113,15 +139,23 @@ function activeWithPublished(db: Db) {
 function publishedOf(current: Workflow, definition: string | null): Workflow {
   const published = current.publishedVersion;
   if (published === null || published === current.version || definition === null) return current;
-  const saved = JSON.parse(definition) as Workflow;
+  const saved = parseDefinition(definition);
   return {
     ...current,
     name: saved.name,
     trigger: saved.trigger,
     steps: saved.steps,
+    settings: saved.settings,
     version: published,
     updatedAt: saved.updatedAt,
   };
+}
+
+/** A saved version; those saved before settings existed get `{}`. */
+function parseDefinition(definition: string): Workflow {
+  const saved = JSON.parse(definition) as Workflow;
+  saved.settings ??= {};
+  return saved;
 }
 
 async function insertVersion(db: Db, w: Workflow): Promise<void> {

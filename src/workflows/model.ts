@@ -151,22 +151,38 @@ export type Step = Static<typeof StepSchema> & Record<string, unknown>;
 
 const StepsSchema = Type.Array(StepSchema, { maxItems: 200 });
 
+/**
+ * Workflow settings (SPEC 1, 7c). `errorWorkflowId`: the workflow run (mode `error`) when a
+ * production execution of this one fails; null (or leaving it out) sets none.
+ */
+export const WorkflowSettingsSchema = Type.Object(
+  {
+    errorWorkflowId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export interface WorkflowSettings {
+  errorWorkflowId?: string;
+}
+
 export const WorkflowCreateSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 256 }),
     trigger: Type.Optional(TriggerInputSchema),
     steps: Type.Optional(StepsSchema),
+    settings: Type.Optional(WorkflowSettingsSchema),
   },
   { additionalProperties: false },
 );
 export type WorkflowCreate = Static<typeof WorkflowCreateSchema>;
 
-/** PATCH body: a JSON merge patch (RFC 7386) of name, trigger and steps. */
+/** PATCH body: a JSON merge patch (RFC 7386) of name, trigger, steps and settings. */
 export const WorkflowPatchSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     trigger: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     steps: Type.Optional(StepsSchema),
+    settings: Type.Optional(WorkflowSettingsSchema),
   },
   { additionalProperties: false },
 );
@@ -194,6 +210,8 @@ export interface Workflow {
   publishedVersion: number | null;
   trigger: TriggerConfig;
   steps: Step[];
+  /** Saved with each version; absent (read as `{}`) in versions saved before settings existed. */
+  settings?: WorkflowSettings;
   createdAt: string;
   updatedAt: string;
 }
@@ -218,6 +236,7 @@ export const WorkflowSchema = Type.Object({
     productionUrl: Type.String(),
   }),
   steps: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  settings: Type.Object({ errorWorkflowId: Type.Optional(Type.String()) }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });

@@ -14,7 +14,7 @@ import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
-import type { Store } from '../store/store.js';
+import type { Db, Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import {
   SECRET_FIELDS,
@@ -25,7 +25,9 @@ import {
   type Workflow,
   type WorkflowCreate,
   type WorkflowPatch,
+  type WorkflowSettings,
 } from './model.js';
+import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
 import { buildTrigger, maskAuth } from './trigger.js';
 
@@ -53,9 +55,11 @@ export class WorkflowService {
       publishedVersion: null,
       trigger,
       steps: await checkSteps(input.steps ?? []),
+      settings: settingsOf(input.settings, {}),
       createdAt: now,
       updatedAt: now,
     };
+    await assertReferences(this.#store.db, workflow);
     await workflowsRepo.insert(this.#store.db, workflow);
     await this.#changed(workflow.id);
     return workflow;
@@ -100,14 +104,49 @@ export class WorkflowService {
     return toPage(rows, limit, rowToWorkflow);
   }
 
-  /** PUT: replace name, trigger and steps. */
+  /**
+   * PUT: replace name, trigger, steps and settings. Settings left out are kept (clients written
+   * before settings existed send none); `"settings": {}` clears them.
+   */
   replace(id: string, input: WorkflowCreate): Promise<Workflow> {
     return this.#save(id, (current) => ({
       name: input.name,
       trigger: input.trigger,
       steps: input.steps ?? [],
+      settings: settingsOf(input.settings, current.settings ?? {}, true),
       previous: current,
     }));
+  }
+
+  /**
+   * Restore (SPEC 7c): save the content of an earlier version (name, trigger, steps, settings) as
+   * a new version, the draft. Publishing it stays a separate step. Its secrets are the sealed
+   * values that version held (sealOnce keeps them as they are), and it is checked like any save:
+   * a credential or error workflow deleted since is refused (400 naming the field).
+   */
+  async restore(id: string, version: number): Promise<Workflow> {
+    const saved = await this.getVersion(id, version);
+    return this.#save(id, (current) => ({
+      name: saved.name,
+      trigger: saved.trigger as TriggerInput,
+      steps: saved.steps,
+      settings: saved.settings ?? {},
+      previous: current,
+    }));
+  }
+
+  /** The saved versions, newest first (number, name, time). */
+  async listVersions(
+    id: string,
+    limit: number,
+    before: number | undefined,
+  ): Promise<{ items: { version: number; name: string; createdAt: string }[]; nextCursor: string | null }> {
+    await this.get(id);
+    const rows = await workflowsRepo.listVersions(this.#store.db, id, { limit: limit + 1, before });
+    const more = rows.length > limit;
+    const items = more ? rows.slice(0, limit) : rows;
+    const last = items[items.length - 1];
+    return { items, nextCursor: more && last ? encodeVersionCursor(last.version) : null };
   }
 
   /**
@@ -124,6 +163,10 @@ export class WorkflowService {
           ? storedAsInput(current.trigger)
           : checkTrigger(mergePatch(storedAsInput(current.trigger), patch.trigger)),
       steps: patch.steps ?? current.steps,
+      settings:
+        patch.settings === undefined
+          ? (current.settings ?? {})
+          : settingsOf(mergePatch(current.settings ?? {}, patch.settings) as WorkflowSettings, {}),
       previous: current,
     }));
   }
@@ -191,6 +234,7 @@ export class WorkflowService {
       name: string;
       trigger: TriggerInput | undefined;
       steps: Step[];
+      settings: WorkflowSettings;
       previous: Workflow;
     },
   ): Promise<Workflow> {
@@ -204,9 +248,11 @@ export class WorkflowService {
           name: input.name,
           trigger: unwrap(buildTrigger(input.trigger, current.trigger, this.#secrets)),
           steps: await checkSteps(input.steps),
+          settings: input.settings,
           version: current.version + 1,
           updatedAt: nowIso(),
         };
+        await assertReferences(trx, next);
         // Saving changes only the draft; production keeps its published trigger. A draft path that
         // another active workflow owns is still refused while this one is active, so that a later
         // publish cannot fail on it (the editor shows it on Save: issue 17).
@@ -301,6 +347,38 @@ async function checkSteps(steps: Step[]): Promise<Step[]> {
   const errors = await validateStepsAsync(steps);
   if (errors.length > 0) throw validationFailed(errors.slice(0, 50));
   return steps;
+}
+
+/**
+ * Settings as stored: `errorWorkflowId: null` (or absent) sets none. `fallback` when the input has
+ * no settings at all; `keep` (PUT) means absent settings keep `fallback` rather than clearing it.
+ */
+function settingsOf(
+  input: { errorWorkflowId?: string | null } | undefined,
+  fallback: WorkflowSettings,
+  keep = false,
+): WorkflowSettings {
+  if (input === undefined) return keep ? fallback : {};
+  return typeof input.errorWorkflowId === 'string' ? { errorWorkflowId: input.errorWorkflowId } : {};
+}
+
+/** Credentials and the error workflow named must exist: 400 naming each field that names one that does not. */
+async function assertReferences(db: Db, workflow: Workflow): Promise<void> {
+  const errors = await checkReferences(db, workflow);
+  if (errors.length > 0) throw validationFailed(errors.slice(0, 50));
+}
+
+/** Version list cursors: base64url of `v<number>` (the last version of the page). */
+const encodeVersionCursor = (version: number): string => Buffer.from(`v${version}`).toString('base64url');
+
+export function decodeVersionCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  const m = /^v(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (m) return Number(m[1]);
+  throw new AppError('validation_failed', 'The cursor is not one this API handed out.', {
+    hint: 'Pass the nextCursor value of the previous page unchanged, or omit cursor to start from the top.',
+    fields: [{ field: '/cursor', message: 'unknown cursor' }],
+  });
 }
 
 function unwrap<T>(result: { trigger: T } | { errors: FieldError[] }): T {

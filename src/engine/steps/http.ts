@@ -4,19 +4,49 @@
  * otherwise. Like n8n, a non-2xx answer fails the step unless `failOnError: false` (then it is
  * data for the next steps); the response is recorded on the failed step either way.
  *
- * Limits: `timeoutMs` (default 30 s) covers the whole exchange including redirects; the body is
- * capped at 5 MiB (an execution is stored whole, so a bigger body would bloat every later step's
- * record); up to 5 redirects are followed, each hop checked against the network policy again.
+ * Limits: `timeoutMs` (default 30 s) covers one attempt's whole exchange including redirects; the
+ * body is capped at 5 MiB (an execution is stored whole, so a bigger body would bloat every later
+ * step's record); up to 5 redirects are followed, each hop checked against the network policy again.
+ *
+ * Credentials (SPEC 7c): `"credential": "<id>"` applies one of the run's credentials (handed in by
+ * the executor, engine/credentials.ts) to the request; the record's `request` shows its header or
+ * query value as "***", and its clear values are scrubbed from everything the step records.
+ *
+ * Retries (SPEC 7c): `retry: {attempts, backoffMs, on}` repeats the request on a network error, a
+ * 429 or a 5xx (as `on` lists), after `backoffMs · 2^(n-1)` with jitter (half fixed, half random),
+ * or after what `Retry-After` asks (capped at 1 hour). A pause under a second is taken here; a
+ * longer one parks the execution (`waiting`, no executor slot held) and the step resumes with its
+ * next attempt. Every attempt is recorded in the step record's `attempts`.
  */
 import { request } from 'undici';
 import Type from 'typebox';
+import { type Applied, applyCredential, maskedHeaders, maskedUrl, scrub } from '../credentials.js';
 import { NetworkRefused } from '../network.js';
-import { defineStep, Expr, HeaderMap, type StepContext, StepFailure } from './types.js';
+import {
+  defineStep,
+  Expr,
+  HeaderMap,
+  type StepContext,
+  type StepDetails,
+  StepFailure,
+  type StepOutcome,
+} from './types.js';
 
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Pauses shorter than this are taken inside the step; longer ones park the execution. */
+export const PARK_FROM_MS = 1_000;
+/** `Retry-After` is honoured up to this (SPEC 7c). */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+const DEFAULT_BACKOFF_MS = 1_000;
+const RETRY_ON = ['network', '429', '5xx'] as const;
+/** Headers recorded as "***" whatever set them (typed into the step, or a credential). */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+/** One attempt as the step record keeps it (SPEC 7c). */
+export type Attempt = { at: string; status: number } | { at: string; error: string };
 
 const Method = Type.Union([
   Type.Literal('GET'),
@@ -49,12 +79,35 @@ export const httpStep = defineStep({
       body: Type.Optional(Type.Unknown()),
       timeoutMs: Type.Optional(Expr(Type.Integer({ minimum: 1, maximum: 300_000 }))),
       failOnError: Type.Optional(Expr(Type.Boolean())),
+      credential: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          pattern: '^[0-9A-Za-z_-]+$',
+          description: 'The id of a credential (POST /api/v1/credentials), applied at run time.',
+        }),
+      ),
+      retry: Type.Optional(
+        Type.Object(
+          {
+            attempts: Type.Integer({ minimum: 1, maximum: 50 }),
+            backoffMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RETRY_AFTER_MS })),
+            on: Type.Optional(
+              Type.Array(Type.Union(RETRY_ON.map((o) => Type.Literal(o))), {
+                uniqueItems: true,
+                maxItems: 3,
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),
   async run(config, ctx) {
     const method: string = config.method ?? 'GET';
-    let url = parseUrl(config.url);
+    const url = parseUrl(config.url);
     for (const [key, value] of Object.entries(config.query ?? {})) {
       for (const v of Array.isArray(value) ? value : [value])
         if (v !== undefined && v !== null) url.searchParams.append(key, text(v));
@@ -69,78 +122,210 @@ export const httpStep = defineStep({
         });
       headers[name.toLowerCase()] = v;
     }
-    let body = encodeBody(method, config.body, headers);
-
+    let applied: Applied | undefined;
+    if (config.credential !== undefined) {
+      const cred = ctx.credentials?.[config.credential];
+      if (!cred)
+        throw new StepFailure(
+          `Credential "${config.credential}" does not exist (any more): this version names a credential that was deleted.`,
+          { field: '/credential' },
+        );
+      applied = applyCredential(cred, url, headers);
+    }
+    const body = encodeBody(method, config.body, headers);
+    const recorded = {
+      method,
+      url: maskedUrl(url, applied),
+      headers: Object.fromEntries(
+        Object.entries(maskedHeaders(headers, applied)).map(([k, v]) => [
+          k,
+          SECRET_HEADERS.has(k) ? '***' : v,
+        ]),
+      ),
+    };
+    const secrets = applied?.secrets ?? [];
+    const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
+    const details = (): StepDetails => ({ request: recorded, attempts: [...attempts] });
+    const retry = config.retry;
+    const maxAttempts = retry?.attempts ?? 1;
+    const on = new Set<string>(retry?.on ?? RETRY_ON);
+    const backoffMs = retry?.backoffMs ?? DEFAULT_BACKOFF_MS;
     const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([ctx.signal, timeout]);
-    let current = method;
-    try {
-      for (let hop = 0; ; hop++) {
-        checkLiteral(ctx, url);
-        const res = await request(url, {
-          method: current as 'GET',
-          headers,
-          body,
-          signal,
-          dispatcher: ctx.outbound.dispatcher,
-        });
-        const location = res.headers.location;
-        if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
-          await res.body.dump();
-          if (hop >= MAX_REDIRECTS)
-            throw new StepFailure(`Gave up after ${MAX_REDIRECTS} redirects (last to ${location}).`, {
-              field: '/url',
-            });
-          const next = parseUrl(location, url);
-          // 303 always, and 301/302 after a POST, continue as a GET without body (as browsers and fetch do).
-          if (
-            res.statusCode === 303 ||
-            ((res.statusCode === 301 || res.statusCode === 302) && current === 'POST')
-          ) {
-            current = current === 'HEAD' ? 'HEAD' : 'GET';
-            body = undefined;
-            delete headers['content-type'];
-          }
-          // Credentials were meant for the first origin only.
-          if (next.origin !== url.origin) {
-            delete headers.authorization;
-            delete headers.cookie;
-          }
-          url = next;
-          continue;
-        }
-        const output = await readResponse(res, current);
-        const failOnError = config.failOnError ?? true;
-        if (failOnError && (output.status < 200 || output.status > 299)) {
-          throw new StepFailure(
-            `${current} ${redact(url)} answered ${output.status}. Set failOnError: false to go on with non-2xx responses.`,
-            { output },
-          );
-        }
-        return { output };
+    const failOnError = config.failOnError ?? true;
+
+    for (;;) {
+      const at = new Date().toISOString();
+      let outcome: { output: HttpOutput; method: string; url: URL } | undefined;
+      let failure: StepFailure | undefined;
+      let retryable = false;
+      try {
+        outcome = await send(ctx, method, new URL(url.href), { ...headers }, body, timeoutMs, applied);
+        attempts.push({ at, status: outcome.output.status });
+        const status = outcome.output.status;
+        retryable = (status === 429 && on.has('429')) || (status >= 500 && status <= 599 && on.has('5xx'));
+      } catch (err) {
+        failure = err as StepFailure;
+        attempts.push({ at, error: String(scrub(failure.message, secrets)) });
+        retryable = failure instanceof NetworkFailure && on.has('network');
       }
-    } catch (err) {
-      if (err instanceof StepFailure) throw err;
-      if (timeout.aborted)
-        throw new StepFailure(`${current} ${redact(url)} did not answer within ${timeoutMs} ms.`, {
-          field: '/timeoutMs',
+      const done = attempts.length;
+      if (retryable && done < maxAttempts && !ctx.signal.aborted) {
+        const delay = pauseBefore(done + 1, backoffMs, outcome?.output.headers['retry-after']);
+        if (delay >= PARK_FROM_MS) {
+          return {
+            output: null,
+            park: { until: new Date(Date.now() + delay), state: { attempts } },
+            details: details(),
+          } satisfies StepOutcome;
+        }
+        await sleep(delay, ctx.signal);
+        continue;
+      }
+      if (failure) {
+        throw new StepFailure(String(scrub(failure.message, secrets)), {
+          ...(failure.field ? { field: failure.field } : {}),
+          ...(failure.output !== undefined ? { output: scrub(failure.output, secrets) } : {}),
+          cause: failure,
+          details: details(),
         });
-      if (ctx.signal.aborted)
-        throw new StepFailure(`${current} ${redact(url)} was cut off: the execution ran out of time.`);
-      const refused = findCause(err, NetworkRefused);
-      if (refused) throw new StepFailure(refused.message, { field: '/url' });
-      const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } };
-      const code = e.code ?? e.cause?.code;
-      throw new StepFailure(
-        `${current} ${redact(url)} failed: ${e.cause?.message ?? e.message ?? String(err)}${code ? ` (${code})` : ''}.`,
-        {
-          cause: err,
-        },
-      );
+      }
+      const output = scrub(outcome!.output, secrets) as HttpOutput;
+      if (failOnError && (output.status < 200 || output.status > 299)) {
+        const tried = done > 1 ? ` (attempt ${done} of ${maxAttempts})` : '';
+        throw new StepFailure(
+          `${outcome!.method} ${redact(outcome!.url)} answered ${output.status}${tried}. Set failOnError: false to go on with non-2xx responses.`,
+          { output, details: details() },
+        );
+      }
+      return { output, details: details() };
     }
   },
 });
+
+/** A request that failed on the way (connection refused or reset, DNS, timeout): what `on: ["network"]` retries. */
+class NetworkFailure extends StepFailure {}
+
+/** One attempt: the request and its redirects. Throws StepFailure (NetworkFailure when retryable). */
+async function send(
+  ctx: StepContext,
+  method: string,
+  startUrl: URL,
+  headers: Record<string, string>,
+  firstBody: string | undefined,
+  timeoutMs: number,
+  applied: Applied | undefined,
+): Promise<{ output: HttpOutput; method: string; url: URL }> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  let current = method;
+  let url = startUrl;
+  let body = firstBody;
+  try {
+    for (let hop = 0; ; hop++) {
+      checkLiteral(ctx, url);
+      const res = await request(url, {
+        method: current as 'GET',
+        headers,
+        body,
+        signal,
+        dispatcher: ctx.outbound.dispatcher,
+      });
+      const location = res.headers.location;
+      if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
+        await res.body.dump();
+        if (hop >= MAX_REDIRECTS)
+          throw new StepFailure(
+            `Gave up after ${MAX_REDIRECTS} redirects (last to ${redactText(location)}).`,
+            {
+              field: '/url',
+            },
+          );
+        const next = parseUrl(location, url);
+        // 303 always, and 301/302 after a POST, continue as a GET without body (as browsers and fetch do).
+        if (
+          res.statusCode === 303 ||
+          ((res.statusCode === 301 || res.statusCode === 302) && current === 'POST')
+        ) {
+          current = current === 'HEAD' ? 'HEAD' : 'GET';
+          body = undefined;
+          delete headers['content-type'];
+        }
+        // Credentials were meant for the first origin only.
+        if (next.origin !== url.origin) {
+          delete headers.authorization;
+          delete headers.cookie;
+          if (applied?.header) delete headers[applied.header];
+        }
+        url = next;
+        continue;
+      }
+      return { output: await readResponse(res, current), method: current, url };
+    }
+  } catch (err) {
+    if (err instanceof StepFailure) throw err;
+    if (timeout.aborted && !ctx.signal.aborted)
+      throw new NetworkFailure(`${current} ${redact(url)} did not answer within ${timeoutMs} ms.`, {
+        field: '/timeoutMs',
+      });
+    if (ctx.signal.aborted)
+      throw new StepFailure(`${current} ${redact(url)} was cut off: the execution ran out of time.`);
+    const refused = findCause(err, NetworkRefused);
+    if (refused) throw new StepFailure(refused.message, { field: '/url' });
+    const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } };
+    const code = e.code ?? e.cause?.code;
+    throw new NetworkFailure(
+      `${current} ${redact(url)} failed: ${e.cause?.message ?? e.message ?? String(err)}${code ? ` (${code})` : ''}.`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The pause before attempt `next` (2 or more): what `Retry-After` asks (seconds or an HTTP date,
+ * capped at an hour), else `backoffMs · 2^(next-2)` with "equal jitter" (half of it fixed, half
+ * random, as AWS's backoff note calls it): retries of many executions spread out, and the pause
+ * still grows.
+ */
+export function pauseBefore(
+  next: number,
+  backoffMs: number,
+  retryAfter: string | string[] | undefined,
+): number {
+  const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+  if (asked !== undefined) return Math.min(asked, MAX_RETRY_AFTER_MS);
+  const base = Math.min(backoffMs * 2 ** (next - 2), MAX_RETRY_AFTER_MS);
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
+/** `Retry-After` (RFC 9110 10.2.3): delay-seconds or an HTTP-date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP-date names its day and month; Date.parse alone also reads "-5" as a year.
+  if (!/[A-Za-z]{3}/.test(v)) return undefined;
+  const date = Date.parse(v);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+function resumedAttempts(state: unknown): Attempt[] {
+  const list = (state as { attempts?: unknown } | undefined)?.attempts;
+  return Array.isArray(list) ? (list as Attempt[]).slice(0, 50) : [];
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 function parseUrl(raw: string, base?: URL): URL {
   let url: URL;
@@ -254,6 +439,11 @@ function text(v: unknown): string {
 /** The URL without its query string, which often carries keys. */
 function redact(url: URL): string {
   return `${url.origin}${url.pathname}`;
+}
+
+function redactText(location: string): string {
+  const q = location.search(/[?#]/);
+  return q === -1 ? location : location.slice(0, q);
 }
 
 function findCause<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {

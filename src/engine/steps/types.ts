@@ -5,6 +5,7 @@
  */
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import type { FieldError } from '../../errors.js';
+import type { RunCredentials } from '../credentials.js';
 import type { Scope } from '../expressions.js';
 import type { Outbound } from '../network.js';
 
@@ -22,6 +23,8 @@ export interface StepContext {
    * retry makes its next attempt).
    */
   resume?: { state: unknown };
+  /** The run's credentials, unsealed by the executor (SPEC 7c; engine/credentials.ts), by id. */
+  credentials?: RunCredentials;
   /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
   scope?: Readonly<Scope>;
   /** The `code` step's limits (config.engine); defaults when absent. */

@@ -65,17 +65,24 @@ const StepRecordSchema = Type.Object(
   { additionalProperties: true },
 );
 
+/** SPEC 1: `error` runs an error workflow for a failed production execution (SPEC 7c). */
+const ModeSchema = Type.Union([Type.Literal('test'), Type.Literal('production'), Type.Literal('error')]);
+
 const ExecutionSchema = Type.Object({
   id: Type.String(),
   workflowId: Type.String(),
   workflowVersion: Type.Integer(),
-  mode: Type.Union([Type.Literal('test'), Type.Literal('production')]),
+  mode: ModeSchema,
   status: StatusSchema,
   trigger: Type.Unknown(),
   steps: Type.Array(StepRecordSchema),
   error: Type.Unknown(),
   attempt: Type.Integer(),
   retryOf: Type.Union([Type.String(), Type.Null()]),
+  errorExecutionId: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The execution of the error workflow this failed production execution started (settings.errorWorkflowId), or null.',
+  }),
   createdAt: Type.String(),
   startedAt: Type.Union([Type.String(), Type.Null()]),
   finishedAt: Type.Union([Type.String(), Type.Null()]),
@@ -90,7 +97,7 @@ const ListQuery = Type.Intersect([
   Type.Object({
     workflowId: Type.Optional(Type.String({ maxLength: 64 })),
     status: Type.Optional(StatusSchema),
-    mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('production')])),
+    mode: Type.Optional(ModeSchema),
   }),
 ]);
 

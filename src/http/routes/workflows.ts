@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../workflows/model.js';
+import { decodeVersionCursor } from '../../workflows/service.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentWorkflow, presentWorkflowVersion } from '../present.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema, VersionParams } from '../schemas.js';
@@ -11,7 +12,15 @@ const WorkflowVersionSchema = Type.Object({
   name: Type.String(),
   trigger: WorkflowSchema.properties.trigger,
   steps: WorkflowSchema.properties.steps,
+  settings: WorkflowSchema.properties.settings,
   createdAt: Type.String(),
+});
+
+/** A row of the version history (SPEC 7c `GET /workflows/:id/versions`). */
+const VersionItemSchema = Type.Object({
+  version: Type.Integer(),
+  createdAt: Type.String(),
+  name: Type.String(),
 });
 
 export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
@@ -49,6 +58,33 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
       schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
     },
     async (req) => present(await workflows.get(req.params.id)),
+  );
+
+  app.get(
+    '/workflows/:id/versions',
+    {
+      schema: routeSchema(tags, {
+        summary: 'The saved versions of the workflow, newest first.',
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: pageOf(VersionItemSchema), ...errors(400, 401, 404) },
+      }),
+    },
+    async (req) =>
+      workflows.listVersions(req.params.id, req.query.limit ?? 20, decodeVersionCursor(req.query.cursor)),
+  );
+
+  app.post(
+    '/workflows/:id/versions/:version/restore',
+    {
+      schema: routeSchema(tags, {
+        summary:
+          "Save that version's name, trigger, steps and settings as a new version (the draft); publish it separately.",
+        params: VersionParams,
+        response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
+      }),
+    },
+    async (req) => present(await workflows.restore(req.params.id, req.params.version)),
   );
 
   app.get(

@@ -1,0 +1,112 @@
+/**
+ * `hookflow secrets rotate` (issue 19): re-seal every secret at rest under a new key, in one
+ * transaction — credentials' data, webhook trigger secrets of every workflow, and those of every
+ * saved version (history rows keep their own sealed copies). The current key is the configured
+ * one (HOOKFLOW_ENCRYPTION_KEY, or the data dir's generated `encryption.key`); the new one comes
+ * from HOOKFLOW_NEW_ENCRYPTION_KEY (an environment variable, so it appears in no process list or
+ * shell history). With a generated key file, the file is replaced by the new key after the commit;
+ * with HOOKFLOW_ENCRYPTION_KEY, every process must be restarted with the new value.
+ *
+ * Stop every hookflow process first: one still running keeps the old key and can no longer open
+ * what was re-sealed. A value that opens with the new key already is kept as it is, so running
+ * the command again (say, after the file could not be replaced) is harmless; a value that opens
+ * with neither key stops it before anything is written.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { SecretBox } from '../security/secrets.js';
+import type { Store } from '../store/store.js';
+import { SECRET_FIELDS } from '../workflows/model.js';
+import { PATHS_LOCK } from '../workflows/service.js';
+
+export interface RotateCounts {
+  credentials: number;
+  workflows: number;
+  versions: number;
+}
+
+export class RotateError extends Error {}
+
+export async function rotateSecrets(
+  store: Store,
+  current: SecretBox,
+  next: SecretBox,
+): Promise<RotateCounts> {
+  let unreadable = 0;
+  const reseal = (value: string): string => {
+    if (!SecretBox.isSealed(value)) return next.seal(value);
+    const plain = current.tryReveal(value);
+    if (plain !== undefined) return next.seal(plain);
+    if (next.tryReveal(value) !== undefined) return next.innermost(value);
+    unreadable++;
+    return value;
+  };
+  /** The trigger (JSON object) with its auth secrets re-sealed; whether any was. */
+  const resealTrigger = (trigger: { auth?: Record<string, unknown> } | undefined): boolean => {
+    const auth = trigger?.auth;
+    if (!auth) return false;
+    let changed = false;
+    for (const field of SECRET_FIELDS) {
+      if (typeof auth[field] === 'string') {
+        auth[field] = reseal(auth[field] as string);
+        changed = true;
+      }
+    }
+    return changed;
+  };
+
+  return store.transaction(
+    async (trx) => {
+      const counts: RotateCounts = { credentials: 0, workflows: 0, versions: 0 };
+      for (const row of await trx.selectFrom('credentials').select(['id', 'data']).execute()) {
+        await trx
+          .updateTable('credentials')
+          .set({ data: reseal(row.data) })
+          .where('id', '=', row.id)
+          .execute();
+        counts.credentials++;
+      }
+      for (const row of await trx.selectFrom('workflows').select(['id', 'trigger']).execute()) {
+        const trigger = JSON.parse(row.trigger) as { auth?: Record<string, unknown> };
+        if (!resealTrigger(trigger)) continue;
+        await trx
+          .updateTable('workflows')
+          .set({ trigger: JSON.stringify(trigger) })
+          .where('id', '=', row.id)
+          .execute();
+        counts.workflows++;
+      }
+      const versions = await trx
+        .selectFrom('workflow_versions')
+        .select(['workflow_id', 'version', 'definition'])
+        .execute();
+      for (const row of versions) {
+        const definition = JSON.parse(row.definition) as { trigger?: { auth?: Record<string, unknown> } };
+        if (!resealTrigger(definition.trigger)) continue;
+        await trx
+          .updateTable('workflow_versions')
+          .set({ definition: JSON.stringify(definition) })
+          .where('workflow_id', '=', row.workflow_id)
+          .where('version', '=', row.version)
+          .execute();
+        counts.versions++;
+      }
+      // Thrown inside the transaction: nothing is written.
+      if (unreadable > 0)
+        throw new RotateError(
+          `${unreadable} stored secret(s) open with neither the current key nor the new one; nothing was changed. Is HOOKFLOW_ENCRYPTION_KEY (or the data dir's encryption.key) the key they were sealed with?`,
+        );
+      return counts;
+    },
+    { lock: PATHS_LOCK },
+  );
+}
+
+/** Replace the data dir's generated key file with `key` (written aside, then renamed over it). */
+export function replaceKeyFile(dataDir: string, key: string): string {
+  const file = path.join(dataDir, 'encryption.key');
+  const tmp = `${file}.new`;
+  fs.writeFileSync(tmp, `${key}\n`, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+  return file;
+}

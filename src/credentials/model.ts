@@ -1,0 +1,91 @@
+/**
+ * Credentials (SPEC 7c): the secrets of outbound calls, kept out of workflows. A credential has a
+ * `type` saying how it is applied to an `http` step's request, and `data`, the type's fields:
+ * - `bearer` `{token}` → `Authorization: Bearer <token>`
+ * - `header` `{name, value}` → that header
+ * - `basic` `{username, password}` → `Authorization: Basic base64(username:password)`
+ * - `query` `{name, value}` → that query parameter, added to the URL's query
+ * `data` is stored sealed and never returned: the API shows each value as "***".
+ */
+import Type, { type Static, type TSchema } from 'typebox';
+import { HEADER_NAME } from '../engine/steps/types.js';
+
+const Value = Type.String({ minLength: 1, maxLength: 8192 });
+
+export const CREDENTIAL_DATA = {
+  bearer: Type.Object({ token: Value }, { additionalProperties: false }),
+  header: Type.Object(
+    { name: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME.source }), value: Value },
+    { additionalProperties: false },
+  ),
+  basic: Type.Object(
+    {
+      // A colon would end the user name in `user:password` (RFC 7617).
+      username: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^:]*$' }),
+      // Empty is allowed: some APIs take the key as the user name and no password (Stripe).
+      password: Type.String({ maxLength: 8192 }),
+    },
+    { additionalProperties: false },
+  ),
+  query: Type.Object(
+    { name: Type.String({ minLength: 1, maxLength: 256 }), value: Value },
+    { additionalProperties: false },
+  ),
+} as const satisfies Record<string, TSchema>;
+
+export type CredentialType = keyof typeof CREDENTIAL_DATA;
+export const CREDENTIAL_TYPES = Object.keys(CREDENTIAL_DATA) as CredentialType[];
+
+const TypeSchema = Type.Union([
+  Type.Literal('bearer'),
+  Type.Literal('header'),
+  Type.Literal('basic'),
+  Type.Literal('query'),
+]);
+
+const DataSchema = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 8192 }), {
+  maxProperties: 8,
+  description:
+    'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}. Write-only: answers show each value as "***".',
+});
+
+export const CredentialCreateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    type: TypeSchema,
+    data: DataSchema,
+  },
+  { additionalProperties: false },
+);
+export type CredentialCreate = Static<typeof CredentialCreateSchema>;
+
+/** PATCH (rotate): a new name and/or new values; fields left out, or sent as "***", are kept. */
+export const CredentialPatchSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    data: Type.Optional(DataSchema),
+  },
+  { additionalProperties: false },
+);
+export type CredentialPatch = Static<typeof CredentialPatchSchema>;
+
+export const CredentialSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  type: TypeSchema,
+  data: Type.Record(Type.String(), Type.Literal('***'), {
+    description: 'The fields this credential holds, each value shown as "***".',
+  }),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+export interface Credential {
+  id: string;
+  name: string;
+  type: CredentialType;
+  /** Field names only, values masked. */
+  data: Record<string, '***'>;
+  createdAt: string;
+  updatedAt: string;
+}

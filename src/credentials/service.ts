@@ -1,0 +1,222 @@
+/**
+ * Credentials (SPEC 7c): create, list, read, rotate (PATCH) and delete; `data` is validated per
+ * type, sealed whole (AES-256-GCM, SecretBox) and never returned. `forRun` unseals the ones a
+ * workflow version names, for the executor to hand to the engine for one run: clear values live
+ * only in that run's memory, never in a workflow, a record or a log.
+ *
+ * In use: a credential named by an `http` step of a workflow's current draft or of its published
+ * version cannot be deleted (409 `credential_in_use`, naming them). Older versions do not hold it:
+ * restoring one that names a deleted credential is refused on save like any unknown id.
+ */
+import { Value } from 'typebox/value';
+import type { RunCredential } from '../engine/credentials.js';
+import { AppError, type FieldError } from '../errors.js';
+import { newId, nowIso, type Page, toPage } from '../ids.js';
+import { MASK } from '../workflows/model.js';
+import type { SecretBox } from '../security/secrets.js';
+import { credentialsRepo } from '../store/credentials.js';
+import type { CredentialRow } from '../store/schema.js';
+import type { Db, Store } from '../store/store.js';
+import { credentialRefs } from '../workflows/step-walk.js';
+import { validationFailed } from '../workflows/service.js';
+import {
+  CREDENTIAL_DATA,
+  type Credential,
+  type CredentialCreate,
+  type CredentialPatch,
+  type CredentialType,
+} from './model.js';
+
+export class CredentialService {
+  readonly #store: Store;
+  readonly #secrets: SecretBox;
+
+  constructor({ store, secrets }: { store: Store; secrets: SecretBox }) {
+    this.#store = store;
+    this.#secrets = secrets;
+  }
+
+  async create(input: CredentialCreate): Promise<Credential> {
+    const data = checkData(input.type, input.data);
+    const now = nowIso();
+    const row: CredentialRow = {
+      id: newId(),
+      name: input.name,
+      type: input.type,
+      data: this.#secrets.seal(JSON.stringify(data)),
+      created_at: now,
+      updated_at: now,
+    };
+    await credentialsRepo.insert(this.#store.db, row);
+    return toApi(row, data);
+  }
+
+  async list(limit: number, before: string | undefined): Promise<Page<Credential>> {
+    const rows = await credentialsRepo.list(this.#store.db, { limit: limit + 1, before });
+    return toPage(rows, limit, (row) => toApi(row, this.#open(row)));
+  }
+
+  async get(id: string): Promise<Credential> {
+    const row = await this.#row(this.#store.db, id);
+    return toApi(row, this.#open(row));
+  }
+
+  /**
+   * Rotate: a new name and/or new values. The values sent replace those stored; a field left out
+   * or sent as "***" (what GET shows) keeps its stored value. The result is validated whole.
+   */
+  async update(id: string, patch: CredentialPatch): Promise<Credential> {
+    return this.#store.transaction(async (trx) => {
+      const row = await this.#row(trx, id);
+      let data = this.#open(row);
+      if (patch.data) {
+        const merged: Record<string, string> = { ...data };
+        for (const [key, value] of Object.entries(patch.data)) {
+          if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
+          if (value !== MASK) merged[key] = value;
+        }
+        data = checkData(row.type, merged);
+      }
+      const next: CredentialRow = {
+        ...row,
+        name: patch.name ?? row.name,
+        data: patch.data ? this.#secrets.seal(JSON.stringify(data)) : row.data,
+        updated_at: nowIso(),
+      };
+      await credentialsRepo.update(trx, next);
+      return toApi(next, data);
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#store.transaction(async (trx) => {
+      const row = await this.#row(trx, id);
+      const users = await usersOf(trx, id);
+      if (users.length > 0) {
+        const shown = users
+          .slice(0, 5)
+          .map((u) => `"${u.name}" (${u.workflowId}, ${u.where} ${u.pointer})`)
+          .join(', ');
+        throw new AppError(
+          'credential_in_use',
+          `Credential "${row.name}" is used by ${users.length === 1 ? 'a step' : `${users.length} steps`} of workflow ${shown}${users.length > 5 ? ' and more' : ''}.`,
+          {
+            hint: 'Point those http steps at another credential (or remove them), save and publish, then delete it.',
+          },
+        );
+      }
+      await credentialsRepo.delete(trx, id);
+    });
+  }
+
+  /** The ids among `ids` that name no credential (checked when a workflow is saved). */
+  async missing(db: Db, ids: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    const found = new Set((await credentialsRepo.getMany(db, unique)).map((r) => r.id));
+    return new Set(unique.filter((id) => !found.has(id)));
+  }
+
+  /**
+   * The clear data of the credentials these steps name, for one run (the executor passes it to
+   * the engine; see engine/credentials.ts). A credential deleted since is left out: the step that
+   * names it fails, saying so.
+   */
+  async forRun(steps: readonly unknown[]): Promise<Record<string, RunCredential> | undefined> {
+    const refs = credentialRefs(steps);
+    if (refs.length === 0) return undefined;
+    const rows = await credentialsRepo.getMany(this.#store.db, [...new Set(refs.map((r) => r.id))]);
+    const out: Record<string, RunCredential> = {};
+    for (const row of rows) out[row.id] = { type: row.type, data: this.#open(row) };
+    return out;
+  }
+
+  async #row(db: Db, id: string): Promise<CredentialRow> {
+    const row = await credentialsRepo.get(db, id);
+    if (!row) throw credentialNotFound(id);
+    return row;
+  }
+
+  #open(row: CredentialRow): Record<string, string> {
+    return JSON.parse(this.#secrets.reveal(row.data)) as Record<string, string>;
+  }
+}
+
+/** The type's fields, checked: 400 validation_failed naming each wrong `/data/<field>`. */
+function checkData(type: CredentialType, data: Record<string, string>): Record<string, string> {
+  const schema = CREDENTIAL_DATA[type];
+  if (Value.Check(schema, data)) return { ...data };
+  const fields: FieldError[] = [];
+  for (const e of Value.Errors(schema, data)) {
+    const params = e.params as { additionalProperties?: string[]; requiredProperties?: string[] };
+    if (e.keyword === 'required')
+      for (const p of params.requiredProperties ?? [])
+        fields.push({ field: `/data/${p}`, message: `is required for a ${type} credential` });
+    else if (e.keyword === 'additionalProperties')
+      for (const p of params.additionalProperties ?? [])
+        fields.push({
+          field: `/data/${p}`,
+          message: `is not a field of a ${type} credential (it has ${Object.keys(schema.properties).join(', ')})`,
+        });
+    else fields.push({ field: `/data${e.instancePath}`, message: e.message });
+  }
+  throw validationFailed(fields.slice(0, 20));
+}
+
+function toApi(row: CredentialRow, data: Record<string, string>): Credential {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    data: Object.fromEntries(Object.keys(data).map((k) => [k, MASK])) as Record<string, '***'>,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export const credentialNotFound = (id: string) =>
+  new AppError('not_found', `There is no credential with id ${id}.`, {
+    hint: 'List credentials with GET /api/v1/credentials to see their ids.',
+  });
+
+interface CredentialUser {
+  workflowId: string;
+  name: string;
+  where: 'draft' | 'published version';
+  pointer: string;
+}
+
+/**
+ * The steps of current drafts and published versions that name credential `id`. A LIKE on the
+ * stored JSON finds the candidate rows (an id is a UUID: no LIKE wildcard in it), the step walk
+ * confirms them (the id could sit in some other string).
+ */
+async function usersOf(db: Db, id: string): Promise<CredentialUser[]> {
+  const pattern = `%${id}%`;
+  const users: CredentialUser[] = [];
+  const drafts = await db
+    .selectFrom('workflows')
+    .select(['id', 'name', 'steps'])
+    .where('steps', 'like', pattern)
+    .execute();
+  for (const w of drafts)
+    for (const ref of credentialRefs(JSON.parse(w.steps) as unknown[]))
+      if (ref.id === id) users.push({ workflowId: w.id, name: w.name, where: 'draft', pointer: ref.pointer });
+  const published = await db
+    .selectFrom('workflows')
+    .innerJoin('workflow_versions', (join) =>
+      join
+        .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+        .onRef('workflow_versions.version', '=', 'workflows.published_version'),
+    )
+    .select(['workflows.id', 'workflows.name', 'workflow_versions.definition'])
+    .whereRef('workflows.published_version', '<>', 'workflows.version')
+    .where('workflow_versions.definition', 'like', pattern)
+    .execute();
+  for (const w of published) {
+    const steps = (JSON.parse(w.definition) as { steps?: unknown[] }).steps ?? [];
+    for (const ref of credentialRefs(steps))
+      if (ref.id === id)
+        users.push({ workflowId: w.id, name: w.name, where: 'published version', pointer: ref.pointer });
+  }
+  return users;
+}

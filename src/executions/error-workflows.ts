@@ -1,0 +1,87 @@
+/**
+ * Error workflows (SPEC 7c). When a production execution fails and its workflow version names
+ * `settings.errorWorkflowId`, an execution of that workflow is queued with mode `error` and the
+ * trigger item
+ *   {"error": {"message", "step"}, "execution": {"id", "workflowId", "workflowName", "mode",
+ *    "attempt"}, "receivedAt"}
+ * It runs whether or not the error workflow is active: its published version when it has one
+ * (what its owner made live), else its latest saved version. The failed execution records the
+ * error execution's id (`errorExecutionId`), written in the same transaction as the new row and
+ * only while it has none: a result recorded twice (at-least-once) still starts one. An error
+ * execution's own failure starts nothing (the worker only reports production failures), so an
+ * error workflow that fails cannot loop. An error workflow deleted since is logged and skipped.
+ */
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/bus.js';
+import { newId, nowIso } from '../ids.js';
+import type { FailedExecution } from '../queue/worker.js';
+import { executionsRepo, queuedExecution } from '../store/executions.js';
+import type { Store } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
+
+export class ErrorWorkflows {
+  readonly #store: Store;
+  readonly #bus: Bus;
+  readonly #log: Logger;
+
+  constructor({ store, bus, log }: { store: Store; bus: Bus; log: Logger }) {
+    this.#store = store;
+    this.#bus = bus;
+    this.#log = log;
+  }
+
+  /** Queue the error workflow's execution for `failed`; returns its id (undefined when none was started). */
+  async start(failed: FailedExecution): Promise<string | undefined> {
+    const id = newId();
+    const started = await this.#store.transaction(async (trx) => {
+      const target = await workflowsRepo.get(trx, failed.errorWorkflowId);
+      if (!target) return 'gone' as const;
+      const now = nowIso();
+      const linked = await trx
+        .updateTable('executions')
+        .set({ error_execution_id: id })
+        .where('id', '=', failed.id)
+        .where('error_execution_id', 'is', null)
+        .executeTakeFirst();
+      // Started already (this result was recorded before), or the execution is gone (retention).
+      if (Number(linked.numUpdatedRows) === 0) return 'skip' as const;
+      const item = {
+        error: {
+          message: failed.error?.message ?? 'The execution failed.',
+          step: failed.error?.step ?? null,
+        },
+        execution: {
+          id: failed.id,
+          workflowId: failed.workflowId,
+          workflowName: failed.workflowName,
+          mode: failed.mode,
+          attempt: failed.attempt,
+        },
+        receivedAt: now,
+      };
+      await executionsRepo.insert(
+        trx,
+        queuedExecution({
+          id,
+          workflow_id: target.id,
+          workflow_version: target.publishedVersion ?? target.version,
+          mode: 'error',
+          trigger: JSON.stringify(item),
+          created_at: now,
+        }),
+      );
+      return 'started' as const;
+    });
+    if (started === 'gone') {
+      this.#log.warn(
+        { executionId: failed.id, errorWorkflowId: failed.errorWorkflowId },
+        'the error workflow of this failed execution no longer exists; nothing started',
+      );
+      return undefined;
+    }
+    if (started === 'skip') return undefined;
+    this.#log.info({ executionId: failed.id, errorExecutionId: id }, 'error workflow started');
+    await this.#bus.publish('execution.queued', {});
+    return id;
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * Error workflows (SPEC 7c, issue 19): a failed production execution queues one execution of its
+ * `settings.errorWorkflowId` workflow, mode `error`, with the failure item; the two executions link
+ * both ways; the error workflow runs although it is not active; its own failure starts nothing
+ * (no loop); a pure workflow failing before its commit starts it too; test runs do not; unknown
+ * and self references are refused on save.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finishedExecution } from '../engine/int-helpers.js';
+import {
+  createActiveWorkflow,
+  createWorkflow,
+  eventually,
+  startTestServer,
+  type TestServer,
+} from '../helpers/server.js';
+
+let server: TestServer;
+let receiver: http.Server;
+let receiverUrl = '';
+const received: { path: string; body: unknown }[] = [];
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      received.push({ path, body: text ? JSON.parse(text) : null });
+      res.statusCode = path.startsWith('/broken') ? 500 : 200;
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  server = await startTestServer({ env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' } });
+});
+
+afterAll(async () => {
+  await server?.close();
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
+});
+
+/** An error workflow that posts the item it got to the receiver at `path`. */
+const notifier = (name: string, path: string, settings?: Record<string, unknown>) =>
+  createWorkflow(server, {
+    name,
+    ...(settings ? { settings } : {}),
+    steps: [{ name: 'notify', type: 'http', method: 'POST', url: `${receiverUrl}${path}`, body: '{{ $ }}' }],
+  });
+
+const failing = (name: string, path: string, errorWorkflowId: string) =>
+  createActiveWorkflow(server, {
+    name,
+    trigger: { path },
+    settings: { errorWorkflowId },
+    steps: [{ name: 'call api', type: 'http', method: 'POST', url: `${receiverUrl}/broken/${path}` }],
+  });
+
+const fire = async (path: string, test = false) => {
+  const res = await fetch(`${server.url}/${test ? 'webhook-test' : 'webhook'}/${path}`, { method: 'POST' });
+  return ((await res.json()) as { executionId: string }).executionId as string;
+};
+
+const errorExecutionsOf = async (workflowId: string) =>
+  (await server.api('GET', `/api/v1/executions?workflowId=${workflowId}&mode=error`)).body.items;
+
+describe('error workflows', () => {
+  it('queues one error execution with the failure item, linked both ways, though the error workflow is not active', async () => {
+    const handler = await notifier('on failure', '/alerts');
+    expect(handler.active).toBe(false);
+    const wf = await failing('orders sync', 'orders-sync', handler.id);
+    expect(wf.settings).toEqual({ errorWorkflowId: handler.id });
+
+    const failed = await finishedExecution(server, await fire('orders-sync'));
+    expect(failed.status).toBe('failed');
+    const linked = await eventually(async () => {
+      const e = (await server.api('GET', `/api/v1/executions/${failed.id}`)).body;
+      return e.errorExecutionId ? e : undefined;
+    });
+    const errorExecution = await finishedExecution(server, linked.errorExecutionId);
+    expect(errorExecution).toMatchObject({
+      workflowId: handler.id,
+      workflowVersion: 1,
+      mode: 'error',
+      status: 'succeeded',
+      errorExecutionId: null,
+    });
+    expect(errorExecution.trigger).toEqual({
+      error: { message: expect.stringContaining('answered 500'), step: 'call api' },
+      execution: {
+        id: failed.id,
+        workflowId: wf.id,
+        workflowName: 'orders sync',
+        mode: 'production',
+        attempt: 1,
+      },
+      receivedAt: expect.any(String),
+    });
+    // The error workflow's step got the item.
+    const alert = received.filter((r) => r.path === '/alerts');
+    expect(alert).toHaveLength(1);
+    expect(alert[0]!.body).toEqual(errorExecution.trigger);
+
+    // mode=error lists it; production does not.
+    expect((await errorExecutionsOf(handler.id)).map((e: { id: string }) => e.id)).toEqual([
+      errorExecution.id,
+    ]);
+    const production = await server.api('GET', `/api/v1/executions?workflowId=${handler.id}&mode=production`);
+    expect(production.body.items).toEqual([]);
+
+    // Once per failure: a second failure starts a second one, never more.
+    await finishedExecution(server, await fire('orders-sync'));
+    await eventually(async () => ((await errorExecutionsOf(handler.id)).length === 2 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await errorExecutionsOf(handler.id)).toHaveLength(2);
+  });
+
+  it('runs the published version of the error workflow when it has one', async () => {
+    const handler = await notifier('published handler', '/published-v1');
+    await server.api('POST', `/api/v1/workflows/${handler.id}/publish`);
+    await server.api('PATCH', `/api/v1/workflows/${handler.id}`, {
+      steps: [
+        { name: 'notify', type: 'http', method: 'POST', url: `${receiverUrl}/draft-v2`, body: '{{ $ }}' },
+      ],
+    });
+    await failing('uses published handler', 'published-handler', handler.id);
+    await finishedExecution(server, await fire('published-handler'));
+    const [errorExecution] = await eventually(async () => {
+      const items = await errorExecutionsOf(handler.id);
+      return items.length > 0 ? items : undefined;
+    });
+    expect((await finishedExecution(server, errorExecution.id)).workflowVersion).toBe(1);
+    expect(received.some((r) => r.path === '/published-v1')).toBe(true);
+    expect(received.some((r) => r.path === '/draft-v2')).toBe(false);
+  });
+
+  it('starts nothing more when the error execution fails (no loop)', async () => {
+    const last = await notifier('last resort', '/last-resort');
+    // The error workflow fails itself, and names an error workflow of its own.
+    const broken = await notifier('broken handler', '/broken-handler', { errorWorkflowId: last.id });
+    await failing('fails into a broken handler', 'into-broken', broken.id);
+
+    await finishedExecution(server, await fire('into-broken'));
+    const [errorExecution] = await eventually(async () => {
+      const items = await errorExecutionsOf(broken.id);
+      return items.length > 0 ? items : undefined;
+    });
+    const done = await finishedExecution(server, errorExecution.id);
+    expect(done.status).toBe('failed');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(done.errorExecutionId).toBeNull();
+    expect(
+      (await server.api('GET', `/api/v1/executions/${errorExecution.id}`)).body.errorExecutionId,
+    ).toBeNull();
+    expect(await errorExecutionsOf(last.id)).toEqual([]);
+    expect(received.some((r) => r.path === '/last-resort')).toBe(false);
+  });
+
+  it('a pure workflow failing before its commit starts it too; a test run does not', async () => {
+    const handler = await notifier('pure handler', '/pure-alerts');
+    const wf = await createActiveWorkflow(server, {
+      name: 'pure failure',
+      trigger: { path: 'pure-failure' },
+      settings: { errorWorkflowId: handler.id },
+      steps: [{ name: 'compute', type: 'set', fields: { x: '{{ $error("no total") }}' } }],
+    });
+    const failed = await finishedExecution(server, await fire('pure-failure'));
+    expect(failed.status).toBe('failed');
+    const linked = await eventually(async () => {
+      const e = (await server.api('GET', `/api/v1/executions/${failed.id}`)).body;
+      return e.errorExecutionId ? e : undefined;
+    });
+    const errorExecution = await finishedExecution(server, linked.errorExecutionId);
+    expect(errorExecution.trigger.error).toEqual({
+      message: expect.stringContaining('no total'),
+      step: 'compute',
+    });
+
+    // Test mode: a failure starts nothing.
+    await server.api('POST', `/api/v1/workflows/${wf.id}/test-listener`, {});
+    const testRun = await finishedExecution(server, await fire('pure-failure', true));
+    expect(testRun).toMatchObject({ mode: 'test', status: 'failed' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await server.api('GET', `/api/v1/executions/${testRun.id}`)).body.errorExecutionId).toBeNull();
+    expect(await errorExecutionsOf(handler.id)).toHaveLength(1);
+  });
+
+  it('refuses an unknown error workflow and the workflow itself, and clears with null', async () => {
+    const unknown = await server.api('POST', '/api/v1/workflows', {
+      name: 'unknown handler',
+      settings: { errorWorkflowId: '0190a0b0-0000-7000-8000-000000000000' },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.code).toBe('validation_failed');
+    expect(unknown.body.fields).toContainEqual(
+      expect.objectContaining({ field: '/settings/errorWorkflowId' }),
+    );
+
+    const wf = await createWorkflow(server, { name: 'self' });
+    const self = await server.api('PATCH', `/api/v1/workflows/${wf.id}`, {
+      settings: { errorWorkflowId: wf.id },
+    });
+    expect(self.status).toBe(400);
+    expect(self.body.fields).toContainEqual(expect.objectContaining({ field: '/settings/errorWorkflowId' }));
+
+    const other = await createWorkflow(server, { name: 'other' });
+    const set = await server.api('PATCH', `/api/v1/workflows/${wf.id}`, {
+      settings: { errorWorkflowId: other.id },
+    });
+    expect(set.body.settings).toEqual({ errorWorkflowId: other.id });
+    // PUT without settings keeps them; null clears.
+    const put = await server.api('PUT', `/api/v1/workflows/${wf.id}`, { name: 'self' });
+    expect(put.body.settings).toEqual({ errorWorkflowId: other.id });
+    const cleared = await server.api('PATCH', `/api/v1/workflows/${wf.id}`, {
+      settings: { errorWorkflowId: null },
+    });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.settings).toEqual({});
+
+    const bad = await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { settings: { retries: 3 } });
+    expect(bad.status).toBe(400);
+  });
+});
