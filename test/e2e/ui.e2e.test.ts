@@ -213,7 +213,7 @@ describe('first session in the browser', () => {
 
     // A set step whose field comes from the picker.
     await page.getByRole('button', { name: '+ Set fields' }).click();
-    await page.getByRole('button', { name: 'Insert a field into Value' }).click();
+    await page.getByRole('button', { name: 'Insert field into Value' }).click();
     await page.getByRole('button', { name: /^body\.param1, string/ }).click();
     expect(await page.getByRole('textbox', { name: 'Value of param1' }).inputValue()).toBe(
       '{{ body.param1 }}',

@@ -1,8 +1,9 @@
-import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { compileTemplate, renderTemplate } from '../../src/engine/expressions.js';
 import {
+  describeMissing,
   hasExpression,
+  type Missing,
   render,
   type Scope,
   templateError,
@@ -15,8 +16,6 @@ const scope: Scope = {
   steps: { first: { total: 42 }, 'step two': { ok: true } },
   execution: { id: 'exec-1', mode: 'test', workflowId: 'wf-1', attempt: 2 },
 };
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('hasExpression', () => {
   it('is true when the text opens an expression', () => {
@@ -48,41 +47,34 @@ describe('templateError', () => {
     expect(templateError('x {{}} y')).toBe('The expression {{ }} is empty.');
   });
 
-  it("reports JSONata's syntax error as a sentence naming the expression", () => {
-    expect(templateError('{{ ( }}')).toBe('Expected ")" before end of expression. (at position 1 of "(")');
+  it("reports JSONata's syntax error as a sentence with its position", () => {
+    expect(templateError('{{ ( }}')).toBe('Expected ")" before end of expression. (at position 3)');
     const message = templateError('ok {{ name }} then {{ a.b.c]] }}');
-    expect(message).toMatch(/^Syntax error: "\]"\. \(at position \d+ of "a\.b\.c\]\]"\)$/);
+    expect(message).toMatch(/^Syntax error: "\]"\. \(at position \d+\)$/);
   });
 
-  it('counts the position in the expression as quoted, without the spaces inside the braces', () => {
-    expect(templateError('{{ 1 + }}')).toBe('Unexpected end of expression. (at position 3 of "1 +")');
-    expect(templateError('{{   a.b.c]] }}')).toBe('Syntax error: "]". (at position 6 of "a.b.c]]")');
+  // Issue 17 #6: one convention, the server's — a 1-based character position in the text between
+  // `{{` and `}}` (spaces included), in the same words, so the inline message and the server's agree.
+  it.each([
+    '{{ 1 + }}',
+    '{{   a.b.c]] }}',
+    '{{ ( }}',
+    'ok {{ name }} then {{ a.b.c]] }}',
+    '{{\n\t  foo( }}',
+    '{{ $x := }}',
+    '{{ 1 + ) }}',
+    '{{ a.\n  b] }}',
+  ])('says what the server says for %j', (text) => {
+    const server = compileTemplate(text, '/x').errors[0]?.message;
+    expect(server).toMatch(/\(at position \d+\)$/);
+    expect(templateError(text)).toBe(server);
   });
 
-  // The quoted text is the expression without surrounding whitespace, so its position must be
-  // the one JSONata gives for that text alone, whatever the padding.
-  it.each(['1 +', '(', 'a.b.c]]', 'foo(', '$x :=', '1 + )', 'a.\n  b]'])(
-    'reports the position JSONata gives for %j itself, however it is padded',
-    (text) => {
-      let expected: number | undefined;
-      try {
-        jsonata(text);
-      } catch (err) {
-        expected = (err as { position: number }).position;
-      }
-      expect(expected).toBeGreaterThan(0);
-      for (const [before, after] of [
-        ['', ''],
-        [' ', ' '],
-        ['\n\t  ', '   '],
-        ['', '\n'],
-      ]) {
-        expect(templateError(`{{${before}${text}${after}}}`)).toMatch(
-          new RegExp(`\\(at position ${expected} of "${escapeRegExp(text)}"\\)$`),
-        );
-      }
-    },
-  );
+  it('counts the position from the first character after {{, its spaces included', () => {
+    // " 1 + " ends at character 5: JSONata points past the end of the expression.
+    expect(templateError('{{ 1 + }}')).toBe('Unexpected end of expression. (at position 5)');
+    expect(templateError('{{1 + }}')).toBe('Unexpected end of expression. (at position 4)');
+  });
 
   it('gives the same answer again for a cached expression', () => {
     const first = templateError('{{ 1 + }}');
@@ -100,7 +92,7 @@ describe('templateErrors', () => {
       flag: null,
     };
     expect(templateErrors(config)).toEqual([
-      { at: '/fields/bad', message: 'Expected ")" before end of expression. (at position 1 of "(")' },
+      { at: '/fields/bad', message: 'Expected ")" before end of expression. (at position 3)' },
       { at: '/fields/list/1', message: 'The "{{" at position 3 has no closing "}}".' },
       { at: '/fields/list/2/inner', message: 'The expression {{ }} is empty.' },
     ]);
@@ -180,12 +172,14 @@ describe('render', () => {
   });
 
   it('throws evaluation errors as sentences ending with where they happened', async () => {
-    await expect(render('{{ $error("boom") }}', scope)).rejects.toThrow(
-      /^boom\. \(at position \d+ of "\$error\("boom"\)"\)$/,
-    );
+    await expect(render('{{ $error("boom") }}', scope)).rejects.toThrow(/^boom\. \(at position \d+\)$/);
+    // Counted from the first character after {{, as the server counts (issue 17 #6).
     const padded = await render('{{   $error("boom") }}', scope).catch((err: Error) => err.message);
     const tight = await render('{{$error("boom")}}', scope).catch((err: Error) => err.message);
-    expect(padded).toBe(tight);
+    expect(padded).toBe('boom. (at position 10)');
+    expect(tight).toBe('boom. (at position 7)');
+    const { template } = compileTemplate('{{   $error("boom") }}', '/x');
+    await expect(renderTemplate(template, scope)).rejects.toThrow(padded);
     await expect(render('x {{ $number("x") }}', scope)).rejects.toThrow(
       /^Unable to cast value to a number: "x"\./,
     );
@@ -228,5 +222,45 @@ describe('render', () => {
         out: await renderTemplate(template, scope),
       });
     }
+  });
+});
+
+// Issue 17 #7: a key whose expression finds nothing vanishes from JSON; the preview says so.
+describe('missing values', () => {
+  it('reports each expression that found nothing, where it is and what becomes of it', async () => {
+    const missing: Missing[] = [];
+    const out = await render(
+      { name: '{{ body.param1 }}', greeting: 'Hi {{ nobody }}!', list: ['{{ nothing }}'], ok: '{{ name }}' },
+      scope,
+      missing,
+    );
+    expect(JSON.parse(JSON.stringify(out))).toEqual({ greeting: 'Hi !', list: [null], ok: 'Ann' });
+    expect(missing).toEqual([
+      { at: '/name', expression: 'body.param1', effect: 'key' },
+      { at: '/greeting', expression: 'nobody', effect: 'text' },
+      { at: '/list/0', expression: 'nothing', effect: 'item' },
+    ]);
+    expect(describeMissing(missing)).toEqual([
+      'name — missing: body.param1 has no value (the key is left out)',
+      'greeting — missing: nobody has no value (it is left empty in the text)',
+      'list › 0 — missing: nothing has no value (the item is null)',
+    ]);
+  });
+
+  it('reports the whole value, and nothing when every expression finds a value', async () => {
+    const missing: Missing[] = [];
+    expect(await render('{{ body.param1 }}', scope, missing)).toBeUndefined();
+    expect(describeMissing(missing)).toEqual(['missing: body.param1 has no value (it gives nothing)']);
+    const none: Missing[] = [];
+    await render({ a: '{{ name }}', b: '{{ null }}', c: 'x {{ n }}' }, scope, none);
+    expect(none).toEqual([]);
+  });
+
+  it('agrees with the engine on what vanishes', async () => {
+    const config = { name: '{{ body.param1 }}', kept: '{{ name }}', text: 'a{{ nope }}b' };
+    const { template } = compileTemplate(config);
+    const engine = JSON.stringify(await renderTemplate(template, scope));
+    expect(JSON.stringify(await render(config, scope))).toBe(engine);
+    expect(engine).toBe('{"kept":"Ann","text":"ab"}');
   });
 });

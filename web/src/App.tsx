@@ -8,6 +8,7 @@ import { ExecutionList } from './pages/ExecutionList';
 import { TokenList } from './pages/TokenList';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
+import { useTitle } from './lib/title';
 import { Link, leave, match, navigate, useLocation } from './router';
 import type { User } from './types';
 
@@ -106,15 +107,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (path === '/executions') page = <ExecutionList search={location.split('?')[1] ?? ''} />;
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
   else if (path === '/tokens') page = <TokenList />;
-  else
-    page = (
-      <div className="card">
-        <h1>Page not found</h1>
-        <p>
-          There is no page at <code>{path}</code>. <Link to="/">Go to the workflows</Link>.
-        </p>
-      </div>
-    );
+  else page = <NotFound path={path} />;
 
   const section = path.startsWith('/executions') ? 'executions' : path === '/tokens' ? 'tokens' : 'workflows';
   return (
@@ -153,5 +146,17 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
         {page}
       </main>
     </>
+  );
+}
+
+function NotFound({ path }: { path: string }) {
+  useTitle('Page not found');
+  return (
+    <div className="card">
+      <h1>Page not found</h1>
+      <p>
+        There is no page at <code>{path}</code>. <Link to="/">Go to the workflows</Link>.
+      </p>
+    </div>
   );
 }

@@ -11,19 +11,34 @@ export interface FieldProblem {
   message: string;
 }
 
+export interface ConflictingWorkflow {
+  id: string;
+  name: string;
+}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly hint: string | undefined;
   readonly fields: FieldProblem[];
+  /** `path_conflict`: the other workflow on the method+path, to name and link. */
+  readonly conflictingWorkflow: ConflictingWorkflow | undefined;
 
-  constructor(status: number, code: string, message: string, hint?: string, fields?: FieldProblem[]) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    hint?: string,
+    fields?: FieldProblem[],
+    conflictingWorkflow?: ConflictingWorkflow,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.hint = hint;
     this.fields = fields ?? [];
+    this.conflictingWorkflow = conflictingWorkflow;
   }
 }
 
@@ -68,7 +83,14 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     data = undefined;
   }
   if (!res.ok) {
-    const e = (data ?? {}) as { code?: unknown; message?: unknown; hint?: unknown; fields?: unknown };
+    const e = (data ?? {}) as {
+      code?: unknown;
+      message?: unknown;
+      hint?: unknown;
+      fields?: unknown;
+      conflictingWorkflow?: unknown;
+    };
+    const other = e.conflictingWorkflow as Partial<ConflictingWorkflow> | undefined;
     const error =
       typeof e.message === 'string'
         ? new ApiError(
@@ -77,6 +99,9 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
             e.message,
             typeof e.hint === 'string' ? e.hint : undefined,
             Array.isArray(e.fields) ? (e.fields as FieldProblem[]) : undefined,
+            typeof other?.id === 'string' && typeof other.name === 'string'
+              ? { id: other.id, name: other.name }
+              : undefined,
           )
         : new ApiError(
             res.status,

@@ -1,5 +1,12 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
-import { hasExpression, render, type Scope, templateErrors } from '../lib/expressions';
+import {
+  describeMissing,
+  hasExpression,
+  type Missing,
+  render,
+  type Scope,
+  templateErrors,
+} from '../lib/expressions';
 import { short } from '../lib/format';
 import { FieldPicker, type PickerField } from './FieldPicker';
 
@@ -19,6 +26,7 @@ export function ExpressionInput({
   serverError,
   required,
   toValue,
+  field,
 }: {
   label: string;
   value: string;
@@ -34,6 +42,8 @@ export function ExpressionInput({
   required?: boolean;
   /** The configuration value the text stands for (a JSON body is parsed); the text itself by default. */
   toValue?: (text: string) => unknown;
+  /** JSON pointer of the value in the workflow, for the links of the error summary. */
+  field?: string;
 }) {
   const id = useId();
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
@@ -41,7 +51,7 @@ export function ExpressionInput({
   const pendingCaret = useRef<number | null>(null);
   const configValue = useMemo(() => (toValue ? toValue(value) : value), [value, toValue]);
   const syntaxError = templateErrors(configValue)[0]?.message;
-  const [preview, setPreview] = useState<{ ok: boolean; text: string } | null>(null);
+  const [preview, setPreview] = useState<{ ok: boolean; text: string; missing?: string[] } | null>(null);
 
   useEffect(() => {
     if (syntaxError || !hasExpression(value) || !scope) {
@@ -50,10 +60,16 @@ export function ExpressionInput({
     }
     let cancelled = false;
     const timer = setTimeout(() => {
-      render(configValue, scope).then(
+      const missing: Missing[] = [];
+      render(configValue, scope, missing).then(
         (result) =>
           !cancelled &&
-          setPreview({ ok: true, text: result === undefined ? 'nothing (undefined)' : short(result, 300) }),
+          setPreview({
+            ok: true,
+            text: result === undefined ? 'nothing (undefined)' : short(result, 300),
+            // Keys and text parts that vanish are named, not silently dropped (issue 17 #7).
+            missing: describeMissing(missing),
+          }),
         (err: Error) => !cancelled && setPreview({ ok: false, text: err.message }),
       );
     }, 150);
@@ -94,6 +110,7 @@ export function ExpressionInput({
     placeholder,
     required,
     className: `input mono${error ? ' invalid' : ''}`,
+    'data-field': field,
     'aria-invalid': error ? true : undefined,
     'aria-describedby': describedBy,
     spellCheck: false,
@@ -108,7 +125,7 @@ export function ExpressionInput({
         <label htmlFor={id} className={hideLabel ? 'visually-hidden' : 'label'}>
           {label}
         </label>
-        <FieldPicker fields={fields} onPick={insert} label={`Insert a field into ${label}`} />
+        <FieldPicker fields={fields} onPick={insert} target={label} />
       </div>
       {multiline ? (
         <textarea {...common} rows={4} onChange={(e) => onChange(e.target.value)} />
@@ -126,6 +143,15 @@ export function ExpressionInput({
             <>
               <span className="muted">Preview: </span>
               <code className="expr-value">{preview.text}</code>
+              {preview.missing && preview.missing.length > 0 && (
+                <span className="expr-missing">
+                  {preview.missing.map((line) => (
+                    <span key={line} className="expr-missing-line">
+                      {line}
+                    </span>
+                  ))}
+                </span>
+              )}
             </>
           ) : (
             preview.text

@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
+import { type KeyboardEvent, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { short } from '../lib/format';
 
 export interface PickerField {
@@ -19,12 +19,15 @@ export interface PickerField {
 export function FieldPicker({
   fields,
   onPick,
-  label,
+  target,
 }: {
   fields: PickerField[];
   onPick: (field: PickerField) => void;
-  label: string;
+  /** The label of the value a field goes into: the button is named "Insert field into <target>". */
+  target: string;
 }) {
+  // The accessible name starts with the button's visible text (WCAG 2.5.3, label in name).
+  const label = `Insert field into ${target}`;
   const [open, setOpen] = useState(false);
   const [query, setQuery] = useState('');
   const panelId = useId();
@@ -41,6 +44,26 @@ export function FieldPicker({
     };
     document.addEventListener('mousedown', onDown);
     return () => document.removeEventListener('mousedown', onDown);
+  }, [open]);
+
+  // Keep the panel inside the window: it hangs from the button's right edge, which on a phone can be
+  // nearer the left edge of the screen than the panel is wide (issue 17 #8).
+  useLayoutEffect(() => {
+    const panel = panelRef.current;
+    if (!open || !panel) return;
+    const place = () => {
+      panel.style.transform = '';
+      const margin = 8;
+      const rect = panel.getBoundingClientRect();
+      const width = document.documentElement.clientWidth;
+      let shift = 0;
+      if (rect.left < margin) shift = margin - rect.left;
+      else if (rect.right > width - margin) shift = width - margin - rect.right;
+      if (shift !== 0) panel.style.transform = `translateX(${Math.round(shift)}px)`;
+    };
+    place();
+    window.addEventListener('resize', place);
+    return () => window.removeEventListener('resize', place);
   }, [open]);
 
   const close = () => {

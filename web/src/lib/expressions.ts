@@ -25,20 +25,15 @@ interface JsonataErrorLike {
   position?: number;
 }
 
-function describe(err: unknown, source: string): string {
+function describe(err: unknown): string {
   const e = (typeof err === 'object' && err !== null ? err : { message: String(err) }) as JsonataErrorLike;
   if (e.code === 'D1011') return 'The expression nests too deeply (a recursion that never ends?).';
   if (e.code === 'D1012') return 'The expression takes too long (a loop that never ends?).';
   let message = e.message ?? 'The expression failed.';
   if (!/[.!?]$/.test(message)) message += '.';
-  // JSONata counts from the first character after `{{`; the message quotes the expression without
-  // its surrounding spaces, so count from there (the end of the text when JSONata points past it).
-  const text = source.trim();
-  const leading = source.length - source.trimStart().length;
-  const where =
-    typeof e.position === 'number' && e.position > 0
-      ? ` (at position ${Math.min(Math.max(e.position - leading, 1), text.length)} of "${text}")`
-      : '';
+  // One convention with the server (src/engine/expressions.ts): JSONata's own position, a 1-based
+  // character position in the text between `{{` and `}}` (its leading spaces count), and the same words.
+  const where = typeof e.position === 'number' && e.position > 0 ? ` (at position ${e.position})` : '';
   return `${message}${where}`;
 }
 
@@ -51,7 +46,7 @@ function compile(source: string): jsonata.Expression {
       if (source.trim() === '') throw new Error('The expression {{ }} is empty.');
       entry = jsonata(source, BUDGET);
     } catch (err) {
-      entry = new Error(describe(err, source));
+      entry = new Error(describe(err));
     }
     if (compiled.size > 500) compiled.clear();
     compiled.set(source, entry);
@@ -106,7 +101,7 @@ async function evaluate(source: string, scope: Scope): Promise<unknown> {
     });
     return toJson(result);
   } catch (err) {
-    throw new Error(describe(err, source));
+    throw new Error(describe(err));
   }
 }
 
@@ -117,36 +112,100 @@ function toText(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * An expression that found nothing (undefined), and what that does to the value it sits in:
+ * - `key`: the whole value of an object key — the key is left out when the value becomes JSON
+ *   (an http or respond body, a step's output), as the engine sends it;
+ * - `text`: a part of a text — it becomes the empty text;
+ * - `value`: the whole configuration value — nothing (set writes null).
+ * `at` is the JSON pointer of the value inside the rendered configuration ('' for the value itself).
+ */
+export interface Missing {
+  at: string;
+  expression: string;
+  effect: 'key' | 'text' | 'value' | 'item';
+}
+
 /** Render a configuration value as the engine would; throws Error with a sentence. */
-export async function render(value: unknown, scope: Scope): Promise<unknown> {
+export async function render(value: unknown, scope: Scope, missing?: Missing[], at = ''): Promise<unknown> {
   if (typeof value === 'string') {
     if (!hasExpression(value)) return value;
     const split = splitTemplate(value);
     if ('error' in split) throw new Error(split.error);
     const [only] = split.parts;
-    if (split.parts.length === 1 && only !== undefined && typeof only !== 'string')
-      return evaluate(only.source, scope);
+    if (split.parts.length === 1 && only !== undefined && typeof only !== 'string') {
+      const result = await evaluate(only.source, scope);
+      if (result === undefined) missing?.push({ at, expression: only.source.trim(), effect: 'value' });
+      return result;
+    }
     let out = '';
-    for (const part of split.parts)
-      out += typeof part === 'string' ? part : toText(await evaluate(part.source, scope));
+    for (const part of split.parts) {
+      if (typeof part === 'string') {
+        out += part;
+        continue;
+      }
+      const result = await evaluate(part.source, scope);
+      if (result === undefined) missing?.push({ at, expression: part.source.trim(), effect: 'text' });
+      out += toText(result);
+    }
     return out;
   }
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const item of value) out.push(await render(item, scope));
+    for (const [i, item] of value.entries()) {
+      const found: Missing[] = [];
+      out.push(await render(item, scope, found, `${at}/${i}`));
+      // JSON has no undefined item: it is written as null.
+      missing?.push(
+        ...found.map((m) =>
+          m.at === `${at}/${i}` && m.effect === 'value' ? { ...m, effect: 'item' as const } : m,
+        ),
+      );
+    }
     return out;
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
+      const where = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const found: Missing[] = [];
       Object.defineProperty(out, k, {
-        value: await render(v, scope),
+        value: await render(v, scope, found, where),
         enumerable: true,
         writable: true,
         configurable: true,
       });
+      missing?.push(
+        ...found.map((m) => (m.at === where && m.effect === 'value' ? { ...m, effect: 'key' as const } : m)),
+      );
     }
     return out;
   }
   return value;
+}
+
+/**
+ * "name — missing: body.param1 has no value", one line per expression that found nothing, saying
+ * what becomes of it (docs/expressions.md, "Missing values").
+ */
+export function describeMissing(missing: Missing[]): string[] {
+  return missing.map((m) => {
+    const where =
+      m.at === ''
+        ? ''
+        : `${m.at
+            .slice(1)
+            .split('/')
+            .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+            .join(' › ')} — `;
+    const what =
+      m.effect === 'key'
+        ? 'the key is left out'
+        : m.effect === 'text'
+          ? 'it is left empty in the text'
+          : m.effect === 'item'
+            ? 'the item is null'
+            : 'it gives nothing';
+    return `${where}missing: ${m.expression} has no value (${what})`;
+  });
 }

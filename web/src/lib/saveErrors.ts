@@ -14,6 +14,8 @@ export type SaveFailure = {
   hint?: string;
   /** The server's field problems (pointers into `body`). */
   fields: FieldProblem[];
+  /** `path_conflict`: the other workflow, to name and link. */
+  conflictingWorkflow?: { id: string; name: string } | undefined;
   /** Found by the form before sending: its problems are recomputed live from the draft instead. */
   local: boolean;
   /** The body the failure is about. */

@@ -5,14 +5,18 @@
  * (it would send a request): its output comes from the last test run, when there is one.
  */
 import { responseHeaders } from '../../../src/engine/steps/response-headers';
-import type { Execution, Step } from '../types';
+import type { Execution, ExecutionError, Step } from '../types';
 import { render, type Scope } from './expressions';
 
 export interface SimResult {
   output: unknown;
   error?: string;
   note?: string;
+  /** What the last test run (of the event on screen) did with this step, when it failed or never got to it. */
+  lastRun?: { executionId: string; version: number; failed?: ExecutionError; notRun?: boolean };
 }
+
+const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
 
 export interface Simulation {
   /** What the expressions of step i see. */
@@ -73,10 +77,12 @@ export async function simulate(
     try {
       if (type === 'http') {
         result = recorded
-          ? {
-              output: recorded.output,
-              note: 'From the last test run: HTTP requests are sent only by the server.',
-            }
+          ? recorded.status === 'failed'
+            ? { output: null, note: 'It failed in the last test run: the error is above.' }
+            : {
+                output: recorded.output,
+                note: 'From the last test run: HTTP requests are sent only by the server.',
+              }
           : {
               output: null,
               note: 'HTTP requests are sent only by the server: run a test event to see this output.',
@@ -114,6 +120,16 @@ export async function simulate(
     } catch (err) {
       result = { output: null, error: (err as Error).message };
     }
+    // The server's verdict beside the preview: a step that failed in the last test run is shown
+    // failed where it is, with its error (issue 17 #4), whatever the browser's dry run says.
+    if (run && recorded?.status === 'failed')
+      result.lastRun = {
+        executionId: run.id,
+        version: run.workflowVersion,
+        failed: recorded.error ?? { message: 'The step failed.' },
+      };
+    else if (run && !recorded && FINISHED.has(run.status) && run.status !== 'succeeded')
+      result.lastRun = { executionId: run.id, version: run.workflowVersion, notRun: true };
     results.push(result);
     Object.defineProperty(outputs, name, {
       value: result.output,

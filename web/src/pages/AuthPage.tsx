@@ -2,6 +2,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
+import { useTitle } from '../lib/title';
 import type { User } from '../types';
 
 const MIN_PASSWORD = 8;
@@ -24,6 +25,7 @@ export function AuthPage({
   const [error, setError] = useState<ApiError | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const setup = mode === 'setup';
+  useTitle(setup ? 'Create the owner account' : 'Sign in');
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

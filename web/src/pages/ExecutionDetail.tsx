@@ -7,7 +7,9 @@ import { ModeBadge, StatusBadge } from '../components/StatusBadge';
 import { Tabs } from '../components/Tabs';
 import { requestFields } from '../lib/flatten';
 import { formatDuration, formatTime } from '../lib/format';
+import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
+import { NotRunStep, notRunReason, useNotRunSteps } from './execution/NotRunSteps';
 import type { Execution, ExecutionError, ExecutionStep, Workflow } from '../types';
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
@@ -26,7 +28,8 @@ function ErrorBox({ error }: { error: ExecutionError }) {
           {error.expression && (
             <>
               {error.field ? ', expression ' : 'Expression '}
-              <code>{`{{ ${error.expression.trim()} }}`}</code>
+              {/* As written, spaces included: the position counts from the first character after {{. */}
+              <code className="pre-spaces">{`{{${error.expression}}}`}</code>
             </>
           )}
           {error.position !== undefined && ` at position ${error.position}`}
@@ -84,6 +87,8 @@ export function ExecutionDetail({ id }: { id: string }) {
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   const [triggerTab, setTriggerTab] = useState('table');
+  useTitle(execution ? `Execution ${execution.status}` : 'Execution', workflow?.name);
+  const notRun = useNotRunSteps(execution);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -263,7 +268,7 @@ export function ExecutionDetail({ id }: { id: string }) {
 
       <section className="card" aria-labelledby={`${headingId}-steps`}>
         <h2 id={`${headingId}-steps`}>Steps</h2>
-        {e.steps.length === 0 ? (
+        {e.steps.length === 0 && notRun.length === 0 ? (
           <p className="muted">
             {FINISHED.has(e.status)
               ? 'This workflow version has no steps (or none ran).'
@@ -273,6 +278,9 @@ export function ExecutionDetail({ id }: { id: string }) {
           <ol className="steps">
             {e.steps.map((s, i) => (
               <StepResult key={s.name} step={s} index={i} />
+            ))}
+            {notRun.map((s, i) => (
+              <NotRunStep key={s.name} step={s} index={e.steps.length + i} reason={notRunReason(e)} />
             ))}
           </ol>
         )}

@@ -4,6 +4,7 @@ import { ErrorMessage } from '../components/ErrorMessage';
 import { ModeBadge, StatusBadge } from '../components/StatusBadge';
 import { formatDuration, formatTime } from '../lib/format';
 import { listAllWorkflows } from '../lib/workflows';
+import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import type { Execution, Page, Workflow } from '../types';
 
@@ -13,6 +14,7 @@ const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'filtered'];
 export function ExecutionList({ search }: { search: string }) {
   const id = useId();
   const params = useMemo(() => new URLSearchParams(search), [search]);
+  useTitle('Executions');
   const filters = {
     workflowId: params.get('workflowId') ?? '',
     status: params.get('status') ?? '',
@@ -128,7 +130,7 @@ export function ExecutionList({ search }: { search: string }) {
       )}
       {items !== null && items.length > 0 && (
         <div className="table-wrap">
-          <table className="data-table">
+          <table className="data-table execution-table">
             <caption className="visually-hidden">Executions, newest first</caption>
             <thead>
               <tr>
@@ -159,9 +161,10 @@ export function ExecutionList({ search }: { search: string }) {
                   <td>
                     <ModeBadge mode={e.mode} />
                   </td>
-                  <td>{formatTime(e.startedAt ?? e.createdAt)}</td>
-                  <td>{formatDuration(e.startedAt, e.finishedAt)}</td>
-                  <td>{e.attempt}</td>
+                  {/* data-label: on a phone the rows stack, and these say what they are. */}
+                  <td data-label="Started">{formatTime(e.startedAt ?? e.createdAt)}</td>
+                  <td data-label="Duration">{formatDuration(e.startedAt, e.finishedAt)}</td>
+                  <td data-label="Attempt">{e.attempt}</td>
                 </tr>
               ))}
             </tbody>

@@ -5,6 +5,7 @@ import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
 import { formatAgo, formatTime } from '../lib/format';
+import { useTitle } from '../lib/title';
 import type { Page } from '../types';
 
 interface ApiToken {
@@ -21,6 +22,7 @@ interface ApiToken {
  * characters so a token in a script can be recognised, and revoking one locks its users out at once.
  */
 export function TokenList() {
+  useTitle('API tokens');
   const id = useId();
   const [tokens, setTokens] = useState<ApiToken[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);

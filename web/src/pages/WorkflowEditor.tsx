@@ -8,10 +8,13 @@ import { Switch } from '../components/Switch';
 import { curlLine, fillParams, primaryMethod } from '../lib/curl';
 import { type Draft, draftFrom, normalizedPath, payloadFrom, type TriggerDraft } from '../lib/draft';
 import { flattenValue, keyStep } from '../lib/flatten';
+import { focusField } from '../lib/focusField';
 import { typeOf } from '../lib/format';
+import { findPathConflict, type PathConflict } from '../lib/pathConflicts';
 import { publishState, savedNotice, versionContent } from '../lib/publishing';
 import { currentFailure, type SaveFailure } from '../lib/saveErrors';
 import { type Simulation, simulate } from '../lib/simulate';
+import { useTitle } from '../lib/title';
 import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
@@ -72,7 +75,10 @@ export function WorkflowEditor({ id }: { id: string }) {
   const [review, setReview] = useState<PublishReview | null>(null);
   /** What the last Listen saved, shown in the test panel where the user is looking. */
   const [listenNote, setListenNote] = useState('');
+  /** Another active workflow on this (inactive) workflow's method+path, found after a save. */
+  const [conflict, setConflict] = useState<PathConflict | null>(null);
   const test = useTestEvents(id);
+  useTitle(saved?.name ?? 'Workflow');
 
   useEffect(() => {
     api<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`).then(
@@ -97,7 +103,7 @@ export function WorkflowEditor({ id }: { id: string }) {
         status: 400,
         code: 'validation_failed',
         message: 'Some fields need fixing.',
-        hint: 'Fix the fields named above, then save again.',
+        hint: 'Fix the fields listed here (each link goes to its field), then save again.',
         fields: [],
         local: true,
         body: payload.body,
@@ -117,6 +123,9 @@ export function WorkflowEditor({ id }: { id: string }) {
       // SPEC 1: a save is a draft; production keeps its published version until publish/activate.
       setStatus(savedNotice(w));
       setListenNote('');
+      // The server refuses this for an active workflow; an inactive one is warned now, not at Activate.
+      if (w.active) setConflict(null);
+      else findPathConflict(w).then(setConflict, () => setConflict(null));
       return w;
     } catch (err) {
       const e = asApiError(err);
@@ -126,6 +135,7 @@ export function WorkflowEditor({ id }: { id: string }) {
         message: e.message,
         hint: e.hint,
         fields: e.fields,
+        conflictingWorkflow: e.conflictingWorkflow,
         local: false,
         body: payload.body,
       });
@@ -306,11 +316,26 @@ export function WorkflowEditor({ id }: { id: string }) {
 
   const failure = currentFailure(saveFailure, payload.body, payload.problems, dirty);
   const saveError =
-    failure && new ApiError(failure.status, failure.code, failure.message, failure.hint, failure.fields);
-  // The form's own problems are live; the server's stay only on fields not edited since.
+    failure &&
+    new ApiError(
+      failure.status,
+      failure.code,
+      failure.message,
+      // The API's hint speaks of requests; here the user saves (issue 17 #6).
+      failure.code === 'validation_failed' && failure.fields.length > 0
+        ? 'Fix the fields listed here (each link goes to its field), then save again.'
+        : failure.hint,
+      failure.fields,
+      failure.conflictingWorkflow,
+    );
+  // The form's own problems are live; the server's stay only on fields not edited since, and only
+  // where the form has nothing to say about the field (one message per field, not two).
+  const local = showProblems ? payload.problems : [];
   const problems = [
-    ...(showProblems ? payload.problems : []),
-    ...(saveFailure?.local ? [] : (failure?.fields ?? [])),
+    ...local,
+    ...(saveFailure?.local ? [] : (failure?.fields ?? [])).filter(
+      (p) => !local.some((l) => l.field === p.field),
+    ),
   ];
   const baseUrl = saved.trigger.testUrl.slice(
     0,
@@ -341,6 +366,7 @@ export function WorkflowEditor({ id }: { id: string }) {
           </label>
           <input
             id={`${headingId}-name`}
+            data-field="/name"
             className="title-input"
             value={draft.name}
             onChange={(e) => setDraft({ ...draft, name: e.target.value })}
@@ -386,7 +412,15 @@ export function WorkflowEditor({ id }: { id: string }) {
         error={activeError}
         title={saved.active ? 'Could not deactivate' : 'Could not activate'}
       />
-      <ErrorMessage error={saveError} title="Not saved" />
+      <ErrorMessage error={saveError} title="Not saved" onField={focusField} />
+      {conflict && !saved.active && (
+        <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
+          Saved, but workflow{' '}
+          <Link to={`/workflows/${encodeURIComponent(conflict.id)}`}>{conflict.name}</Link> is active on{' '}
+          {conflict.methods.join(', ')} /webhook/{conflict.path}: this workflow cannot be activated on that
+          path until that one is deactivated or this path or method changes.
+        </p>
+      )}
       <PublishDialog review={review} onPublish={confirmPublish} onCancel={() => setReview(null)} />
       <ConfirmDialog
         open={leaving !== null}

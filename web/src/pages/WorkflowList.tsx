@@ -8,10 +8,12 @@ import { Switch } from '../components/Switch';
 import { MASK } from '../lib/draft';
 import { formatAgo, formatTime } from '../lib/format';
 import { lastExecution, listAllWorkflows, setActive, triggerInput } from '../lib/workflows';
+import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import type { Execution, Workflow } from '../types';
 
 export function WorkflowList() {
+  useTitle('Workflows');
   const id = useId();
   const [workflows, setWorkflows] = useState<Workflow[] | null>(null);
   const [last, setLast] = useState<Record<string, Execution | null>>({});
@@ -119,6 +121,9 @@ export function WorkflowList() {
       setWorkflows((list) => list?.filter((x) => x.id !== w.id) ?? null);
       setNotice(`Deleted "${w.name}".`);
       setDeleting(null);
+      // Its row (and the button that opened the dialog) is gone: focus the page heading, under
+      // which the notice says what happened, rather than losing it to <body> (issue 17 #9).
+      setTimeout(() => document.getElementById(`${id}-title`)?.focus(), 0);
     } catch (err) {
       setError(asApiError(err));
       setDeleting(null);
@@ -130,7 +135,9 @@ export function WorkflowList() {
   return (
     <section aria-labelledby={`${id}-title`}>
       <div className="page-head">
-        <h1 id={`${id}-title`}>Workflows</h1>
+        <h1 id={`${id}-title`} tabIndex={-1}>
+          Workflows
+        </h1>
         <div className="page-actions">
           <div className="search">
             <label htmlFor={`${id}-search`} className="visually-hidden">

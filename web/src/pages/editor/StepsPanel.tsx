@@ -7,6 +7,7 @@ import { newStep, type Row, row, STEP_TYPES, type StepDraft, textToBody } from '
 import type { Scope } from '../../lib/expressions';
 import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
+import { StepRunResult } from './StepRunResult';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
@@ -52,10 +53,20 @@ export function StepsPanel({
     // Keep keyboard focus on the moved step's button.
     requestAnimationFrame(() => document.getElementById(`${id}-step-${step!.key}`)?.focus());
   };
+  const remove = (index: number) => {
+    onChange(steps.filter((_, i) => i !== index));
+    // Its Remove button is gone: focus the step that takes its place, the one before, or the
+    // panel's heading, rather than losing focus to <body> (issue 17 #9).
+    const next = steps[index + 1] ?? steps[index - 1];
+    const target = next ? `${id}-step-${next.key}` : `${id}-title`;
+    requestAnimationFrame(() => document.getElementById(target)?.focus());
+  };
 
   return (
     <section className="card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>Steps</h2>
+      <h2 id={`${id}-title`} tabIndex={-1}>
+        Steps
+      </h2>
       <p className="help">
         Steps run in order after the trigger; each receives the previous output as <code>$</code>. Values may
         hold <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
@@ -72,7 +83,7 @@ export function StepsPanel({
             count={steps.length}
             onChange={(patch) => update(index, patch)}
             onMove={(by) => move(index, by)}
-            onRemove={() => onChange(steps.filter((_, i) => i !== index))}
+            onRemove={() => remove(index)}
             context={contextFor(index)}
             result={results?.[index]}
             problems={problems.filter(
@@ -130,6 +141,12 @@ function StepCard({
   const id = useId();
   const label = step.name || `step ${index + 1}`;
   const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
+  // Problems of the name and of expression fields show at the field; the rest below the step.
+  const nameError = problemAt(problems, `/steps/${index}/name`);
+  const inline = ['name', 'condition', 'url', 'body', 'timeoutMs', 'status'].map(
+    (k) => `/steps/${index}/${k}`,
+  );
+  const elsewhere = problems.filter((p) => !inline.some((f) => p.field === f || p.field.startsWith(`${f}/`)));
   const expr = (
     key: 'condition' | 'url' | 'body' | 'timeoutMs' | 'status',
     title: string,
@@ -144,17 +161,18 @@ function StepCard({
       multiline={opts.multiline}
       placeholder={opts.placeholder}
       serverError={problemAt(problems, `/steps/${index}/${key}`)}
+      field={`/steps/${index}/${key}`}
       toValue={key === 'body' ? textToBody : undefined}
     />
   );
 
   return (
-    <li className="step" aria-labelledby={headingId}>
+    <li className={`step${result?.lastRun?.failed ? ' step-failed' : ''}`} aria-labelledby={headingId}>
       <div className="step-head">
         <span className="step-number" aria-hidden="true">
           {index + 1}
         </span>
-        <h3 id={headingId} tabIndex={-1} className="step-title">
+        <h3 id={headingId} tabIndex={-1} className="step-title" data-field={`/steps/${index}`}>
           <span className="visually-hidden">Step {index + 1}: </span>
           {typeLabel}
         </h3>
@@ -188,17 +206,26 @@ function StepCard({
         </div>
       </div>
 
+      <StepRunResult lastRun={result?.lastRun} />
+
       <div className="field">
         <label htmlFor={`${id}-name`} className="label">
           Step name
         </label>
         <input
           id={`${id}-name`}
-          className="input"
+          className={`input${nameError ? ' invalid' : ''}`}
           value={step.name}
-          aria-describedby={`${id}-name-help`}
+          data-field={`/steps/${index}/name`}
+          aria-invalid={nameError ? true : undefined}
+          aria-describedby={`${id}-name-help${nameError ? ` ${id}-name-error` : ''}`}
           onChange={(e) => onChange({ name: e.target.value })}
         />
+        {nameError && (
+          <p id={`${id}-name-error`} className="field-error">
+            {nameError}
+          </p>
+        )}
         <p id={`${id}-name-help`} className="help">
           Later steps read its output as <code>$steps.{step.name || 'name'}</code>.
         </p>
@@ -319,9 +346,9 @@ function StepCard({
         </div>
       )}
 
-      {problems.length > 0 && (
+      {elsewhere.length > 0 && (
         <ul className="field-error step-problems" aria-label={`Problems in ${label}`}>
-          {problems.map((p) => (
+          {elsewhere.map((p) => (
             <li key={`${p.field}:${p.message}`}>
               {describeField(p.field, index)} {p.message}
             </li>

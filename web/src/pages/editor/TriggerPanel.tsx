@@ -75,6 +75,7 @@ export function TriggerPanel({
         </label>
         <input
           id={`${id}-${name}`}
+          data-field={opts.field}
           className={`input${error ? ' invalid' : ''}`}
           value={String(trigger[name])}
           inputMode={opts.inputMode}
@@ -113,6 +114,7 @@ export function TriggerPanel({
         </label>
         <input
           id={`${id}-auth-${key}`}
+          data-field={`/trigger/auth/${key}`}
           className={`input${error ? ' invalid' : ''}`}
           type="password"
           autoComplete="new-password"
@@ -213,6 +215,7 @@ export function TriggerPanel({
           </span>
           <input
             id={`${id}-path`}
+            data-field="/trigger/path"
             className="input mono"
             value={trigger.path}
             spellCheck={false}

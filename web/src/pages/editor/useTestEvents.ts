@@ -114,6 +114,18 @@ export function useTestEvents(workflowId: string): TestEvents {
     return () => source.close();
   }, [base, addEvent]);
 
+  // The live region follows the listener: once it is gone (expired, stopped elsewhere, consumed),
+  // "Listening" must not stay the last word (issue 17 #9). Captures and Stop say their own.
+  const wasListening = useRef(false);
+  useEffect(() => {
+    const listening = listener !== null;
+    if (wasListening.current && !listening)
+      setAnnouncement((said) =>
+        said.startsWith('Listening') ? 'Not listening for test events any more.' : said,
+      );
+    wasListening.current = listening;
+  }, [listener]);
+
   // The countdown's end, and a check every 5 s while listening (in case the stream missed a capture).
   useEffect(() => {
     if (!listener) return;
@@ -124,6 +136,7 @@ export function useTestEvents(workflowId: string): TestEvents {
         setClosedNote(
           'The listener closed: no request arrived in time. Listen again when you are ready to send one.',
         );
+        setAnnouncement('The listener closed: no request arrived in time.');
       },
       Math.max(0, left),
     );
