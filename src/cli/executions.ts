@@ -16,14 +16,23 @@ interface Execution {
   startedAt: string | null;
   finishedAt: string | null;
   error: { message?: string; step?: string } | null;
-  steps: {
-    name: string;
-    type: string;
-    status: string;
-    output?: unknown;
-    error?: { message?: string } | null;
-  }[];
+  steps: StepRecord[];
   trigger: unknown;
+  resumeAt?: string | null;
+}
+
+/** A step record as the API shows it (SPEC 7, 7b: nested records of if/switch/forEach, code logs). */
+interface StepRecord {
+  name: string;
+  type: string;
+  status: string;
+  output?: unknown;
+  error?: { message?: string } | null;
+  branch?: string | number;
+  steps?: StepRecord[];
+  iterations?: { index: number; status: string; steps: StepRecord[] }[];
+  iterationCount?: number;
+  logs?: string[];
 }
 
 export interface Output {
@@ -88,10 +97,8 @@ export async function executions(
         stdout.write(
           `Execution ${e.id}\n  workflow ${e.workflowId} (version ${e.workflowVersion}), ${e.mode}, attempt ${e.attempt}\n  ${e.status} in ${duration(e)}${e.error?.message ? ` — ${e.error.step ? `step "${e.error.step}": ` : ''}${e.error.message}` : ''}\n\nTrigger item:\n${indent(JSON.stringify(e.trigger, null, 2))}\n`,
         );
-        for (const step of e.steps) {
-          const detail = step.error?.message ?? JSON.stringify(step.output, null, 2);
-          stdout.write(`\nStep "${step.name}" (${step.type}): ${step.status}\n${indent(detail ?? '')}\n`);
-        }
+        if (e.status === 'waiting' && e.resumeAt) stdout.write(`\nWaiting until ${e.resumeAt}\n`);
+        stdout.write(showSteps(e.steps));
         return 0;
       }
       case 'retry':
@@ -140,3 +147,22 @@ function duration(e: Execution): string {
 }
 
 const indent = (text: string) => text.replace(/^/gm, '  ');
+
+/** Step records, the nested ones (branches, iterations) indented under the step holding them. */
+function showSteps(steps: readonly StepRecord[]): string {
+  let out = '';
+  for (const step of steps) {
+    const nested = step.steps !== undefined || step.iterations !== undefined;
+    const branch = step.branch !== undefined ? `, branch ${step.branch}` : '';
+    const count = step.iterationCount !== undefined ? `, ${step.iterationCount} iterations` : '';
+    out += `\nStep "${step.name}" (${step.type}): ${step.status}${branch}${count}\n`;
+    // A step holding steps shows theirs; its output is the last one's.
+    const detail = step.error?.message ?? (nested ? undefined : JSON.stringify(step.output, null, 2));
+    if (detail) out += `${indent(detail)}\n`;
+    for (const line of step.logs ?? []) out += `  log: ${line}\n`;
+    if (step.steps) out += indent(showSteps(step.steps));
+    for (const it of step.iterations ?? [])
+      out += indent(`\nIteration ${it.index}: ${it.status}\n${indent(showSteps(it.steps))}`);
+  }
+  return out;
+}

@@ -6,6 +6,7 @@
 import { AppError } from '../errors.js';
 import type { StepResponse } from '../bus/bus.js';
 import { executionsRepo, isFinished } from '../store/executions.js';
+import { findRecord, type RecordLike } from '../engine/records.js';
 import type { Db } from '../store/store.js';
 import type { TriggerConfig } from '../workflows/model.js';
 import type { WaitResult } from './waiter.js';
@@ -34,9 +35,7 @@ export function immediateOutcome(
   };
 }
 
-interface StepRecord {
-  type: string;
-  status: string;
+interface StepRecord extends RecordLike {
   output: unknown;
 }
 
@@ -64,9 +63,12 @@ export async function waitedOutcome(
   }
   const steps = JSON.parse(row.steps) as StepRecord[];
   // A respond step that ran is the answer, even if a later step failed: the early answer
-  // (`execution.responded`) would have been it, and both paths must agree.
+  // (`execution.responded`) would have been it, and both paths must agree. The first that ran,
+  // nested ones included (a respond in an if branch or a forEach: SPEC 7b).
   const respond =
-    mode === 'respondStep' ? steps.find((s) => s.type === 'respond' && s.status === 'succeeded') : undefined;
+    mode === 'respondStep'
+      ? findRecord(steps, (s) => s.type === 'respond' && s.status === 'succeeded')
+      : undefined;
   if (respond) return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
   if (row.status === 'failed') throw executionFailed(executionId, headers);
   if (mode === 'respondStep') {

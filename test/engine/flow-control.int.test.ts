@@ -243,6 +243,46 @@ describe('forEach over HTTP', () => {
   });
 });
 
+describe('respond nested in a branch (respondStep)', () => {
+  it('the first respond that ran answers, nested or not', async () => {
+    const path = `respond-${++n}`;
+    await createActiveWorkflow(server, {
+      name: path,
+      trigger: { path, response: { mode: 'respondStep', timeoutMs: 20_000 } },
+      steps: [
+        {
+          type: 'switch',
+          name: 'route',
+          value: '{{ body.kind }}',
+          // A body past the early-answer size (worker.ts) is answered from the stored records.
+          cases: [
+            {
+              equals: 'a',
+              steps: [
+                { type: 'respond', name: 'answer-a', status: 202, body: { got: 'a', pad: 'x'.repeat(7000) } },
+              ],
+            },
+          ],
+          default: [{ type: 'respond', name: 'answer-other', status: 201, body: { got: '{{ body.kind }}' } }],
+        },
+        { type: 'respond', name: 'too-late', status: 200, body: { got: 'late' } },
+      ],
+    });
+    const call = (kind: string) =>
+      fetch(`${server.url}/webhook/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind }),
+      });
+    const a = await call('a');
+    expect(a.status).toBe(202);
+    expect(await a.json()).toEqual({ got: 'a', pad: 'x'.repeat(7000) });
+    const b = await call('b');
+    expect(b.status).toBe(201);
+    expect(await b.json()).toEqual({ got: 'b' });
+  });
+});
+
 describe('fail over HTTP', () => {
   it('fails the execution with its message', async () => {
     const call = await flow([
