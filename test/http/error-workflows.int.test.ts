@@ -5,6 +5,7 @@
  * (no loop); a pure workflow failing before its commit starts it too; test runs do not; unknown
  * and self references are refused on save.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +190,26 @@ describe('error workflows', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await server.api('GET', `/api/v1/executions/${testRun.id}`)).body.errorExecutionId).toBeNull();
     expect(await errorExecutionsOf(handler.id)).toHaveLength(1);
+  });
+
+  it("docs/error-workflows.md's Slack example works as written (Slack stood in for by the receiver)", async () => {
+    const doc = fs.readFileSync(new URL('../../docs/error-workflows.md', import.meta.url), 'utf8');
+    const json = /<<'JSON'\n([\s\S]*?)\nJSON/
+      .exec(doc)![1]!
+      .replace('https://hooks.slack.com/services/T000/B000/XXXX', `${receiverUrl}/slack`);
+    const res = await server.api('POST', '/api/v1/workflows', JSON.parse(json));
+    expect(res.status).toBe(201);
+    await failing('watched by slack', 'watched-by-slack', res.body.id);
+    const failed = await finishedExecution(server, await fire('watched-by-slack'));
+    const posted = await eventually(async () => received.find((r) => r.path === '/slack'));
+    const body = posted.body as {
+      text: string;
+      blocks: { text?: { text: string }; elements?: { text: string }[] }[];
+    };
+    expect(body.text).toContain('*watched by slack* failed at step `call api`: ');
+    expect(body.text).toContain('answered 500');
+    expect(body.blocks[0]!.text!.text).toContain('\n>');
+    expect(body.blocks[1]!.elements![0]!.text).toContain(`Execution \`${failed.id}\` · attempt 1 · `);
   });
 
   it('refuses an unknown error workflow and the workflow itself, and clears with null', async () => {
