@@ -224,6 +224,30 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.alterTable('executions').addColumn('error_execution_id', 'text').execute();
     },
   }),
+  '0009_rejections': () => ({
+    async up(db: Kysely<unknown>) {
+      // Refused webhook calls per trigger (FIELD-NOTES 15), kept in the store with a retention
+      // (webhooks/options/rejections.ts): when, code, method, caller address; never a body or a
+      // credential. Listed newest first per workflow; ids are time-ordered.
+      await db.schema
+        .createTable('rejections')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('rejections_workflow_id')
+        .on('rejections')
+        .columns(['workflow_id', 'id'])
+        .execute();
+      await db.schema.createIndex('rejections_at').on('rejections').column('at').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
