@@ -42,8 +42,7 @@ module.exports = {
       name: 'http-only-from-the-entry-points',
       severity: 'error',
       comment:
-        'src/http is the top layer: only the composition root (main.ts) and the CLI may import it. ' +
-        '(web/ takes base-path.ts, which is browser-safe: see the web rules.)',
+        'src/http is the top layer: only the composition root (main.ts) and the CLI may import it.',
       from: { path: '^src/', pathNot: '^src/(http/|cli/|cli\\.ts$|main\\.ts$)' },
       to: { path: '^src/http/' },
     },
@@ -78,7 +77,7 @@ module.exports = {
         'src/bus carries events between processes (in-process, or PostgreSQL LISTEN/NOTIFY); the ' +
         'webhook front, the queue and the services publish and subscribe, so it knows none of them.',
       from: { path: '^src/bus/' },
-      to: { path: '^src/', pathNot: '^src/(bus/|model/|(errors|config|ids|log)\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(bus/|model/|shared/|(errors|config|ids|log)\\.ts$)' },
     },
     {
       name: 'model-imports-nothing-above-it',
@@ -87,12 +86,11 @@ module.exports = {
         'src/model is the domain model: every layer may use it, so it imports only itself and the ' +
         'bottom layer.',
       from: { path: '^src/model/' },
-      to: { path: '^src/', pathNot: '^src/(model/|(errors|config|ids|log)\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(model/|shared/|(errors|config|ids|log)\\.ts$)' },
     },
     // Not yet a rule: src/workflows/ holds both the domain model (model.ts, paths.ts, trigger.ts)
-    // and a service, and its model files import webhooks/path.ts, webhooks/options/ip-allowlist.ts
-    // and engine/expressions.ts. Issue 16 part 3 moves the model to src/model/ ("imports nothing
-    // above it"); that folder gets its rule with the move.
+    // and a service, and its model files import engine/expressions.ts (template checks) and the
+    // step types' schemas. Moving the workflow model to src/model/ is the rest of issue 16 part 3.
     {
       name: 'engine-below-http-webhooks-queue-store',
       severity: 'error',
@@ -112,47 +110,34 @@ module.exports = {
       to: { path: '^src/(http|webhooks|queue|engine)/' },
     },
     {
-      name: 'web-imports-web-or-browser-safe-src',
+      name: 'web-imports-web-or-shared',
       severity: 'error',
       comment:
-        'The UI bundles what it imports: from src/ only modules with no Node imports, which say so in ' +
-        'their header. Today they live where the server uses them; issue 16 moves them to src/shared/, ' +
-        'and this list then becomes "^src/shared/". A type-only import is erased and may name any ' +
-        'module (web/src/types.ts re-exports the learned-schema types).',
+        'The UI bundles what it imports: from src/ only src/shared/, the rules the server and the UI ' +
+        'share (path rules, methods, template syntax, response headers, the base path). A type-only ' +
+        'import is erased and may name any module (web/src/types.ts re-exports server types).',
       from: { path: '^web/' },
       to: {
         path: '^src/',
-        pathNot: [
-          '^src/shared/',
-          '^src/http/base-path\\.ts$',
-          '^src/engine/json-result\\.ts$',
-          '^src/engine/template-syntax\\.ts$',
-          '^src/engine/steps/response-headers\\.ts$',
-          '^src/webhooks/path\\.ts$',
-        ],
+        pathNot: '^src/shared/',
         dependencyTypesNot: ['type-only'],
       },
     },
     {
-      name: 'web-browser-safe-src-stays-node-free',
+      name: 'shared-stays-browser-safe',
       severity: 'error',
       comment:
-        'A module the UI imports from src/ must not import Node built-ins or other src/ modules, or ' +
-        'the browser bundle would grow a server dependency without anyone noticing.',
-      from: {
-        path: [
-          '^src/shared/',
-          '^src/http/base-path\\.ts$',
-          '^src/engine/json-result\\.ts$',
-          '^src/engine/template-syntax\\.ts$',
-          '^src/engine/steps/response-headers\\.ts$',
-          '^src/webhooks/path\\.ts$',
-        ],
-      },
-      to: {
-        dependencyTypesNot: ['type-only'],
-        pathNot: '^src/shared/',
-      },
+        'src/shared/ is bundled into the UI: it must not import Node built-ins or other src/ modules, ' +
+        'or the browser bundle would grow a server dependency without anyone noticing.',
+      from: { path: '^src/shared/' },
+      to: { path: '^src/', pathNot: '^src/shared/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'shared-no-node-builtins',
+      severity: 'error',
+      comment: 'src/shared/ runs in browsers too.',
+      from: { path: '^src/shared/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'web-no-node-builtins',

@@ -29,8 +29,8 @@
  */
 import jsonata from 'jsonata';
 import { compileFast, DECLINE, type FastEvaluator } from './fast-expressions.js';
-import { toJson } from './json-result.js';
-import { splitTemplate } from './template-syntax.js';
+import { toJson } from '../shared/json-result.js';
+import { splitTemplate } from '../shared/template-syntax.js';
 
 export { splitTemplate };
 

@@ -29,7 +29,7 @@
  * it as before). The time budget is not checked: an evaluation here touches each node once.
  */
 import type { Scope } from './expressions.js';
-import { isJsonataFunction } from './json-result.js';
+import { isJsonataFunction } from '../shared/json-result.js';
 
 /** Returned by a fast evaluator that cannot vouch for JSONata's answer. */
 export const DECLINE: unique symbol = Symbol('hookflow.decline');

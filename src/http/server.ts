@@ -15,7 +15,7 @@ import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
-import { withoutBasePath } from './base-path.js';
+import { withoutBasePath } from '../shared/base-path.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { bodyIdleGuard } from './request-timeouts.js';

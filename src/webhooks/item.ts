@@ -8,7 +8,7 @@ import { isoString, newId } from '../ids.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { AuthResult } from './auth/types.js';
 import type { ParsedFile } from './parse.js';
-import { trimSlashes } from './path.js';
+import { trimSlashes } from '../shared/path.js';
 import type { Mode } from './triggers.js';
 
 export interface InboundRequest {

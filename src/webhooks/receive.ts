@@ -17,7 +17,7 @@ import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
 import { type ParsedFile, parseBody, parseQuery } from './parse.js';
-import { type Method, trimSlashes } from './path.js';
+import { type Method, trimSlashes } from '../shared/path.js';
 import { buildItem, header, type InboundRequest } from './item.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';

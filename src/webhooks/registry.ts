@@ -10,7 +10,7 @@
  * only ever tried with request segment d, so a request visits each node at most once: the cost is bounded
  * by the trie's size, never exponential.
  */
-import { isMethod, MAX_PATH_SEGMENTS, type Method, normalizePath, trimSlashes } from './path.js';
+import { isMethod, MAX_PATH_SEGMENTS, type Method, normalizePath, trimSlashes } from '../shared/path.js';
 
 export interface RouteEntry<T> {
   workflowId: string;

@@ -3,7 +3,7 @@
  * derived from them. The stored trigger is `TriggerConfig`; the API adds `testUrl`/`productionUrl`.
  */
 import Type, { type Static } from 'typebox';
-import { METHODS } from '../webhooks/path.js';
+import { METHODS } from '../shared/path.js';
 
 const Secret = Type.String({ minLength: 1, maxLength: 4096 });
 

@@ -9,7 +9,7 @@
 import { AppError } from '../errors.js';
 import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
-import { pathShape } from '../webhooks/path.js';
+import { pathShape } from '../shared/path.js';
 import type { TriggerConfig, Workflow } from './model.js';
 
 /** 409 when another active workflow's published trigger serves one of the same methods on the same path shape. */

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../errors.js';
 import type { SecretBox } from '../security/secrets.js';
-import { normalizePath } from '../webhooks/path.js';
+import { normalizePath } from '../shared/path.js';
 import { compileTemplate } from '../engine/expressions.js';
 import { parseCidr } from '../model/cidr.js';
 import {

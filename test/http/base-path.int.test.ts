@@ -5,7 +5,7 @@
  * checked in a real browser in test/e2e/ui.e2e.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withoutBasePath } from '../../src/http/base-path.js';
+import { withoutBasePath } from '../../src/shared/base-path.js';
 import { createWorkflow, startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('withoutBasePath', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalizePath } from '../../src/webhooks/path.js';
+import { normalizePath } from '../../src/shared/path.js';
 import type { FieldProblem } from '../../web/src/api.js';
 import { render } from '../../web/src/lib/expressions.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isMethod, METHODS, normalizePath, pathShape } from '../../src/webhooks/path.js';
+import { isMethod, METHODS, normalizePath, pathShape } from '../../src/shared/path.js';
 
 describe('normalizePath', () => {
   it.each([

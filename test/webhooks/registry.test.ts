@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Method } from '../../src/webhooks/path.js';
+import type { Method } from '../../src/shared/path.js';
 import { type MatchResult, type RouteEntry, TriggerRegistry } from '../../src/webhooks/registry.js';
 
 function route(workflowId: string, methods: Method[], path: string): RouteEntry<string> {

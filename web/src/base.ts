@@ -4,7 +4,7 @@
  * HOOKFLOW_BASE_URL); the Vite dev server's page has none, which is the root (and so is a test
  * without a document).
  */
-import { withoutBasePath } from '../../src/http/base-path';
+import { withoutBasePath } from '../../src/shared/base-path';
 
 export const BASE = basePath(
   typeof document === 'undefined' ? '/' : (document.querySelector('base')?.getAttribute('href') ?? '/'),

@@ -6,7 +6,7 @@
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { headerValueProblem, responseHeaders } from '../../../src/engine/steps/response-headers.js';
+import { headerValueProblem, responseHeaders } from '../../../src/shared/response-headers.js';
 
 const nodeAccepts = (check: () => void): boolean => {
   try {

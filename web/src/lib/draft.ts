@@ -5,7 +5,7 @@
  */
 import type { FieldProblem } from '../api';
 import type { AuthConfig, Method, ResponseMode, Step, Workflow } from '../types';
-import { normalizePath } from '../../../src/webhooks/path';
+import { normalizePath } from '../../../src/shared/path';
 
 export const MASK = '***';
 

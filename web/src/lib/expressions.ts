@@ -10,8 +10,8 @@ import jsonata from 'jsonata';
 /** A preview must not freeze the page: stop an evaluation after 500 ms or 500 levels of nesting. */
 const BUDGET = { timeout: 500, stack: 500 };
 
-import { toJson } from '../../../src/engine/json-result';
-import { type Piece, splitTemplate } from '../../../src/engine/template-syntax';
+import { toJson } from '../../../src/shared/json-result';
+import { type Piece, splitTemplate } from '../../../src/shared/template-syntax';
 
 export { type Piece, splitTemplate };
 

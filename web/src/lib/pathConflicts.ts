@@ -6,7 +6,7 @@
  * compared by its published version. Same path rules as the server (src/webhooks/path.ts).
  */
 import { api } from '../api';
-import { pathShape } from '../../../src/webhooks/path';
+import { pathShape } from '../../../src/shared/path';
 import type { Trigger, Workflow } from '../types';
 import { listAllWorkflows } from './workflows';
 

@@ -4,7 +4,7 @@
  * and `respond` are computed here exactly as the engine would; `http` does not run in the browser
  * (it would send a request): its output comes from the last test run, when there is one.
  */
-import { responseHeaders } from '../../../src/engine/steps/response-headers';
+import { responseHeaders } from '../../../src/shared/response-headers';
 import type { Execution, ExecutionError, Step } from '../types';
 import { render, type Scope } from './expressions';
 
