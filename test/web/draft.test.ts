@@ -274,7 +274,7 @@ describe('stepDraftFrom', () => {
   });
 
   it('keeps a step type it has no form for as JSON text', () => {
-    const d = stepDraftFrom({ name: 'c', type: 'code', source: 'x', n: 1 });
+    const d = stepDraftFrom({ name: 'c', type: 'sendEmail', source: 'x', n: 1 });
     expect(JSON.parse(d.raw)).toEqual({ source: 'x', n: 1 });
     expect(d.extra).toEqual({});
   });
@@ -489,16 +489,16 @@ describe('stepFrom', () => {
   describe('other types', () => {
     const other = (raw: string) => {
       const problems: FieldProblem[] = [];
-      const d: StepDraft = { ...stepDraftFrom({ name: 'c', type: 'code' }), raw };
+      const d: StepDraft = { ...stepDraftFrom({ name: 'c', type: 'sendEmail' }), raw };
       return { step: stepFrom(d, 3, problems), problems };
     };
 
     it('sends the JSON object of the raw text, never changing name and type', () => {
       expect(other('{"source": "x", "name": "evil", "type": "set"}')).toEqual({
-        step: { name: 'c', type: 'code', source: 'x' },
+        step: { name: 'c', type: 'sendEmail', source: 'x' },
         problems: [],
       });
-      expect(other('  ').step).toEqual({ name: 'c', type: 'code' });
+      expect(other('  ').step).toEqual({ name: 'c', type: 'sendEmail' });
     });
 
     it('reports raw text that is not a JSON object', () => {
@@ -526,7 +526,18 @@ describe('newStep', () => {
   });
 
   it('has a form for every listed step type', () => {
-    expect(STEP_TYPES.map((t) => t.type)).toEqual(['set', 'filter', 'http', 'respond']);
+    expect(STEP_TYPES.map((t) => t.type)).toEqual([
+      'set',
+      'filter',
+      'http',
+      'respond',
+      'if',
+      'switch',
+      'forEach',
+      'code',
+      'wait',
+      'fail',
+    ]);
     for (const { type } of STEP_TYPES) expect(newStep(type, []).raw).toBe('');
   });
 });

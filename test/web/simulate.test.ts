@@ -37,7 +37,7 @@ const run = (steps: Step[], recorded?: Execution) => simulate(steps, item, recor
 
 describe('simulate', () => {
   it('gives nothing for no steps', async () => {
-    expect(await run([])).toEqual({ scopes: [], results: [] });
+    expect(await run([])).toEqual({ scopes: [], results: [], byPath: {} });
   });
 
   it('shows each step the input, the trigger item, earlier outputs and a preview execution', async () => {
@@ -317,10 +317,10 @@ describe('simulate', () => {
   describe('other step types', () => {
     it('are not previewed: the recorded output when there is one, else null', async () => {
       const note = 'This step type is not previewed in the browser.';
-      const without = await run([{ name: 'x', type: 'code', source: '{{ ( }}' }]);
+      const without = await run([{ name: 'x', type: 'sendEmail', source: '{{ ( }}' }]);
       expect(without.results[0]).toEqual({ output: null, note });
-      const recorded = execution([{ name: 'x', type: 'code', output: { done: true } }]);
-      const withRun = await run([{ name: 'x', type: 'code' }], recorded);
+      const recorded = execution([{ name: 'x', type: 'sendEmail', output: { done: true } }]);
+      const withRun = await run([{ name: 'x', type: 'sendEmail' }], recorded);
       expect(withRun.results[0]).toEqual({ output: { done: true }, note });
     });
   });

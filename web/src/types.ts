@@ -91,12 +91,29 @@ export interface ExecutionError {
 export interface ExecutionStep {
   name: string;
   type: string;
-  status: 'succeeded' | 'failed' | 'filtered';
+  /** `waiting`: the step parked the execution (a `wait`, an `http` retry pause) or holds one that did. */
+  status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
   input?: unknown;
   output: unknown;
   error: ExecutionError | null;
   startedAt: string;
   finishedAt: string;
+  /** `if`/`switch` (SPEC 7b): the branch that ran; absent when none did. */
+  branch?: 'then' | 'else' | 'default' | number;
+  /** `if`/`switch`: the records of the steps that ran inside. */
+  steps?: ExecutionStep[];
+  /** `forEach`: the first 100 iterations in full. */
+  iterations?: {
+    index: number;
+    status: 'succeeded' | 'filtered' | 'failed' | 'waiting';
+    steps: ExecutionStep[];
+  }[];
+  /** `forEach`: how many elements there were. */
+  iterationCount?: number;
+  /** `code`: its console.log lines (first 100). */
+  logs?: string[];
+  /** `http` with `retry` (SPEC 7c): each attempt. */
+  attempts?: { at: string; status?: number; error?: string }[];
 }
 
 export interface Execution {

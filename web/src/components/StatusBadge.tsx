@@ -3,6 +3,7 @@ import type { ExecutionStatus } from '../types';
 const LABELS: Record<string, string> = {
   queued: 'Queued',
   running: 'Running',
+  waiting: 'Waiting',
   succeeded: 'Succeeded',
   failed: 'Failed',
   filtered: 'Filtered',

@@ -6,40 +6,14 @@
 import type { FieldProblem } from '../api';
 import type { AuthConfig, Method, ResponseMode, Step, Workflow } from '../types';
 import { normalizePath } from '../../../src/shared/path';
+import { formFor, STEP_FORMS } from './steps';
+import type { CaseDraft, Row, StepDraft } from './steps/types';
+import { bodyToText, newKey, row, rowsFrom, textToBody, valueToText } from './steps/values';
+
+export type { CaseDraft, Row, StepDraft };
+export { bodyToText, newKey, row, textToBody, valueToText };
 
 export const MASK = '***';
-
-export interface Row {
-  key: string;
-  name: string;
-  value: string;
-}
-
-export interface StepDraft {
-  key: string;
-  name: string;
-  type: string;
-  /** set */
-  fields: Row[];
-  keepInput: boolean;
-  /** filter */
-  condition: string;
-  /** http */
-  method: string;
-  url: string;
-  query: Row[];
-  timeoutMs: string;
-  failOnError: boolean;
-  /** http and respond */
-  headers: Row[];
-  body: string;
-  /** respond */
-  status: string;
-  /** A type this UI has no form for: its configuration as JSON text. */
-  raw: string;
-  /** Configuration keys the form does not edit. */
-  extra: Record<string, unknown>;
-}
 
 export interface TriggerDraft {
   methods: Method[];
@@ -69,114 +43,50 @@ export interface Draft {
   steps: StepDraft[];
 }
 
-export const STEP_TYPES: { type: string; label: string; description: string }[] = [
-  { type: 'set', label: 'Set fields', description: 'Build an item from named fields' },
-  { type: 'filter', label: 'Filter', description: 'Stop the run unless a condition is true' },
-  { type: 'http', label: 'HTTP request', description: 'Call another service' },
-  { type: 'respond', label: 'Respond', description: 'Answer the webhook call' },
-];
+export const STEP_TYPES: { type: string; label: string; description: string }[] = STEP_FORMS.map((f) => ({
+  type: f.type,
+  label: f.label,
+  description: f.description,
+}));
 
-let counter = 0;
-export const newKey = () => `k${++counter}`;
-
-export const row = (name = '', value = ''): Row => ({ key: newKey(), name, value });
-
-/** A stored value as form text: strings as they are; other JSON as a typed expression `{{ 42 }}`. */
-export function valueToText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return '';
-  return `{{ ${JSON.stringify(value)} }}`;
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function rowsFrom(record: unknown): Row[] {
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) return [];
-  return Object.entries(record).map(([k, v]) => row(k, valueToText(v)));
+/** A stored nested step list as drafts (anything that is not a step object is left out). */
+function listFrom(value: unknown): StepDraft[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter(isRecord)
+    .map((s) =>
+      stepDraftFrom({ ...s, name: typeof s.name === 'string' ? s.name : '', type: String(s.type ?? '') }),
+    );
 }
 
-function rowsTo(rows: Row[]): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const r of rows) {
-    const name = r.name.trim();
-    // defineProperty, as the engine does: assigning "__proto__" would set the prototype and lose
-    // the row, so the payload would not even change (and Save would stay disabled).
-    if (name !== '')
-      Object.defineProperty(out, name, {
-        value: r.value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+function caseFrom(value: unknown): CaseDraft {
+  const c = isRecord(value) ? value : {};
+  const when = Object.hasOwn(c, 'when');
+  return {
+    key: newKey(),
+    kind: when ? 'when' : 'equals',
+    equals: when ? '' : bodyToText(c.equals),
+    when: when ? valueToText(c.when) : '',
+    steps: listFrom(c.steps),
+  };
 }
 
-/**
- * The API's JSON parser removes every `__proto__` key (src/http/server.ts, secure-json-parse with
- * protoAction "remove"), so a header or query parameter of that name would vanish on save: say so.
- */
-function reservedRowNames(rows: Row[], at: string, problems: FieldProblem[]): void {
-  rows.forEach((r, i) => {
-    if (r.name.trim() === '__proto__')
-      problems.push({ field: `${at}/${i}`, message: 'uses the reserved name "__proto__"' });
-  });
+export function newCase(kind: CaseDraft['kind'] = 'equals'): CaseDraft {
+  return { key: newKey(), kind, equals: '', when: '', steps: [] };
 }
-
-/** The set step's own check (src/engine/steps/set.ts): no part of a field name may be one of these. */
-const RESERVED_FIELD_PARTS = new Set(['__proto__', 'prototype', 'constructor']);
-
-function parseJson(text: string): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(text) };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Body text and body value. The rule: text that is one JSON value (an object, an array, a number,
- * true, false, null, or a "quoted string") is that value; any other text is a string as typed, so
- * `{"id": "{{ body.id }}"}` is an object with an expression inside and `Thanks {{ name }}` is text.
- * A stored string that would read back as something else (`42`, `{"a":1}`, a blank one) is shown
- * as a quoted JSON string, so opening and saving a workflow never changes its body.
- */
-export function bodyToText(value: unknown): string {
-  if (value === undefined) return '';
-  if (typeof value === 'string') return textToBody(value) === value ? value : JSON.stringify(value);
-  return JSON.stringify(value, null, 2);
-}
-
-export function textToBody(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  const parsed = parseJson(text);
-  // `1e999` parses as Infinity, which JSON cannot carry (it would be sent as null): it stays text.
-  if (parsed === undefined || (typeof parsed.value === 'number' && !Number.isFinite(parsed.value)))
-    return text;
-  return parsed.value;
-}
-
-/** A number field that may also hold an expression. */
-function numberish(text: string): number | string | undefined {
-  const t = text.trim();
-  if (t === '') return undefined;
-  return /^\d+$/.test(t) ? Number(t) : t;
-}
-
-const KNOWN_KEYS: Record<string, string[]> = {
-  set: ['fields', 'keepInput'],
-  filter: ['condition'],
-  http: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError'],
-  respond: ['status', 'headers', 'body'],
-};
 
 export function stepDraftFrom(step: Step): StepDraft {
-  // An own-property lookup: a type named "constructor" or "toString" has no form, like any other.
-  const known = Object.hasOwn(KNOWN_KEYS, step.type) ? KNOWN_KEYS[step.type] : undefined;
+  const form = formFor(step.type);
   const extra: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(step)) {
     if (k === 'name' || k === 'type') continue;
     rest[k] = v;
-    if (known && !known.includes(k)) extra[k] = v;
+    if (form && !form.keys.includes(k)) extra[k] = v;
   }
   return {
     key: newKey(),
@@ -193,90 +103,96 @@ export function stepDraftFrom(step: Step): StepDraft {
     headers: rowsFrom(step.headers),
     body: bodyToText(step.body),
     status: step.status === undefined ? '' : String(step.status),
-    raw: known ? '' : JSON.stringify(rest, null, 2),
+    thenSteps: form?.type === 'if' ? listFrom(step.then) : [],
+    elseSteps: form?.type === 'if' ? listFrom(step.else) : [],
+    value: valueToText(step.value),
+    cases: form?.type === 'switch' && Array.isArray(step.cases) ? step.cases.map(caseFrom) : [],
+    defaultSteps: form?.type === 'switch' ? listFrom(step.default) : [],
+    items: valueToText(step.items),
+    loopSteps: form?.type === 'forEach' ? listFrom(step.steps) : [],
+    source: typeof step.source === 'string' ? step.source : '',
+    waitBy: step.until !== undefined && step.seconds === undefined ? 'until' : 'seconds',
+    seconds: step.seconds === undefined ? '' : String(step.seconds),
+    until: valueToText(step.until),
+    message: valueToText(step.message),
+    raw: form ? '' : JSON.stringify(rest, null, 2),
     extra,
   };
 }
 
-export function newStep(type: string, existing: StepDraft[]): StepDraft {
-  const names = new Set(existing.map((s) => s.name));
+/** Every step name in a list, nested lists included (names are unique in the whole workflow). */
+export function allNames(steps: StepDraft[], into = new Set<string>()): Set<string> {
+  for (const s of steps) {
+    into.add(s.name);
+    for (const list of nestedLists(s)) allNames(list, into);
+  }
+  return into;
+}
+
+/** The nested step lists of a step, in the order they appear. */
+export function nestedLists(s: StepDraft): StepDraft[][] {
+  if (s.type === 'if') return [s.thenSteps, s.elseSteps];
+  if (s.type === 'switch') return [...s.cases.map((c) => c.steps), s.defaultSteps];
+  if (s.type === 'forEach') return [s.loopSteps];
+  return [];
+}
+
+/** A new step named after its type, numbered when the name is taken anywhere in the workflow. */
+export function newStep(type: string, existing: StepDraft[] | Set<string>): StepDraft {
+  const names = existing instanceof Set ? existing : allNames(existing);
   let name = type;
   for (let i = 2; names.has(name); i++) name = `${type}${i}`;
   const draft = stepDraftFrom({ name, type });
-  if (type === 'set') draft.fields = [row()];
-  if (type === 'filter') draft.condition = '';
-  if (type === 'http') draft.url = 'https://';
-  if (type === 'http') draft.method = 'POST';
+  formFor(type)?.init?.(draft);
+  if (type === 'switch') draft.cases = [newCase()];
   return draft;
 }
 
-/** The step as the API takes it; problems the form can see before the server does. */
-export function stepFrom(d: StepDraft, index: number, problems: FieldProblem[]): Step {
-  const at = `/steps/${index}`;
+/**
+ * The step as the API takes it; problems the form can see before the server does. `at` is the
+ * step's place: an index in the top-level list, or a JSON pointer (`/steps/0/then/1`). Nested
+ * lists are written with `names` shared, so a name used twice anywhere is reported.
+ */
+export function stepFrom(
+  d: StepDraft,
+  at: number | string,
+  problems: FieldProblem[],
+  names: Set<string> = new Set(),
+): Step {
+  const where = typeof at === 'number' ? `/steps/${at}` : at;
   const step: Step = { name: d.name.trim(), type: d.type, ...d.extra };
-  if (step.name === '') problems.push({ field: `${at}/name`, message: 'needs a name' });
-  switch (d.type) {
-    case 'set': {
-      const seen = new Set<string>();
-      d.fields.forEach((r, i) => {
-        const name = r.name.trim();
-        if (name === '' && r.value.trim() !== '')
-          problems.push({ field: `${at}/fields/${i}`, message: 'has a value but no field name' });
-        if (name !== '' && seen.has(name))
-          problems.push({ field: `${at}/fields/${i}`, message: `sets "${name}" twice` });
-        if (name.split('.').some((part) => RESERVED_FIELD_PARTS.has(part)))
-          problems.push({
-            field: `${at}/fields/${i}`,
-            message: 'uses a reserved name (__proto__, prototype, constructor)',
-          });
-        seen.add(name);
-      });
-      step.fields = rowsTo(d.fields) ?? {};
-      if (d.keepInput) step.keepInput = true;
-      break;
-    }
-    case 'filter':
-      step.condition = d.condition;
-      if (d.condition.trim() === '')
-        problems.push({ field: `${at}/condition`, message: 'needs a condition' });
-      break;
-    case 'http': {
-      step.method = d.method;
-      step.url = d.url;
-      reservedRowNames(d.headers, `${at}/headers`, problems);
-      reservedRowNames(d.query, `${at}/query`, problems);
-      const headers = rowsTo(d.headers);
-      if (headers) step.headers = headers;
-      const query = rowsTo(d.query);
-      if (query) step.query = query;
-      const body = textToBody(d.body);
-      if (body !== undefined) step.body = body;
-      const timeout = numberish(d.timeoutMs);
-      if (timeout !== undefined) step.timeoutMs = timeout;
-      if (!d.failOnError) step.failOnError = false;
-      break;
-    }
-    case 'respond': {
-      const status = numberish(d.status);
-      if (status !== undefined) step.status = status;
-      reservedRowNames(d.headers, `${at}/headers`, problems);
-      const headers = rowsTo(d.headers);
-      if (headers) step.headers = headers;
-      const body = textToBody(d.body);
-      if (body !== undefined) step.body = body;
-      break;
-    }
-    default:
-      try {
-        const parsed = d.raw.trim() === '' ? {} : JSON.parse(d.raw);
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-          throw new Error('not an object');
-        Object.assign(step, parsed, { name: step.name, type: d.type });
-      } catch {
-        problems.push({ field: `${at}/raw`, message: 'is not a JSON object' });
-      }
+  if (step.name === '') problems.push({ field: `${where}/name`, message: 'needs a name' });
+  const form = formFor(d.type);
+  if (form) {
+    form.write(d, step, where, problems, (list, listAt) => stepsFrom(list, listAt, problems, names));
+    return step;
+  }
+  try {
+    const parsed = d.raw.trim() === '' ? {} : JSON.parse(d.raw);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new Error('not an object');
+    Object.assign(step, parsed, { name: step.name, type: d.type });
+  } catch {
+    problems.push({ field: `${where}/raw`, message: 'is not a JSON object' });
   }
   return step;
+}
+
+/** A step list (top level or nested at `at`), each name checked against every name before it. */
+export function stepsFrom(
+  list: StepDraft[],
+  at: string,
+  problems: FieldProblem[],
+  names: Set<string> = new Set(),
+): Step[] {
+  return list.map((s, i) => {
+    const name = s.name.trim();
+    // The name is claimed before the nested lists are written, as the server reads them (depth first).
+    if (name !== '' && names.has(name))
+      problems.push({ field: `${at}/${i}/name`, message: `"${name}" is used by another step` });
+    names.add(name);
+    return stepFrom(s, `${at}/${i}`, problems, names);
+  });
 }
 
 export function draftFrom(w: Workflow): Draft {
@@ -482,13 +398,6 @@ export function payloadFrom(d: Draft) {
   const problems: FieldProblem[] = [];
   if (d.name.trim() === '') problems.push({ field: '/name', message: 'needs a name' });
   const trigger = triggerFrom(d.trigger, problems);
-  const names = new Set<string>();
-  const steps = d.steps.map((s, i) => {
-    const step = stepFrom(s, i, problems);
-    if (step.name !== '' && names.has(step.name))
-      problems.push({ field: `/steps/${i}/name`, message: `"${step.name}" is used by another step` });
-    names.add(step.name);
-    return step;
-  });
+  const steps = stepsFrom(d.steps, '/steps', problems);
   return { body: { name: d.name.trim(), trigger, steps }, problems };
 }

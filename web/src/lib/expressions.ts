@@ -89,6 +89,9 @@ export interface Scope {
   trigger: unknown;
   steps: Record<string, unknown>;
   execution: { id: string; mode: string; workflowId: string; attempt: number };
+  /** Inside a `forEach`: the element (`$item`) and its position (`$index`), the innermost loop's. */
+  item?: unknown;
+  index?: number;
 }
 
 async function evaluate(source: string, scope: Scope): Promise<unknown> {
@@ -98,6 +101,7 @@ async function evaluate(source: string, scope: Scope): Promise<unknown> {
       trigger: scope.trigger,
       steps: scope.steps,
       execution: scope.execution,
+      ...('item' in scope ? { item: scope.item, index: scope.index } : {}),
     });
     return toJson(result);
   } catch (err) {

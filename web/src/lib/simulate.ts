@@ -1,11 +1,12 @@
 /**
  * A dry run of the steps in the browser, against a test event: what each step would receive and
- * give, so expressions can be previewed and later steps can pick earlier outputs. `set`, `filter`
- * and `respond` are computed here exactly as the engine would; `http` does not run in the browser
- * (it would send a request): its output comes from the last test run, when there is one.
+ * give, so expressions can be previewed and later steps can pick earlier outputs. `set`, `filter`,
+ * `respond`, and the choices of `if`, `switch` and `forEach` are computed here as the engine would;
+ * `http` and `code` do not run in the browser (one would send a request, the other runs in the
+ * server's sandbox): their output comes from the last test run, when there is one.
  */
 import { responseHeaders } from '../../../src/shared/response-headers';
-import type { Execution, ExecutionError, Step } from '../types';
+import type { Execution, ExecutionError, ExecutionStep, Step } from '../types';
 import { render, type Scope } from './expressions';
 
 export interface SimResult {
@@ -14,17 +15,29 @@ export interface SimResult {
   note?: string;
   /** What the last test run (of the event on screen) did with this step, when it failed or never got to it. */
   lastRun?: { executionId: string; version: number; failed?: ExecutionError; notRun?: boolean };
+  /** `if`/`switch`: the branch the event on screen takes (`then`, `else`, a case index, `default`). */
+  branch?: 'then' | 'else' | 'default' | number;
+  /** The step sits in a branch the event on screen does not take (its preview is what it would do). */
+  notTaken?: boolean;
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
 
 export interface Simulation {
-  /** What the expressions of step i see. */
+  /** What the expressions of top-level step i see. */
   scopes: Scope[];
   results: SimResult[];
+  /**
+   * Every step, nested ones included, by its JSON pointer (`/steps/0`, `/steps/1/then/0`,
+   * `/steps/2/cases/1/steps/0`); inside a `forEach`, what its first element gives.
+   */
+  byPath: Record<string, { scope: Scope; result: SimResult }>;
 }
 
 const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
+
+/** Elements of a `forEach` previewed (the engine records the first 100 iterations in full too). */
+const PREVIEW_ITERATIONS = 100;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -57,69 +70,96 @@ function respondHeaders(headers: unknown): Record<string, string> {
   });
 }
 
-export async function simulate(
+/** JSON equality, as the engine compares a `switch` value with a case's `equals` (src/engine/run.ts). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+  }
+  const ka = Object.keys(a);
+  const bb = b as Record<string, unknown>;
+  return (
+    ka.length === Object.keys(bb).length &&
+    ka.every((k) => Object.hasOwn(bb, k) && jsonEqual((a as Record<string, unknown>)[k], bb[k]))
+  );
+}
+
+/** A condition's value as the engine reads it: true, or false/nothing; anything else is an error. */
+function truth(value: unknown): boolean {
+  if (value === true) return true;
+  if (value === false || value === undefined || value === null) return false;
+  throw new Error(`The condition must be true or false, but it gave ${JSON.stringify(value)}.`);
+}
+
+const recordKey = (name: string, type: string) => `${type}\u0000${name}`;
+
+/**
+ * The records of a test run by step name and type (names are unique in a workflow; the type must
+ * match too, or an edited step would borrow another's output); in a loop, its first iteration's.
+ */
+export function recordsByName(steps: ExecutionStep[] | undefined, into = new Map<string, ExecutionStep>()) {
+  for (const s of steps ?? []) {
+    if (!into.has(recordKey(s.name, s.type))) into.set(recordKey(s.name, s.type), s);
+    recordsByName(s.steps, into);
+    recordsByName(s.iterations?.[0]?.steps, into);
+  }
+  return into;
+}
+
+interface Ctx {
+  trigger: unknown;
+  run: Execution | undefined;
+  records: Map<string, ExecutionStep>;
+  execution: Scope['execution'];
+  byPath: Simulation['byPath'];
+}
+
+interface ListEnd {
+  output: unknown;
+  /** A filter stopped it, or a fail step would fail the run. */
+  stopped?: 'filtered' | 'failed';
+}
+
+const stepList = (value: unknown): Step[] => (Array.isArray(value) ? (value.filter(isObject) as Step[]) : []);
+
+/**
+ * Runs a list of steps. `outputs` is `$steps` (shared with the caller for the branch that is taken;
+ * a copy for one that is not, whose outputs no later step could see). `taken` false: the list is
+ * previewed with the input it would get, marked not taken.
+ */
+async function runList(
   steps: Step[],
-  item: unknown,
-  run: Execution | undefined,
-  workflowId: string,
-): Promise<Simulation> {
-  const outputs: Record<string, unknown> = {};
-  const scopes: Scope[] = [];
-  const results: SimResult[] = [];
-  const execution = { id: 'preview', mode: 'test', workflowId, attempt: 1 };
-  let input = item;
-  for (const step of steps) {
+  at: string,
+  start: unknown,
+  outputs: Record<string, unknown>,
+  ctx: Ctx,
+  taken: boolean,
+  loop: { item: unknown; index: number } | undefined,
+  keep: boolean,
+): Promise<ListEnd> {
+  let input = start;
+  let stopped: ListEnd['stopped'];
+  for (const [i, step] of steps.entries()) {
+    const path = `${at}/${i}`;
     const { name, type, ...config } = step;
-    const scope: Scope = { input, trigger: item, steps: { ...outputs }, execution };
-    scopes.push(scope);
-    const recorded = run?.steps.find((s) => s.name === name && s.type === type);
+    const scope: Scope = { input, trigger: ctx.trigger, steps: { ...outputs }, execution: ctx.execution };
+    if (loop) {
+      scope.item = loop.item;
+      scope.index = loop.index;
+    }
+    const recorded = ctx.records.get(recordKey(name, type));
     let result: SimResult;
+    let end: ListEnd['stopped'];
     try {
-      if (type === 'http') {
-        result = recorded
-          ? recorded.status === 'failed'
-            ? { output: null, note: 'It failed in the last test run: the error is above.' }
-            : {
-                output: recorded.output,
-                note: 'From the last test run: HTTP requests are sent only by the server.',
-              }
-          : {
-              output: null,
-              note: 'HTTP requests are sent only by the server: run a test event to see this output.',
-            };
-      } else if (type === 'set') {
-        const rendered = (await render(config, scope)) as Record<string, unknown>;
-        result = { output: setOutput(rendered.fields, rendered.keepInput, input) };
-      } else if (type === 'filter') {
-        const { condition } = (await render(config, scope)) as Record<string, unknown>;
-        result =
-          condition === true
-            ? { output: input, note: 'The condition is true: the run goes on.' }
-            : condition === false || condition === undefined || condition === null
-              ? { output: null, note: 'The condition is false: the run would stop here (status filtered).' }
-              : {
-                  output: null,
-                  error: `The condition must be true or false, but it gave ${JSON.stringify(condition)}.`,
-                };
-      } else if (type === 'respond') {
-        const rendered = (await render(config, scope)) as Record<string, unknown>;
-        const body = 'body' in rendered ? rendered.body : input;
-        result = {
-          output: {
-            status: rendered.status ?? 200,
-            headers: respondHeaders(rendered.headers),
-            body: body === undefined ? null : body,
-          },
-        };
-      } else {
-        result = {
-          output: recorded?.output ?? null,
-          note: 'This step type is not previewed in the browser.',
-        };
-      }
+      ({ result, end } = await runStep(type, config, scope, recorded, path, outputs, ctx, taken, loop, keep));
     } catch (err) {
       result = { output: null, error: (err as Error).message };
     }
+    if (!taken) result.notTaken = true;
+    const run = ctx.run;
     // The server's verdict beside the preview: a step that failed in the last test run is shown
     // failed where it is, with its error (issue 17 #4), whatever the browser's dry run says.
     if (run && recorded?.status === 'failed')
@@ -128,9 +168,9 @@ export async function simulate(
         version: run.workflowVersion,
         failed: recorded.error ?? { message: 'The step failed.' },
       };
-    else if (run && !recorded && FINISHED.has(run.status) && run.status !== 'succeeded')
+    else if (run && taken && !recorded && FINISHED.has(run.status) && run.status !== 'succeeded')
       result.lastRun = { executionId: run.id, version: run.workflowVersion, notRun: true };
-    results.push(result);
+    if (keep && !(path in ctx.byPath)) ctx.byPath[path] = { scope, result };
     Object.defineProperty(outputs, name, {
       value: result.output,
       enumerable: true,
@@ -138,6 +178,268 @@ export async function simulate(
       writable: true,
     });
     input = result.output;
+    if (end && !stopped) stopped = end;
   }
-  return { scopes, results };
+  return { output: input, stopped };
+}
+
+async function runStep(
+  type: string,
+  config: Record<string, unknown>,
+  scope: Scope,
+  recorded: ExecutionStep | undefined,
+  path: string,
+  outputs: Record<string, unknown>,
+  ctx: Ctx,
+  taken: boolean,
+  loop: { item: unknown; index: number } | undefined,
+  keep: boolean,
+): Promise<{ result: SimResult; end?: ListEnd['stopped'] }> {
+  const input = scope.input;
+  const fromRun = (what: string): SimResult =>
+    recorded
+      ? recorded.status === 'failed'
+        ? { output: null, note: 'It failed in the last test run: the error is above.' }
+        : { output: recorded.output, note: `From the last test run: ${what}.` }
+      : {
+          output: null,
+          note: `${what[0]!.toUpperCase()}${what.slice(1)}: run a test event to see this output.`,
+        };
+  switch (type) {
+    case 'http':
+      return { result: fromRun('HTTP requests are sent only by the server') };
+    case 'code':
+      return { result: fromRun('code runs on the server, in its sandbox') };
+    case 'set': {
+      const rendered = (await render(config, scope)) as Record<string, unknown>;
+      return { result: { output: setOutput(rendered.fields, rendered.keepInput, input) } };
+    }
+    case 'filter': {
+      const condition = await render(config.condition, scope);
+      if (condition === true)
+        return { result: { output: input, note: 'The condition is true: the run goes on.' } };
+      if (condition === false || condition === undefined || condition === null)
+        return {
+          result: {
+            output: null,
+            note: loop
+              ? 'The condition is false: this element would be dropped.'
+              : 'The condition is false: the run would stop here (status filtered).',
+          },
+          end: 'filtered',
+        };
+      return {
+        result: {
+          output: null,
+          error: `The condition must be true or false, but it gave ${JSON.stringify(condition)}.`,
+        },
+      };
+    }
+    case 'respond': {
+      const rendered = (await render(config, scope)) as Record<string, unknown>;
+      const body = 'body' in rendered ? rendered.body : input;
+      return {
+        result: {
+          output: {
+            status: rendered.status ?? 200,
+            headers: respondHeaders(rendered.headers),
+            body: body === undefined ? null : body,
+          },
+        },
+      };
+    }
+    case 'wait': {
+      const rendered = (await render({ seconds: config.seconds, until: config.until }, scope)) as {
+        seconds?: unknown;
+        until?: unknown;
+      };
+      const when =
+        rendered.until !== undefined
+          ? `until ${String(rendered.until)}`
+          : `${String(rendered.seconds)} seconds`;
+      return {
+        result: { output: input, note: `The run would wait here (${when}), then go on with this input.` },
+      };
+    }
+    case 'fail': {
+      const message = await render(config.message, scope);
+      return {
+        result: {
+          output: null,
+          note: `The run would fail here: ${typeof message === 'string' ? message : JSON.stringify(message)}`,
+        },
+        end: 'failed',
+      };
+    }
+    case 'if': {
+      const branch = truth(await render(config.condition, scope)) ? 'then' : 'else';
+      const other = branch === 'then' ? 'else' : 'then';
+      const chosen = await runList(
+        stepList(config[branch]),
+        `${path}/${branch}`,
+        input,
+        outputs,
+        ctx,
+        taken,
+        loop,
+        keep,
+      );
+      await runList(
+        stepList(config[other]),
+        `${path}/${other}`,
+        input,
+        { ...outputs },
+        ctx,
+        false,
+        loop,
+        keep,
+      );
+      return {
+        result: {
+          output: chosen.output,
+          branch,
+          note: `The event on screen takes the ${branch === 'then' ? '“then”' : '“else”'} branch.`,
+        },
+        end: chosen.stopped,
+      };
+    }
+    case 'switch': {
+      const cases = Array.isArray(config.cases) ? config.cases.filter(isObject) : [];
+      let value: unknown;
+      let rendered = false;
+      let branch: number | 'default' | undefined;
+      for (const [i, c] of cases.entries()) {
+        if (Object.hasOwn(c, 'equals')) {
+          if (!rendered) {
+            value = await render(config.value, scope);
+            rendered = true;
+          }
+          if (jsonEqual(value, c.equals)) {
+            branch = i;
+            break;
+          }
+        } else if (Object.hasOwn(c, 'when') && truth(await render(c.when, scope))) {
+          branch = i;
+          break;
+        }
+      }
+      if (branch === undefined && Array.isArray(config.default)) branch = 'default';
+      let chosen: ListEnd = { output: input };
+      for (const [i, c] of cases.entries()) {
+        const end = await runList(
+          stepList(c.steps),
+          `${path}/cases/${i}/steps`,
+          input,
+          branch === i ? outputs : { ...outputs },
+          ctx,
+          taken && branch === i,
+          loop,
+          keep,
+        );
+        if (branch === i) chosen = end;
+      }
+      const def = await runList(
+        stepList(config.default),
+        `${path}/default`,
+        input,
+        branch === 'default' ? outputs : { ...outputs },
+        ctx,
+        taken && branch === 'default',
+        loop,
+        keep,
+      );
+      if (branch === 'default') chosen = def;
+      const shown = rendered ? ` (value ${JSON.stringify(value) ?? 'nothing'})` : '';
+      return {
+        result: {
+          output: chosen.output,
+          ...(branch === undefined ? {} : { branch }),
+          note:
+            branch === undefined
+              ? `No case matches the event on screen${shown}: the step passes its input on.`
+              : branch === 'default'
+                ? `No case matches the event on screen${shown}: the default steps run.`
+                : `The event on screen takes case ${branch + 1}${shown}.`,
+        },
+        end: chosen.stopped,
+      };
+    }
+    case 'forEach': {
+      const items = await render(config.items, scope);
+      const steps = stepList(config.steps);
+      if (!Array.isArray(items)) {
+        // The nested steps still get scopes (with no element) so their fields can be edited.
+        await runList(
+          steps,
+          `${path}/steps`,
+          undefined,
+          { ...outputs },
+          ctx,
+          false,
+          { item: undefined, index: 0 },
+          keep,
+        );
+        throw new Error(`The items must be a list, but they gave ${JSON.stringify(items) ?? 'nothing'}.`);
+      }
+      const out: unknown[] = [];
+      if (items.length === 0)
+        await runList(
+          steps,
+          `${path}/steps`,
+          undefined,
+          { ...outputs },
+          ctx,
+          false,
+          { item: undefined, index: 0 },
+          keep,
+        );
+      for (const [index, item] of items.slice(0, PREVIEW_ITERATIONS).entries()) {
+        const end = await runList(
+          steps,
+          `${path}/steps`,
+          item,
+          index === 0 ? outputs : { ...outputs },
+          ctx,
+          taken,
+          { item, index },
+          keep && index === 0,
+        );
+        if (end.stopped === 'failed')
+          return {
+            result: { output: null, note: `Element ${index + 1} would fail the run.` },
+            end: 'failed',
+          };
+        if (end.stopped !== 'filtered') out.push(end.output);
+      }
+      const more = items.length > PREVIEW_ITERATIONS ? ` (the first ${PREVIEW_ITERATIONS} previewed)` : '';
+      return {
+        result: {
+          output: out,
+          note: `${items.length} element${items.length === 1 ? '' : 's'}${more}; the steps inside show the first.`,
+        },
+      };
+    }
+    default:
+      return {
+        result: { output: recorded?.output ?? null, note: 'This step type is not previewed in the browser.' },
+      };
+  }
+}
+
+export async function simulate(
+  steps: Step[],
+  item: unknown,
+  run: Execution | undefined,
+  workflowId: string,
+): Promise<Simulation> {
+  const ctx: Ctx = {
+    trigger: item,
+    run,
+    records: recordsByName(run?.steps),
+    execution: { id: 'preview', mode: 'test', workflowId, attempt: 1 },
+    byPath: {},
+  };
+  await runList(steps, '/steps', item, {}, ctx, true, undefined, true);
+  const top = steps.map((_, i) => ctx.byPath[`/steps/${i}`]!);
+  return { scopes: top.map((e) => e.scope), results: top.map((e) => e.result), byPath: ctx.byPath };
 }

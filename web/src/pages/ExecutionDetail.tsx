@@ -10,73 +10,10 @@ import { formatDuration, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import { NotRunStep, notRunReason, useNotRunSteps } from './execution/NotRunSteps';
-import type { Execution, ExecutionError, ExecutionStep, Workflow } from '../types';
+import { ErrorBox, StepRecord, useVersionSteps } from './execution/StepRecord';
+import type { Execution, Workflow } from '../types';
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
-
-function ErrorBox({ error }: { error: ExecutionError }) {
-  return (
-    <div className="error" role="note">
-      <p className="error-message">{error.message}</p>
-      {(error.field || error.expression) && (
-        <p className="small">
-          {error.field && (
-            <>
-              Field <code>{error.field}</code>
-            </>
-          )}
-          {error.expression && (
-            <>
-              {error.field ? ', expression ' : 'Expression '}
-              {/* As written, spaces included: the position counts from the first character after {{. */}
-              <code className="pre-spaces">{`{{${error.expression}}}`}</code>
-            </>
-          )}
-          {error.position !== undefined && ` at position ${error.position}`}
-        </p>
-      )}
-    </div>
-  );
-}
-
-function StepResult({ step, index }: { step: ExecutionStep; index: number }) {
-  const [tab, setTab] = useState('output');
-  return (
-    <li className="step exec-step">
-      <div className="step-head">
-        <span className="step-number" aria-hidden="true">
-          {index + 1}
-        </span>
-        <h3 className="step-title">
-          <span className="visually-hidden">Step {index + 1}: </span>
-          {step.name} <span className="muted small">({step.type})</span>
-        </h3>
-        <StatusBadge status={step.status} />
-        <span className="muted small step-time">
-          {formatDuration(step.startedAt, step.finishedAt)} · started {formatTime(step.startedAt)}
-        </span>
-      </div>
-      {step.error && <ErrorBox error={step.error} />}
-      <Tabs
-        label={`Data of step ${step.name}`}
-        selected={tab}
-        onSelect={setTab}
-        tabs={[
-          {
-            id: 'output',
-            label: 'Output',
-            content: <JsonView value={step.output} label={`Output of ${step.name}`} />,
-          },
-          {
-            id: 'input',
-            label: 'Input',
-            content: <JsonView value={step.input} label={`Input of ${step.name}`} />,
-          },
-        ]}
-      />
-    </li>
-  );
-}
 
 /** One execution: its state and timings, the trigger item, and each step's input, output and error. */
 export function ExecutionDetail({ id }: { id: string }) {
@@ -89,6 +26,7 @@ export function ExecutionDetail({ id }: { id: string }) {
   const [triggerTab, setTriggerTab] = useState('table');
   useTitle(execution ? `Execution ${execution.status}` : 'Execution', workflow?.name);
   const notRun = useNotRunSteps(execution);
+  const definitions = useVersionSteps(execution);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -194,10 +132,17 @@ export function ExecutionDetail({ id }: { id: string }) {
           request into the draft from the <Link to={`/workflows/${e.workflowId}`}>editor</Link>.
         </p>
       )}
-      {!FINISHED.has(e.status) && (
-        <p className="notice small" role="status">
-          This execution is {e.status}; the page follows it.
+      {e.status === 'waiting' ? (
+        <p className="notice small waiting-note" role="status" data-testid="waiting-note">
+          This execution is waiting{e.resumeAt ? ` until ${formatTime(e.resumeAt)}` : ''}: it holds no worker
+          and resumes then, on any executor. The page follows it.
         </p>
+      ) : (
+        !FINISHED.has(e.status) && (
+          <p className="notice small" role="status">
+            This execution is {e.status}; the page follows it.
+          </p>
+        )
       )}
       <dl className="facts">
         <div>
@@ -277,7 +222,7 @@ export function ExecutionDetail({ id }: { id: string }) {
         ) : (
           <ol className="steps">
             {e.steps.map((s, i) => (
-              <StepResult key={s.name} step={s} index={i} />
+              <StepRecord key={s.name} step={s} index={i} definitions={definitions} />
             ))}
             {notRun.map((s, i) => (
               <NotRunStep key={s.name} step={s} index={e.steps.length + i} reason={notRunReason(e)} />

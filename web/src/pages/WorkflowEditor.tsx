@@ -6,14 +6,22 @@ import type { PickerField } from '../components/FieldPicker';
 import { Notice } from '../components/Notice';
 import { Switch } from '../components/Switch';
 import { curlLine, fillParams, primaryMethod } from '../lib/curl';
-import { type Draft, draftFrom, normalizedPath, payloadFrom, type TriggerDraft } from '../lib/draft';
+import {
+  allNames,
+  type Draft,
+  draftFrom,
+  normalizedPath,
+  payloadFrom,
+  type TriggerDraft,
+} from '../lib/draft';
 import { flattenValue, keyStep } from '../lib/flatten';
 import { focusField } from '../lib/focusField';
 import { typeOf } from '../lib/format';
 import { findPathConflict, type PathConflict } from '../lib/pathConflicts';
 import { publishState, savedNotice, versionContent } from '../lib/publishing';
 import { currentFailure, type SaveFailure } from '../lib/saveErrors';
-import { type Simulation, simulate } from '../lib/simulate';
+import { type SimResult, type Simulation, simulate } from '../lib/simulate';
+import { itemFields, walkSteps } from '../lib/stepTree';
 import { useTitle } from '../lib/title';
 import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
@@ -208,32 +216,64 @@ export function WorkflowEditor({ id }: { id: string }) {
 
   const learned = useMemo(() => triggerFields(test.schema?.fields ?? [], item), [test.schema, item]);
 
+  const tree = useMemo(() => (payload ? walkSteps(payload.body.steps) : []), [payload]);
+  const results = useMemo(() => {
+    if (!sim) return undefined;
+    const out: Record<string, SimResult> = {};
+    for (const [at, entry] of Object.entries(sim.byPath)) out[at] = entry.result;
+    return out;
+  }, [sim]);
+
+  /** What the step at a JSON pointer sees: the trigger, earlier outputs, and inside a loop `$item`/`$index`. */
   const contextFor = useCallback(
-    (index: number) => {
+    (at: string) => {
+      const pos = tree.findIndex((t) => t.at === at);
+      const me = tree[pos];
       const fields: PickerField[] = learned.map((f) => ({
         group: f.group,
         label: f.label,
         type: f.type,
         example: f.example,
-        insert: index === 0 ? f.expression : under('$trigger', f.expression),
+        insert: at === '/steps/0' ? f.expression : under('$trigger', f.expression),
       }));
-      payload?.body.steps.slice(0, index).forEach((step, j) => {
-        const output = sim?.results[j]?.output;
+      const loop = me?.loops[me.loops.length - 1];
+      if (loop) {
+        const group = `Element of ${loop.step.name} ($item)`;
+        const first = sim?.byPath[`${loop.at}/steps/0`]?.scope;
+        const plain = learned.map((f) => ({
+          label: f.label,
+          expression: f.expression,
+          type: f.type,
+          example: f.example,
+        }));
+        for (const f of itemFields(loop.step.items, plain, first?.item))
+          fields.push({ group, ...f, insert: f.expression });
+        fields.push({ group, label: '$index', type: 'number', example: first?.index ?? 0, insert: '$index' });
+      }
+      tree.slice(0, Math.max(pos, 0)).forEach((t) => {
+        // A step holding this one has not finished when this one runs.
+        if (me?.parents.includes(t.at)) return;
+        const output = sim?.byPath[t.at]?.result.output;
         if (output === undefined || output === null) return;
+        const parts = t.at.split('/');
+        const top = parts.length === 3;
         for (const r of flattenValue(output, 200)) {
           fields.push({
-            group: `Output of step ${j + 1} (${step.name})`,
+            group: top
+              ? `Output of step ${Number(parts[2]) + 1} (${t.step.name})`
+              : `Output of ${t.step.name}`,
             label: r.path,
             type: typeOf(r.value),
             example: r.value,
-            insert: under(`$steps.${keyStep(step.name)}`, r.expression),
+            insert: under(`$steps.${keyStep(t.step.name)}`, r.expression),
           });
         }
       });
-      return { fields, scope: sim?.scopes[index] };
+      return { fields, scope: sim?.byPath[at]?.scope };
     },
-    [learned, payload, sim],
+    [learned, tree, sim],
   );
+  const names = useCallback(() => (draft ? allNames(draft.steps) : new Set<string>()), [draft]);
 
   const toggleActive = async (next: boolean) => {
     setActiveError(null);
@@ -476,7 +516,8 @@ export function WorkflowEditor({ id }: { id: string }) {
             steps={draft.steps}
             onChange={(steps) => setDraft({ ...draft, steps })}
             contextFor={contextFor}
-            results={sim?.results}
+            results={results}
+            names={names}
             problems={problems}
             responseMode={draft.trigger.responseMode}
           />

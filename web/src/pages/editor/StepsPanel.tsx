@@ -1,13 +1,15 @@
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import type { FieldProblem } from '../../api';
 import { ExpressionInput } from '../../components/ExpressionInput';
 import type { PickerField } from '../../components/FieldPicker';
 import { JsonView } from '../../components/JsonView';
 import { newStep, type Row, row, STEP_TYPES, type StepDraft, textToBody } from '../../lib/draft';
+import { formFor } from '../../lib/steps';
 import type { Scope } from '../../lib/expressions';
 import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
+import { FLOW_FORM_TYPES, FLOW_INLINE_FIELDS, FlowFields, type RenderList } from './steps/FlowFields';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
@@ -22,27 +24,72 @@ function suggestName(label: string): string {
   return /^[A-Za-z_][\w-]*$/.test(last) ? last : '';
 }
 
-interface StepContext {
+export interface StepContext {
   fields: PickerField[];
   scope: Scope | undefined;
+}
+
+/** What a list of steps needs from the editor, at any depth. */
+interface ListProps {
+  /** What the expressions of the step at a JSON pointer (`/steps/1/then/0`) see, and the picker's fields. */
+  contextFor: (at: string) => StepContext;
+  /** The dry run's result of each step, by JSON pointer. */
+  results: Record<string, SimResult> | undefined;
+  problems: FieldProblem[];
+  responseMode: ResponseMode;
+  /** Every step name in the workflow, so a new step gets a name no other step has. */
+  names: () => Set<string>;
 }
 
 export function StepsPanel({
   steps,
   onChange,
-  contextFor,
-  results,
-  problems,
-  responseMode,
-}: {
+  ...props
+}: ListProps & {
   steps: StepDraft[];
   onChange: (steps: StepDraft[]) => void;
-  contextFor: (index: number) => StepContext;
-  results: SimResult[] | undefined;
-  problems: FieldProblem[];
-  responseMode: ResponseMode;
 }) {
   const id = useId();
+  return (
+    <section className="card" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`} tabIndex={-1}>
+        Steps
+      </h2>
+      <p className="help">
+        Steps run in order after the trigger; each receives the previous output as <code>$</code>. Values may
+        hold <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
+        <code>$steps.name</code> an earlier step's output.
+      </p>
+      {steps.length === 0 && <p className="muted">No steps: the trigger item is the result of each run.</p>}
+      <StepList steps={steps} at="/steps" onChange={onChange} emptyFocus={`${id}-title`} {...props} />
+    </section>
+  );
+}
+
+/**
+ * One list of steps — the top level, or a branch or loop body inside a step — with move, remove and
+ * add. Nested lists are the same component (StepCard renders it through FlowFields), so a branch is
+ * edited in place exactly like the top level.
+ */
+export function StepList({
+  steps,
+  at,
+  onChange,
+  emptyFocus,
+  title,
+  ...props
+}: ListProps & {
+  steps: StepDraft[];
+  /** JSON pointer of the list (`/steps`, `/steps/0/then`). */
+  at: string;
+  onChange: (steps: StepDraft[]) => void;
+  /** The element to focus when the last step of the list is removed. */
+  emptyFocus: string;
+  /** A nested list's name (“Then”, “Case 2”), for the add control's label. */
+  title?: string;
+}) {
+  const id = useId();
+  const [adding, setAdding] = useState(STEP_TYPES[0]!.type);
   const update = (index: number, patch: Partial<StepDraft>) =>
     onChange(steps.map((s, i) => (i === index ? { ...s, ...patch } : s)));
   const move = (index: number, by: number) => {
@@ -56,66 +103,99 @@ export function StepsPanel({
   const remove = (index: number) => {
     onChange(steps.filter((_, i) => i !== index));
     // Its Remove button is gone: focus the step that takes its place, the one before, or the
-    // panel's heading, rather than losing focus to <body> (issue 17 #9).
+    // list's heading, rather than losing focus to <body> (issue 17 #9).
     const next = steps[index + 1] ?? steps[index - 1];
-    const target = next ? `${id}-step-${next.key}` : `${id}-title`;
+    const target = next ? `${id}-step-${next.key}` : emptyFocus;
     requestAnimationFrame(() => document.getElementById(target)?.focus());
+  };
+  const add = (type: string) => {
+    const step = newStep(type, props.names());
+    onChange([...steps, step]);
+    requestAnimationFrame(() => document.getElementById(`${id}-step-${step.key}`)?.focus());
   };
 
   return (
-    <section className="card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`} tabIndex={-1}>
-        Steps
-      </h2>
-      <p className="help">
-        Steps run in order after the trigger; each receives the previous output as <code>$</code>. Values may
-        hold <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
-        <code>$steps.name</code> an earlier step's output.
-      </p>
-      {steps.length === 0 && <p className="muted">No steps: the trigger item is the result of each run.</p>}
-      <ol className="steps">
-        {steps.map((step, index) => (
-          <StepCard
-            key={step.key}
-            headingId={`${id}-step-${step.key}`}
-            step={step}
-            index={index}
-            count={steps.length}
-            onChange={(patch) => update(index, patch)}
-            onMove={(by) => move(index, by)}
-            onRemove={() => remove(index)}
-            context={contextFor(index)}
-            result={results?.[index]}
-            problems={problems.filter(
-              (p) => p.field === `/steps/${index}` || p.field.startsWith(`/steps/${index}/`),
-            )}
-            responseMode={responseMode}
-          />
-        ))}
-      </ol>
-      <fieldset className="add-step">
-        <legend className="label">Add a step</legend>
-        <div className="add-step-buttons">
-          {STEP_TYPES.map((t) => (
-            <button
-              key={t.type}
-              type="button"
-              className="button"
-              title={t.description}
-              onClick={() => onChange([...steps, newStep(t.type, steps)])}
+    <>
+      {steps.length > 0 && (
+        <ol className={title ? 'steps nested-steps' : 'steps'}>
+          {steps.map((step, index) => {
+            const stepAt = `${at}/${index}`;
+            return (
+              <StepCard
+                key={step.key}
+                headingId={`${id}-step-${step.key}`}
+                step={step}
+                at={stepAt}
+                index={index}
+                count={steps.length}
+                onChange={(patch) => update(index, patch)}
+                onMove={(by) => move(index, by)}
+                onRemove={() => remove(index)}
+                context={props.contextFor(stepAt)}
+                result={props.results?.[stepAt]}
+                problems={props.problems.filter(
+                  (p) => p.field === stepAt || p.field.startsWith(`${stepAt}/`),
+                )}
+                list={props}
+              />
+            );
+          })}
+        </ol>
+      )}
+      {title ? (
+        <div className="add-nested">
+          <label htmlFor={`${id}-add`} className="label small">
+            Add a step to {title}
+          </label>
+          <div className="add-nested-row">
+            <select
+              id={`${id}-add`}
+              className="input"
+              value={adding}
+              onChange={(e) => setAdding(e.target.value)}
             >
-              + {t.label}
+              {STEP_TYPES.map((t) => (
+                <option key={t.type} value={t.type}>
+                  {t.label}
+                </option>
+              ))}
+            </select>
+            <button
+              type="button"
+              className="button small"
+              onClick={() => add(adding)}
+              aria-label={`Add the step to ${title}`}
+            >
+              + Add
             </button>
-          ))}
+          </div>
         </div>
-      </fieldset>
-    </section>
+      ) : (
+        <fieldset className="add-step">
+          <legend className="label">Add a step</legend>
+          <div className="add-step-buttons">
+            {STEP_TYPES.map((t) => (
+              <button
+                key={t.type}
+                type="button"
+                className="button"
+                title={t.description}
+                onClick={() => add(t.type)}
+              >
+                + {t.label}
+              </button>
+            ))}
+          </div>
+        </fieldset>
+      )}
+    </>
   );
 }
 
 function StepCard({
   headingId,
   step,
+  at,
   index,
   count,
   onChange,
@@ -124,10 +204,12 @@ function StepCard({
   context,
   result,
   problems,
-  responseMode,
+  list,
 }: {
   headingId: string;
   step: StepDraft;
+  /** JSON pointer of the step (`/steps/0`, `/steps/1/cases/0/steps/2`). */
+  at: string;
   index: number;
   count: number;
   onChange: (patch: Partial<StepDraft>) => void;
@@ -136,17 +218,28 @@ function StepCard({
   context: StepContext;
   result: SimResult | undefined;
   problems: FieldProblem[];
-  responseMode: ResponseMode;
+  /** What the step's nested lists need (branches, loop bodies). */
+  list: ListProps;
 }) {
   const id = useId();
+  const responseMode = list.responseMode;
   const label = step.name || `step ${index + 1}`;
   const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
   // Problems of the name and of expression fields show at the field; the rest below the step.
-  const nameError = problemAt(problems, `/steps/${index}/name`);
-  const inline = ['name', 'condition', 'url', 'body', 'timeoutMs', 'status'].map(
-    (k) => `/steps/${index}/${k}`,
+  const nameError = problemAt(problems, `${at}/name`);
+  const inline = ['name', 'condition', 'url', 'body', 'timeoutMs', 'status', ...FLOW_INLINE_FIELDS].map(
+    (k) => `${at}/${k}`,
   );
-  const elsewhere = problems.filter((p) => !inline.some((f) => p.field === f || p.field.startsWith(`${f}/`)));
+  // A nested step's problems show in its own card; a case's value or condition at its field.
+  const nested = new RegExp(
+    `^${at.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:(?:then|else|default|steps|cases/\\d+/steps)/\\d+|cases/\\d+/(?:equals|when)$)`,
+  );
+  const elsewhere = problems.filter(
+    (p) => !nested.test(p.field) && !inline.some((f) => p.field === f || p.field.startsWith(`${f}/`)),
+  );
+  const renderList: RenderList = (steps, listAt, title, change) => (
+    <StepList steps={steps} at={listAt} onChange={change} emptyFocus={headingId} title={title} {...list} />
+  );
   const expr = (
     key: 'condition' | 'url' | 'body' | 'timeoutMs' | 'status',
     title: string,
@@ -160,8 +253,8 @@ function StepCard({
       scope={context.scope}
       multiline={opts.multiline}
       placeholder={opts.placeholder}
-      serverError={problemAt(problems, `/steps/${index}/${key}`)}
-      field={`/steps/${index}/${key}`}
+      serverError={problemAt(problems, `${at}/${key}`)}
+      field={`${at}/${key}`}
       toValue={key === 'body' ? textToBody : undefined}
     />
   );
@@ -172,7 +265,7 @@ function StepCard({
         <span className="step-number" aria-hidden="true">
           {index + 1}
         </span>
-        <h3 id={headingId} tabIndex={-1} className="step-title" data-field={`/steps/${index}`}>
+        <h3 id={headingId} tabIndex={-1} className="step-title" data-field={at}>
           <span className="visually-hidden">Step {index + 1}: </span>
           {typeLabel}
         </h3>
@@ -216,7 +309,7 @@ function StepCard({
           id={`${id}-name`}
           className={`input${nameError ? ' invalid' : ''}`}
           value={step.name}
-          data-field={`/steps/${index}/name`}
+          data-field={`${at}/name`}
           aria-invalid={nameError ? true : undefined}
           aria-describedby={`${id}-name-help${nameError ? ` ${id}-name-error` : ''}`}
           onChange={(e) => onChange({ name: e.target.value })}
@@ -331,7 +424,19 @@ function StepCard({
           })}
         </>
       )}
-      {!['set', 'filter', 'http', 'respond'].includes(step.type) && (
+      {FLOW_FORM_TYPES.has(step.type) && (
+        <FlowFields
+          step={step}
+          at={at}
+          label={label}
+          onChange={onChange}
+          context={context}
+          problems={problems}
+          result={result}
+          renderList={renderList}
+        />
+      )}
+      {!formFor(step.type) && (
         <div className="field">
           <label htmlFor={`${id}-raw`} className="label">
             Configuration (JSON)
@@ -350,7 +455,7 @@ function StepCard({
         <ul className="field-error step-problems" aria-label={`Problems in ${label}`}>
           {elsewhere.map((p) => (
             <li key={`${p.field}:${p.message}`}>
-              {describeField(p.field, index)} {p.message}
+              {describeField(p.field, at)} {p.message}
             </li>
           ))}
         </ul>
@@ -375,8 +480,8 @@ function problemAt(problems: FieldProblem[], field: string): string | undefined 
   return found.length ? found.map((p) => p.message).join('; ') : undefined;
 }
 
-function describeField(field: string, index: number): string {
-  const rest = field.slice(`/steps/${index}`.length).replace(/^\//, '');
+function describeField(field: string, at: string): string {
+  const rest = field.slice(at.length).replace(/^\//, '');
   return rest ? `${rest.replace(/\//g, ' › ')}:` : 'This step';
 }
 

@@ -1,0 +1,86 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import type { MountedEditor } from '../lib/codemirror';
+
+/**
+ * JavaScript source with CodeMirror 6 (lib/codemirror.ts, loaded on first use). Until it has
+ * loaded — or if it cannot — a plain textarea edits the same text.
+ */
+export function CodeEditor({
+  label,
+  value,
+  onChange,
+  field,
+  error,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  /** JSON pointer of the value in the workflow, for the links of the error summary. */
+  field?: string;
+  error?: string;
+}) {
+  const id = useId();
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<MountedEditor | null>(null);
+  const [ready, setReady] = useState(false);
+  const latest = useRef({ value, onChange });
+  latest.current = { value, onChange };
+  const describedBy = error ? `${id}-error` : undefined;
+
+  useEffect(() => {
+    let cancelled = false;
+    import('../lib/codemirror').then(
+      ({ mountEditor }) => {
+        if (cancelled || !host.current) return;
+        const attributes: Record<string, string> = {
+          'aria-labelledby': `${id}-label`,
+          'aria-multiline': 'true',
+        };
+        if (field) attributes['data-field'] = field;
+        editor.current = mountEditor(host.current, {
+          value: latest.current.value,
+          onChange: (v) => latest.current.onChange(v),
+          attributes,
+        });
+        setReady(true);
+      },
+      () => undefined,
+    );
+    return () => {
+      cancelled = true;
+      editor.current?.destroy();
+      editor.current = null;
+    };
+  }, [id, field]);
+
+  useEffect(() => {
+    editor.current?.setValue(value);
+  }, [value]);
+
+  return (
+    <div className={`code-editor${error ? ' invalid' : ''}`}>
+      <label id={`${id}-label`} htmlFor={ready ? undefined : `${id}-text`} className="label">
+        {label}
+      </label>
+      <div ref={host} className="code-editor-host" aria-describedby={describedBy} data-testid="code-editor" />
+      {!ready && (
+        <textarea
+          id={`${id}-text`}
+          className="input mono"
+          rows={8}
+          value={value}
+          data-field={field}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={describedBy}
+          spellCheck={false}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+      {error && (
+        <p id={`${id}-error`} className="field-error">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+/** Form text ↔ JSON values, shared by the step forms (lib/steps/*) and the trigger form (lib/draft.ts). */
+import type { FieldProblem } from '../../api';
+import type { Row } from './types';
+
+let counter = 0;
+export const newKey = () => `k${++counter}`;
+
+export const row = (name = '', value = ''): Row => ({ key: newKey(), name, value });
+
+/** A stored value as form text: strings as they are; other JSON as a typed expression `{{ 42 }}`. */
+export function valueToText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  return `{{ ${JSON.stringify(value)} }}`;
+}
+
+export function rowsFrom(record: unknown): Row[] {
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) return [];
+  return Object.entries(record).map(([k, v]) => row(k, valueToText(v)));
+}
+
+export function rowsTo(rows: Row[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const r of rows) {
+    const name = r.name.trim();
+    // defineProperty, as the engine does: assigning "__proto__" would set the prototype and lose
+    // the row, so the payload would not even change (and Save would stay disabled).
+    if (name !== '')
+      Object.defineProperty(out, name, {
+        value: r.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * The API's JSON parser removes every `__proto__` key (src/http/server.ts, secure-json-parse with
+ * protoAction "remove"), so a header or query parameter of that name would vanish on save: say so.
+ */
+export function reservedRowNames(rows: Row[], at: string, problems: FieldProblem[]): void {
+  rows.forEach((r, i) => {
+    if (r.name.trim() === '__proto__')
+      problems.push({ field: `${at}/${i}`, message: 'uses the reserved name "__proto__"' });
+  });
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Body text and body value. The rule: text that is one JSON value (an object, an array, a number,
+ * true, false, null, or a "quoted string") is that value; any other text is a string as typed, so
+ * `{"id": "{{ body.id }}"}` is an object with an expression inside and `Thanks {{ name }}` is text.
+ * A stored string that would read back as something else (`42`, `{"a":1}`, a blank one) is shown
+ * as a quoted JSON string, so opening and saving a workflow never changes its body.
+ */
+export function bodyToText(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return textToBody(value) === value ? value : JSON.stringify(value);
+  return JSON.stringify(value, null, 2);
+}
+
+export function textToBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  const parsed = parseJson(text);
+  // `1e999` parses as Infinity, which JSON cannot carry (it would be sent as null): it stays text.
+  if (parsed === undefined || (typeof parsed.value === 'number' && !Number.isFinite(parsed.value)))
+    return text;
+  return parsed.value;
+}
+
+/** A number field that may also hold an expression. */
+export function numberish(text: string): number | string | undefined {
+  const t = text.trim();
+  if (t === '') return undefined;
+  return /^\d+$/.test(t) ? Number(t) : t;
+}
