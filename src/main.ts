@@ -28,6 +28,7 @@ import type { Store } from './store/store.js';
 import { threadModule } from './thread-module.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
+import { QueuedNotice, QueueEntry } from './queue/entry.js';
 import { Rejections } from './webhooks/options/rejections.js';
 import { Receiver } from './webhooks/receive.js';
 import { TestListeners } from './webhooks/test-listener.js';
@@ -87,7 +88,14 @@ export async function startHookflow({
   const health = new StoreHealth({ store, log });
   // One group commit for accepted requests and execution results: one transaction per cycle.
   const writer = new GroupCommit({ store, log, health });
-  const ingest = new Ingest({ store, writer, bus, log, maxPending: config.ingest.maxPending });
+  // Executions stored queued are announced once per turn; without an executor here, all are.
+  const notice = new QueuedNotice({ bus, log });
+  const ingest = new Ingest({
+    store,
+    writer,
+    entry: new QueueEntry(notice),
+    maxPending: config.ingest.maxPending,
+  });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
   const waiter = new ExecutionWaiter({ store, bus });
   const receiver = new Receiver({
@@ -115,6 +123,7 @@ export async function startHookflow({
         store,
         queue,
         bus,
+        notice,
         log,
         concurrency: config.executor.concurrency,
         engine: config.engine,
@@ -124,7 +133,7 @@ export async function startHookflow({
         },
       })
     : undefined;
-  // Executions accepted here run here first, without a claim round trip (see webhooks/ingest.ts).
+  // Executions accepted here are offered to this executor first (queue/entry.ts).
   if (worker) ingest.handOffTo(worker);
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
   const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;

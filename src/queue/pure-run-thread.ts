@@ -2,7 +2,7 @@
  * Loaded by SQLite's writer thread (store/sqlite-writer-thread.ts) when the process runs an
  * executor: runs pure workflows before their rows are inserted (see pure-run.ts), reading workflow
  * versions through the thread's own connection. Versions never change once saved, so they are
- * cached (and the engine caches their compiled form).
+ * cached (VersionCache, as the executor does; the engine caches their compiled form).
  */
 import type SqliteDatabase from 'better-sqlite3';
 import { Engine } from '../engine/run.js';
@@ -16,8 +16,7 @@ import {
   type PureRunOptions,
   runPure,
 } from './pure-run.js';
-
-const MAX_CACHED_VERSIONS = 1000;
+import { VersionCache } from './versions.js';
 
 /**
  * Fills `row` in finished, if it fits in what is left of the slice of the batch whose runs began
@@ -32,20 +31,15 @@ export type PureRunner = (
 export function createRunner(database: SqliteDatabase.Database, options: PureRunOptions): PureRunner {
   const engine = new Engine(options);
   warmUp(engine);
-  const versions = new Map<string, Workflow | null>();
+  const versions = new VersionCache();
   const select = database.prepare(
     'select definition from workflow_versions where workflow_id = ? and version = ?',
   );
-  const version = (id: string, v: number): Workflow | null => {
-    const key = `${id}@${v}`;
-    let workflow = versions.get(key);
-    if (workflow === undefined) {
-      const found = select.get(id, v) as { definition: string } | undefined;
-      workflow = found ? (JSON.parse(found.definition) as Workflow) : null;
-      if (versions.size >= MAX_CACHED_VERSIONS) versions.clear();
-      versions.set(key, workflow);
-    }
-    return workflow;
+  const version = (id: string, v: number): Workflow | undefined => {
+    const cached = versions.cached(id, v);
+    if (cached) return cached;
+    const found = select.get(id, v) as { definition: string } | undefined;
+    return versions.keep(id, v, found ? (JSON.parse(found.definition) as Workflow) : undefined);
   };
   return async (row, batchStart) => {
     // One run gets PURE_SLICE_MS at most, and the batch's runs together PURE_BATCH_SLICE_MS: every

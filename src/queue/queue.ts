@@ -14,7 +14,8 @@
  * execution is failed for good, so an execution that kills every worker that runs it stops.
  */
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Database, ExecutionRow } from '../store/schema.js';
+import type { Database, ExecutionRow, ExecutionsTable } from '../store/schema.js';
+import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
@@ -43,6 +44,29 @@ const RECOVERY_CHECK_MS = 1_000;
  * since its last look); rows it knows the due time of are claimed at that time (`waitingDueAt`).
  */
 const WAITING_CHECK_MS = 1_000;
+
+/** The fields that make an execution claimed by a worker (`Queue.claim`, and the hand-over of Worker.offer). */
+export interface ClaimFields {
+  status: 'running';
+  locked_by: string;
+  locked_until: string;
+  started_at: string;
+}
+
+/** What a claim at `now` (epoch ms) by `workerId`, under a lease of `leaseMs`, writes on a row. */
+export function claimFields(workerId: string, leaseMs: number, now: number): ClaimFields {
+  return {
+    status: 'running',
+    locked_by: workerId,
+    locked_until: isoString(new Date(now + leaseMs)),
+    started_at: isoString(new Date(now)),
+  };
+}
+
+/** Undoes `claimFields` on a row that was not stored after all: queued, as it came. */
+export function unclaimed(): Pick<ExecutionsTable, 'status' | 'locked_by' | 'locked_until' | 'started_at'> {
+  return { status: 'queued', locked_by: null, locked_until: null, started_at: null };
+}
 
 export interface ExecutionResult {
   status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
@@ -122,7 +146,6 @@ export class Queue {
   async claim(limit: number): Promise<ExecutionRow[]> {
     const now = new Date();
     const nowIso = now.toISOString();
-    const until = new Date(now.getTime() + this.#leaseMs).toISOString();
     if (now.getTime() - this.#recoveredAt >= RECOVERY_CHECK_MS) {
       this.#recoveredAt = now.getTime();
       await this.#recoverLapsed(nowIso);
@@ -131,13 +154,13 @@ export class Queue {
     const rows: ExecutionRow[] = [];
     if (now.getTime() >= this.#waitingDueAt || now.getTime() - this.#waitingCheckedAt >= WAITING_CHECK_MS) {
       this.#waitingCheckedAt = now.getTime();
-      rows.push(...(await this.#claimWhere(limit, (q) => dueIn(q, 'waiting', nowIso), nowIso, until)));
+      rows.push(...(await this.#claimWhere(limit, (q) => dueIn(q, 'waiting', nowIso), now)));
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
     if (rows.length < limit) {
       rows.push(
-        ...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), nowIso, until)),
+        ...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), now)),
       );
     }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
@@ -203,20 +226,18 @@ export class Queue {
     filter: (
       q: SelectQueryBuilder<Database, 'executions', { id: string }>,
     ) => SelectQueryBuilder<Database, 'executions', { id: string }>,
-    nowIso: string,
-    until: string,
+    now: Date,
   ): Promise<ExecutionRow[]> {
     const db = this.#store.db;
     let due = filter(db.selectFrom('executions').select('id')).limit(limit);
     if (this.#store.caps.skipLocked) due = due.forUpdate().skipLocked();
+    const claimed = claimFields(this.#workerId, this.#leaseMs, now.getTime());
     return db
       .updateTable('executions')
       .set({
-        status: 'running',
-        locked_by: this.#workerId,
-        locked_until: until,
+        ...claimed,
         // A resumed execution (it has a checkpoint) keeps the time it first started.
-        started_at: sql<string>`case when resume_state is null then ${nowIso} else started_at end`,
+        started_at: sql<string>`case when resume_state is null then ${claimed.started_at} else started_at end`,
       })
       .where('id', 'in', due)
       .returningAll()

@@ -24,9 +24,11 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
+import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
 import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
 import { failedRun, runPure } from './pure-run.js';
-import type { Queue } from './queue.js';
+import { claimFields, type Queue, unclaimed } from './queue.js';
+import { VersionCache } from './versions.js';
 
 const POLL_MS = 1_000;
 
@@ -38,7 +40,7 @@ const RECORD_RETRY_MAX_MS = 2_000;
 const MAX_EARLY_RESPONSE_CHARS = 6_000;
 
 /**
- * Executions handed over by ingest (see LocalExecutor in webhooks/ingest.ts) wait here for a free
+ * Executions handed over by `offer` (stored claimed by this worker) wait here for a free
  * slot: as many again as run at once, when this process owns the store (embedded SQLite); on a
  * shared store none wait, since waiting rows are `running` rows held by this worker (see `#held`). Pure workflows never get here (they run before the commit),
  * so these wait on the network, and a longer line would only be rows claimed by this process that
@@ -54,6 +56,8 @@ export interface WorkerDeps {
   store: Store;
   queue: Queue;
   bus: Bus;
+  /** Tells the workers (this one too) that executions were stored queued. */
+  notice: QueuedNotice;
   log: Logger;
   concurrency: number;
   /** config.engine: the private-network switch and the time budget of one execution. */
@@ -78,13 +82,13 @@ export interface FailedExecution {
   error: { message?: unknown; step?: unknown } | null;
 }
 
-export class Worker {
+export class Worker implements ExecutionEntry {
   readonly #deps: WorkerDeps;
   readonly #engine: Engine;
   /** Runs claimed and handed-over executions off the event loop (engine-runner.ts). */
   readonly #runner: EngineRunner;
   readonly #running = new Map<string, Promise<void>>();
-  readonly #versions = new Map<string, Workflow>();
+  readonly #versions = new VersionCache();
   /** Handed-over executions waiting for a slot, and the reservations ingest holds for more. */
   readonly #ready: { row: ExecutionRow; item: unknown }[] = [];
   #readyBytes = 0;
@@ -133,7 +137,61 @@ export class Worker {
     return this.#deps.queue.leaseMs;
   }
 
-  reserve(bytes: number): boolean {
+  /**
+   * The one entry of new executions (queue/entry.ts): decides how `offer.row` runs, fills it in
+   * for that (claimed by this worker, or finished by a run before the commit), has it written,
+   * and then starts, announces or queues it. The rules, in order:
+   * - a pure workflow runs before its commit while the executor keeps up (no backlog), so
+   *   executions queued earlier still go first: by the store as it inserts the row (SQLite's
+   *   writer thread) when `write` lets it, else here, in a short slice (queue/pure-run.ts); one
+   *   that does not fit is stored queued. Nobody outside can tell: until the commit nothing
+   *   happened (a crash leaves no trace and no effect), and `execution.finished` is announced
+   *   after it.
+   * - otherwise, with room for it here (`#reserve`), it is stored claimed by this worker and
+   *   started after the commit with its item in memory (a crash loses nothing: a `running` row of
+   *   a dead process is claimed again, lease lapse or next embedded start);
+   * - otherwise it is stored queued, and the workers are told.
+   */
+  async offer({ workflow, row, item, write, storeMayRun }: Offer): Promise<Offered> {
+    const pure = !this.#stopped && !this.#backlog && this.#engine.runsBeforeCommit(workflow);
+    // Without steps there is nothing to run: sending it to the store would cost more than it saves.
+    const byStore = pure && storeMayRun && this.#deps.store.runsPure && workflow.steps.length > 0;
+    if (pure && !byStore) {
+      await runPure(this.#engine, workflow, row, item, (err) =>
+        this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
+      );
+    }
+    const bytes = row.trigger.length;
+    const claimed = !pure && this.#reserve(bytes);
+    if (claimed) Object.assign(row, claimFields(this.workerId, this.leaseMs, Date.now()));
+    try {
+      await write(byStore);
+    } catch (err) {
+      if (claimed) {
+        this.#reserved--;
+        this.#readyBytes -= bytes;
+        Object.assign(row, unclaimed());
+      }
+      throw err;
+    }
+    // Run before its commit (here, or by the store, which may also have stored it unrun: its
+    // writer thread stopped).
+    if (row.status !== 'queued' && row.status !== 'running') {
+      this.#announce(row);
+      return 'ran';
+    }
+    if (claimed) {
+      this.#reserved--;
+      this.#ready.push({ row: row as ExecutionRow, item });
+      this.#startReady();
+      return 'claimed';
+    }
+    this.#deps.notice.send();
+    return 'queued';
+  }
+
+  /** Room for one more handed-over execution of `bytes` of trigger JSON (see ADOPT_PER_SLOT). */
+  #reserve(bytes: number): boolean {
     if (
       this.#stopped ||
       this.#backlog ||
@@ -151,43 +209,8 @@ export class Worker {
     return true;
   }
 
-  release(bytes: number): void {
-    this.#reserved--;
-    this.#readyBytes -= bytes;
-  }
-
-  adopt(row: ExecutionRow, item: unknown): void {
-    this.#reserved--;
-    this.#ready.push({ row, item });
-    this.#startReady();
-  }
-
-  /**
-   * Whether (and where) this workflow may run before its execution is stored (see
-   * queue/pure-run.ts): only pure workflows, and only while the executor keeps up (as for a
-   * hand-over), so executions queued earlier still go first. 'store': the store runs it as it
-   * inserts the row (SQLite's writer thread); 'here': `runBeforeCommit`; undefined: not at all.
-   * Nobody outside can tell: until the commit nothing happened (a crash leaves no trace and no
-   * effect), and `execution.finished` is announced after it (`announce`).
-   */
-  beforeCommit(workflow: Workflow): 'store' | 'here' | undefined {
-    if (this.#stopped || this.#backlog || !this.#engine.runsBeforeCommit(workflow)) return undefined;
-    // Without steps there is nothing to run: sending it to the store would cost more than it saves.
-    return this.#deps.store.runsPure && workflow.steps.length > 0 ? 'store' : 'here';
-  }
-
-  /**
-   * Runs a pure workflow now and fills `row` in finished (see `beforeCommit`), or leaves it
-   * `queued` when it does not fit in the short slice it gets here (see pure-run.ts).
-   */
-  async runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void> {
-    await runPure(this.#engine, workflow, row, item, (err) =>
-      this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
-    );
-  }
-
-  /** An execution run by `runBeforeCommit` is committed: tell whoever waits for it. */
-  announce(row: NewExecutionRow): void {
+  /** An execution run before its commit is committed: tell whoever waits for it. */
+  #announce(row: NewExecutionRow): void {
     if (row.status === 'failed') {
       this.#deps.log.info({ executionId: row.id, error: row.error }, 'execution failed');
       void this.#workflow(row.workflow_id, row.workflow_version).then((w) =>
@@ -460,17 +483,10 @@ export class Worker {
   }
 
   async #workflow(id: string, version: number): Promise<Workflow | undefined> {
-    const key = `${id}@${version}`;
-    let workflow = this.#versions.get(key);
-    if (!workflow) {
-      workflow = await workflowsRepo.getVersion(this.#deps.store.db, id, version);
-      // Versions never change once saved, so caching them is safe; the cap bounds memory.
-      if (workflow) {
-        if (this.#versions.size > 1000) this.#versions.clear();
-        this.#versions.set(key, workflow);
-      }
-    }
-    return workflow;
+    return (
+      this.#versions.cached(id, version) ??
+      this.#versions.keep(id, version, await workflowsRepo.getVersion(this.#deps.store.db, id, version))
+    );
   }
 
   /** Take no new executions; wait for running ones (their leases keep them safe if we are killed). */

@@ -5,27 +5,21 @@
  * (store/group-commit.ts, shared with the executor's results), so under load one fsync covers
  * many requests instead of one each; with no load, a request commits alone at once.
  *
- * Hand-off: when this process runs an executor with room (`LocalExecutor`), an execution is
- * inserted already claimed by it (`running`, locked to its worker id under a lease) and handed to
- * it after the commit with the trigger item still in memory. That saves the executor's claim (an
- * UPDATE … RETURNING and a JSON.parse of the item per execution) and the wake-up notice. A crash
- * loses nothing: a `running` row of a dead process is claimed again (lease lapse, or at once on
- * the next embedded start), exactly like one claimed the ordinary way.
- *
- * A workflow of pure steps (no network) is even run before the commit, while the executor keeps
- * up, and its execution stored finished (queue/pure-run.ts): one row write per request. On SQLite
- * the writer thread runs it, off the event loop, just before it inserts the row.
+ * Each execution is offered to the executor's one entry (queue/entry.ts, Worker.offer) with the
+ * function that writes it: when this process runs an executor with room, it is inserted already
+ * claimed by it and started after the commit with the trigger item still in memory (no claim
+ * round trip, no JSON.parse of the item, no wake-up notice), or, for a workflow of pure steps, run
+ * before the commit and stored finished (one row write per request). Otherwise it is stored
+ * queued for any worker (QueueEntry in processes without an executor).
  *
  * When more than `maxPending` requests are waiting, new ones are refused with 503 `overloaded`
  * rather than accepted without being stored.
  */
 import type { Transaction } from 'kysely';
-import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import { isoString } from '../ids.js';
-import type { Bus } from '../bus/bus.js';
+import type { ExecutionEntry } from '../queue/entry.js';
 import type { GroupCommit } from '../store/group-commit.js';
-import type { Database, ExecutionRow, NewExecutionRow } from '../store/schema.js';
+import type { Database, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import type { Workflow } from '../workflows/model.js';
 
@@ -34,7 +28,7 @@ export type IngestWrite = (trx: Transaction<Database>) => Promise<void>;
 export interface IngestJob {
   /** The workflow version the execution is for. */
   workflow: Workflow;
-  /** The execution to insert, `queued` (ingest may insert it claimed or finished, see above). */
+  /** The execution to insert, `queued` (the entry may fill it in claimed or finished, see above). */
   execution: NewExecutionRow;
   /** What `execution.trigger` is the JSON of: handed to the local executor as is. */
   item: unknown;
@@ -42,46 +36,29 @@ export interface IngestJob {
   write?: IngestWrite;
 }
 
-/** An executor in this process that takes committed executions without claiming them. */
-export interface LocalExecutor {
-  readonly workerId: string;
-  readonly leaseMs: number;
-  /** Room for one more execution of `bytes` of trigger JSON; false sends it through the queue. */
-  reserve(bytes: number): boolean;
-  /** A reservation that was not used (its transaction rolled back). */
-  release(bytes: number): void;
-  /** A committed execution, claimed by this executor, and its trigger item. */
-  adopt(row: ExecutionRow, item: unknown): void;
-  /** Whether a side-effect-free workflow may run before the commit: by the store, here, or not. */
-  beforeCommit(workflow: Workflow): 'store' | 'here' | undefined;
-  /** Run it now and fill `row` in finished. */
-  runBeforeCommit(workflow: Workflow, row: NewExecutionRow, item: unknown): Promise<void>;
-  /** A row run before its commit is committed, finished: announce it. */
-  announce(row: NewExecutionRow): void;
-}
-
 export class Ingest {
   readonly #store: Store;
   readonly #writer: GroupCommit;
-  readonly #bus: Bus;
-  readonly #log: Logger;
   readonly #maxPending: number;
-  #executor: LocalExecutor | undefined;
+  #entry: ExecutionEntry;
   #pending = 0;
-  #wakeUp = false;
   #closed = false;
 
   constructor({
     store,
     writer,
-    bus,
-    log,
+    entry,
     maxPending,
-  }: { store: Store; writer: GroupCommit; bus: Bus; log: Logger; maxPending: number }) {
+  }: {
+    store: Store;
+    writer: GroupCommit;
+    /** Where executions go (a process with an executor hands them to it: `handOffTo`). */
+    entry: ExecutionEntry;
+    maxPending: number;
+  }) {
     this.#store = store;
     this.#writer = writer;
-    this.#bus = bus;
-    this.#log = log;
+    this.#entry = entry;
     this.#maxPending = maxPending;
   }
 
@@ -90,9 +67,9 @@ export class Ingest {
     return this.#pending;
   }
 
-  /** Hand committed executions to this process's executor (when it runs one). */
-  handOffTo(executor: LocalExecutor): void {
-    this.#executor = executor;
+  /** Offer executions to this process's executor (when it runs one). */
+  handOffTo(entry: ExecutionEntry): void {
+    this.#entry = entry;
   }
 
   /** Resolves once the job is committed; rejects (and nothing is kept) when it could not be. */
@@ -113,49 +90,26 @@ export class Ingest {
         },
       );
     }
-    const executor = this.#executor;
-    const row = job.execution;
-    let claimed = false;
+    const { workflow, execution: row, item, write } = job;
     this.#pending++;
     try {
-      const write = job.write;
-      // The store runs it only with the plain insert; with other writes it runs here.
-      let before = executor?.beforeCommit(job.workflow);
-      if (before === 'store' && write) before = 'here';
-      if (before === 'here') await executor!.runBeforeCommit(job.workflow, row, job.item);
-      else if (before === undefined && executor) {
-        claimed = executor.reserve(row.trigger.length);
-        if (claimed) claim(row, executor);
-      }
-      if (write) {
-        await this.#writer.run(async (trx) => {
-          await write(trx);
-          await this.#store.hot.insertExecution(trx, row);
-        });
-      } else await this.#writer.hot({ kind: 'insert', row, runPure: before === 'store' });
-    } catch (err) {
-      if (claimed) {
-        executor!.release(row.trigger.length);
-        unclaim(row);
-      }
-      throw err;
+      await this.#entry.offer({
+        workflow,
+        row,
+        item,
+        // The store runs a pure workflow only with the plain insert (see Offer.write).
+        storeMayRun: !write,
+        write: (runByStore) =>
+          write
+            ? this.#writer.run(async (trx) => {
+                await write(trx);
+                await this.#store.hot.insertExecution(trx, row);
+              })
+            : this.#writer.hot({ kind: 'insert', row, runPure: runByStore }),
+      });
     } finally {
       this.#pending--;
     }
-    // A row the store was to run may have gone in unrun (its writer thread stopped): queued.
-    if (row.status !== 'queued' && row.status !== 'running') executor!.announce(row);
-    else if (claimed) executor!.adopt(row as ExecutionRow, job.item);
-    else this.#wake();
-  }
-
-  /** One `execution.queued` notice for all the rows a commit left queued. */
-  #wake(): void {
-    if (this.#wakeUp) return;
-    this.#wakeUp = true;
-    queueMicrotask(() => {
-      this.#wakeUp = false;
-      this.#bus.publish('execution.queued', {}).catch((err) => this.#log.error({ err }, 'wake-up failed'));
-    });
   }
 
   /** Stop taking new jobs and wait for the accepted ones to commit. */
@@ -166,21 +120,4 @@ export class Ingest {
       await new Promise((r) => setImmediate(r));
     }
   }
-}
-
-/** Marks a row as claimed by the local executor, as `Queue.claim` would. */
-function claim(row: NewExecutionRow, executor: LocalExecutor): void {
-  const now = Date.now();
-  row.status = 'running';
-  row.locked_by = executor.workerId;
-  row.locked_until = isoString(new Date(now + executor.leaseMs));
-  row.started_at = isoString(new Date(now));
-}
-
-/** Undoes `claim` when its transaction rolled back. */
-function unclaim(row: NewExecutionRow): void {
-  row.status = 'queued';
-  row.locked_by = null;
-  row.locked_until = null;
-  row.started_at = null;
 }

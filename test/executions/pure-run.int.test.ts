@@ -50,16 +50,26 @@ it('stores the execution finished, with every step recorded, before answering', 
       { name: 'greet', type: 'set', keepInput: true, fields: { greeting: '{{ "hi " & loud }}' } },
     ],
   });
-  let ada!: Response;
-  const ranByStore = await runPureInserts(async () => {
-    ada = await post('pure', 'name=ada');
-  });
-  expect(ada.status).toBe(200);
-  const id = ada.headers.get('x-hookflow-execution-id')!;
-  // Run by the writer thread as it inserted the row: the row came back finished.
+  // The writer thread gives each run a 5 ms slice of wall time; on a loaded machine a run can
+  // overrun it and is then left queued for the executor (pure-run.ts). So send until one request
+  // is run by the store (almost always the first), and check that one.
   expect(server.hookflow.store.runsPure).toBe(true);
-  expect(ranByStore).toEqual([{ id, status: 'succeeded' }]);
-  const done = await getExecution(server, id);
+  let id: string | undefined;
+  for (let i = 0; i < 20 && id === undefined; i++) {
+    let ada!: Response;
+    const ranByStore = await runPureInserts(async () => {
+      ada = await post('pure', 'name=ada');
+    });
+    expect(ada.status).toBe(200);
+    const sent = ada.headers.get('x-hookflow-execution-id')!;
+    // Given to the store to run, whatever became of it.
+    expect(ranByStore.map((r) => r.id)).toEqual([sent]);
+    // Run by the writer thread as it inserted the row: the row came back finished.
+    if (ranByStore[0]!.status === 'succeeded') id = sent;
+    else expect(ranByStore[0]!.status).toBe('queued');
+  }
+  expect(id).toBeDefined();
+  const done = await getExecution(server, id!);
   expect(done.status).toBe('succeeded');
   expect(done.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
     ['shape', 'succeeded'],
