@@ -162,7 +162,8 @@ export class EngineRunner {
       if (reply !== 'ready') this.#reply(reply);
       else if (this.#thread === thread) {
         this.#ready = true;
-        for (const p of this.#pending.values()) if (p.stopAt === Number.POSITIVE_INFINITY) p.stopAt = this.#stopAt();
+        for (const p of this.#pending.values())
+          if (p.stopAt === Number.POSITIVE_INFINITY) p.stopAt = this.#stopAt();
       }
     });
     thread.on('error', (err) => this.#lost(thread, err));

@@ -159,9 +159,7 @@ export class Queue {
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
     if (rows.length < limit) {
-      rows.push(
-        ...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), now)),
-      );
+      rows.push(...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), now)));
     }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
     // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
