@@ -138,6 +138,8 @@ export async function startHookflow({
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
   const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
 
+  // Refused webhook calls, kept in the store (buffered, written once a second).
+  const rejections = new Rejections({ store, log });
   let app: App | undefined;
   let url: string | undefined;
   try {
@@ -160,7 +162,7 @@ export async function startHookflow({
         credentials,
         listeners,
         receiver,
-        rejections: new Rejections(),
+        rejections,
       });
       url = await app.listen({ host: config.http.host, port: config.http.port });
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
@@ -177,6 +179,7 @@ export async function startHookflow({
   const close = () => {
     closing ??= (async () => {
       await app?.close();
+      await rejections.close();
       await ingest.close();
       await worker?.close();
       await retention?.close();

@@ -81,6 +81,18 @@ export interface ExecutionsTable {
   error_execution_id: Generated<string | null>;
 }
 
+/** Refused webhook calls (webhooks/options/rejections.ts): no body, no credential. */
+export interface RejectionsTable {
+  id: string;
+  workflow_id: string;
+  at: string;
+  mode: 'test' | 'production';
+  code: string;
+  message: string;
+  method: string;
+  ip: string;
+}
+
 /** Credentials of outbound calls (SPEC 7c). */
 export interface CredentialsTable {
   id: string;
@@ -182,6 +194,7 @@ export interface Database {
   blobs: BlobsTable;
   blob_parts: BlobPartsTable;
   credentials: CredentialsTable;
+  rejections: RejectionsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;

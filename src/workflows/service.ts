@@ -178,6 +178,7 @@ export class WorkflowService {
         if (ok) {
           await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
           await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
+          await trx.deleteFrom('rejections').where('workflow_id', '=', id).execute();
         }
         return ok;
       },

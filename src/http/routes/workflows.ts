@@ -180,7 +180,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
       schema: routeSchema(tags, {
         params: IdParams,
         description:
-          "The last refused webhook calls of this workflow's trigger (this process; no bodies or credentials).",
+          "The last refused webhook calls of this workflow's trigger, newest first (up to 50; kept 7 days; no bodies or credentials).",
         response: {
           200: Type.Object({
             items: Type.Array(
@@ -200,7 +200,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
     },
     async (req) => {
       await workflows.get(req.params.id);
-      return { items: rejections.list(req.params.id) };
+      return { items: await rejections.list(req.params.id) };
     },
   );
 }

@@ -1,8 +1,23 @@
 /**
  * The last refused calls of each trigger (FIELD-NOTES 15: auth failures must not be invisible):
- * when, which code, the method and caller address — never the body or credentials. Kept in memory
- * per process (a bounded ring per workflow); the totals are in the metrics.
+ * when, which code, the method and caller address — never the body or credentials. Kept in the
+ * store (issue 19), so every process of a distributed setup lists the same ones and they survive
+ * a restart; the totals are in the metrics.
+ *
+ * Refusals are what a stranger can cause at will (a flood of bad signatures), so recording one
+ * must cost the request nothing and the store little: `record` only buffers it in memory, and a
+ * timer writes the buffer once a second in one transaction, at most PER_WORKFLOW per workflow
+ * and MAX_PENDING in all per flush (the newest win; the rest are counted in the metrics only).
+ * `list` shows the buffered ones too, so a refusal is listed at once by the process that refused it.
+ *
+ * Retention: per workflow the newest KEEP_PER_WORKFLOW rows are kept (pruned as each flush
+ * writes that workflow's rows), and rows older than 7 days (RETENTION_MS) are deleted once a
+ * minute. A deleted workflow's rows go with it (workflows/service.ts).
  */
+import type { Logger } from 'pino';
+import { newId } from '../../ids.js';
+import type { Db, Store } from '../../store/store.js';
+
 export interface Rejection {
   at: string;
   mode: 'test' | 'production';
@@ -12,25 +27,130 @@ export interface Rejection {
   ip: string;
 }
 
+/** How many the API lists per workflow, and how many one flush writes per workflow. */
 const PER_WORKFLOW = 50;
-const MAX_WORKFLOWS = 10_000;
+/** Buffered refusals (all workflows) between two flushes; beyond it the oldest are dropped. */
+const MAX_PENDING = 2_000;
+/** Rows kept per workflow (the list shows PER_WORKFLOW of them). */
+const KEEP_PER_WORKFLOW = 200;
+const RETENTION_MS = 7 * 86_400_000;
+const FLUSH_MS = 1_000;
+const SWEEP_MS = 60_000;
 
 export class Rejections {
-  readonly #byWorkflow = new Map<string, Rejection[]>();
+  readonly #store: Store | undefined;
+  readonly #log: Logger | undefined;
+  /** Newest last, with their ids (time-ordered). */
+  #pending: { id: string; workflowId: string; rejection: Rejection }[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+  #sweptAt = 0;
+
+  /** Without a store (unit tests, tools) they stay in memory, as before issue 19. */
+  constructor({ store, log }: { store?: Store; log?: Logger } = {}) {
+    this.#store = store;
+    this.#log = log;
+  }
 
   record(workflowId: string, rejection: Rejection): void {
-    let list = this.#byWorkflow.get(workflowId);
-    if (!list) {
-      if (this.#byWorkflow.size >= MAX_WORKFLOWS) this.#byWorkflow.clear();
-      list = [];
-      this.#byWorkflow.set(workflowId, list);
+    this.#pending.push({ id: newId(), workflowId, rejection });
+    if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length - MAX_PENDING);
+    if (this.#store && !this.#timer) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        void this.flush();
+      }, FLUSH_MS);
+      this.#timer.unref();
     }
-    list.unshift(rejection);
-    if (list.length > PER_WORKFLOW) list.pop();
   }
 
-  /** Newest first. */
-  list(workflowId: string): Rejection[] {
-    return this.#byWorkflow.get(workflowId) ?? [];
+  /** Newest first: those waiting to be written, then the stored ones. */
+  async list(workflowId: string): Promise<Rejection[]> {
+    const buffered: Rejection[] = [];
+    for (let i = this.#pending.length - 1; i >= 0 && buffered.length < PER_WORKFLOW; i--) {
+      const p = this.#pending[i]!;
+      if (p.workflowId === workflowId) buffered.push(p.rejection);
+    }
+    if (!this.#store || buffered.length >= PER_WORKFLOW) return buffered;
+    const rows = await this.#store.db
+      .selectFrom('rejections')
+      .select(['at', 'mode', 'code', 'message', 'method', 'ip'])
+      .where('workflow_id', '=', workflowId)
+      .orderBy('id', 'desc')
+      .limit(PER_WORKFLOW - buffered.length)
+      .execute();
+    return [...buffered, ...rows];
   }
+
+  /** Writes what is buffered (and, once a minute, deletes rows past the retention). */
+  flush(): Promise<void> {
+    if (!this.#store) return Promise.resolve();
+    this.#flushing ??= this.#write().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  async #write(): Promise<void> {
+    const store = this.#store!;
+    const batch = this.#pending;
+    this.#pending = [];
+    // The newest PER_WORKFLOW of each workflow.
+    const byWorkflow = new Map<string, typeof batch>();
+    for (let i = batch.length - 1; i >= 0; i--) {
+      const p = batch[i]!;
+      const list = byWorkflow.get(p.workflowId) ?? [];
+      if (list.length < PER_WORKFLOW) list.push(p);
+      byWorkflow.set(p.workflowId, list);
+    }
+    const sweep = Date.now() - this.#sweptAt >= SWEEP_MS;
+    if (byWorkflow.size === 0 && !sweep) return;
+    try {
+      await store.transaction(async (trx) => {
+        for (const [workflowId, list] of byWorkflow) {
+          await trx
+            .insertInto('rejections')
+            .values(list.map((p) => ({ id: p.id, workflow_id: workflowId, ...p.rejection })))
+            .execute();
+          await prune(trx, workflowId);
+        }
+        if (sweep) {
+          await trx
+            .deleteFrom('rejections')
+            .where('at', '<', new Date(Date.now() - RETENTION_MS).toISOString())
+            .execute();
+        }
+      });
+      if (sweep) this.#sweptAt = Date.now();
+    } catch (err) {
+      // Refusals are a diagnostic: losing a batch while the store is out is acceptable, and the
+      // metrics still counted them.
+      this.#log?.warn({ err, dropped: batch.length }, 'recording refused webhook calls failed');
+    }
+  }
+
+  /** Stop the timer and write what is buffered (shutdown). */
+  async close(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+  }
+}
+
+/** Keeps the newest KEEP_PER_WORKFLOW rows of a workflow. */
+async function prune(db: Db, workflowId: string): Promise<void> {
+  const edge = await db
+    .selectFrom('rejections')
+    .select('id')
+    .where('workflow_id', '=', workflowId)
+    .orderBy('id', 'desc')
+    .offset(KEEP_PER_WORKFLOW)
+    .limit(1)
+    .executeTakeFirst();
+  if (edge)
+    await db
+      .deleteFrom('rejections')
+      .where('workflow_id', '=', workflowId)
+      .where('id', '<=', edge.id)
+      .execute();
 }
