@@ -77,7 +77,7 @@ describe('code step', () => {
   });
 
   it('memory exhaustion fails the step, and the next run works', async () => {
-    const r = await code('const a = []; while (true) a.push(new Uint8Array(1 << 20), { n: a.length });');
+    const r = await code('const parts = []; for (let i = 0; i < 64; i++) parts.push(new Uint8Array(1 << 20)); return parts.length;');
     expect(r.status).toBe('failed');
     expect(r.error!.message).toMatch(/memory limit of 16 MB \(HOOKFLOW_CODE_MEMORY_MB\)/);
     const next = await code('return 1 + 1');
@@ -103,10 +103,23 @@ describe('code step', () => {
     expect(r.output).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
   });
 
-  it('globals do not leak from one run to the next', async () => {
-    await code('globalThis.leak = 1; Array.prototype.evil = 1; return 1');
-    const r = await code('return [typeof leak, [].evil]');
-    expect(r.output).toEqual(['undefined', null]);
+  it('globals do not leak from one run to the next (built-ins are frozen)', async () => {
+    await code('globalThis.leak = 1; Array.prototype.evil = 1; Math.max = () => 0; JSON.x = 1; return 1');
+    const r = await code('return [typeof leak, [].evil, Math.max(1, 2), JSON.x]');
+    expect(r.output).toEqual(['undefined', null, 2, null]);
+    const strict = await code('"use strict"; Array.prototype.evil = 1;');
+    expect(strict.status).toBe('failed');
+  });
+
+  it('Error subclasses and own toString still work on frozen built-ins', async () => {
+    const r = await code(
+      [
+        'class NotFound extends Error { constructor(m) { super(m); this.name = "NotFound"; } }',
+        'const o = {}; o.toString = () => "mine";',
+        'try { throw new NotFound("x") } catch (e) { return [e.name, String(e), `${o}`, new Error("y").name] }',
+      ].join('\n'),
+    );
+    expect(r.output).toEqual(['NotFound', 'NotFound: x', 'mine', 'Error']);
   });
 
   it('ES2023 built-ins are there', async () => {
