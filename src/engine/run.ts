@@ -505,6 +505,8 @@ export class Engine {
 
   /** A step's error as recorded; past the budget, whatever the step threw is a consequence: say why. */
   #stepError(err: unknown, step: Step, run: Run): ExecutionError {
+    // A nested step gave the slice up: the whole run is handed to an executor, not failed here.
+    if (err instanceof OutOfSlice) throw err;
     const timedOut =
       run.budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
     if (timedOut && run.sliced) throw new OutOfSlice(run.ctx.sliceMs!);

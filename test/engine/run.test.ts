@@ -219,6 +219,27 @@ describe('Engine.run', () => {
     expect(fits.status).toBe('succeeded');
   });
 
+  it('gives up with OutOfSlice past its slice inside a branch too, not failing the step that holds it', async () => {
+    const run = engine.run(
+      workflow([
+        {
+          name: 'route',
+          type: 'switch',
+          value: '{{ body.param1 }}',
+          cases: [
+            {
+              equals: 'a',
+              steps: [{ name: 'spin', type: 'set', fields: { x: '{{ $sum([1..10000000].($ * 2)) }}' } }],
+            },
+          ],
+        },
+      ]),
+      item,
+      { ...ctx, sliceMs: 5 },
+    );
+    await expect(run).rejects.toBeInstanceOf(OutOfSlice);
+  });
+
   it.each([
     ['a pure workflow', { name: 's', type: 'set', fields: { a: '{{ $uppercase(body.param1) }}' } }, true],
     ['an http step', { name: 'h', type: 'http', url: 'http://example.com/' }, false],
