@@ -77,7 +77,9 @@ describe('code step', () => {
   });
 
   it('memory exhaustion fails the step, and the next run works', async () => {
-    const r = await code('const parts = []; for (let i = 0; i < 64; i++) parts.push(new Uint8Array(1 << 20)); return parts.length;');
+    const r = await code(
+      'const parts = []; for (let i = 0; i < 64; i++) parts.push(new Uint8Array(1 << 20)); return parts.length;',
+    );
     expect(r.status).toBe('failed');
     expect(r.error!.message).toMatch(/memory limit of 16 MB \(HOOKFLOW_CODE_MEMORY_MB\)/);
     const next = await code('return 1 + 1');
@@ -116,7 +118,7 @@ describe('code step', () => {
       [
         'class NotFound extends Error { constructor(m) { super(m); this.name = "NotFound"; } }',
         'const o = {}; o.toString = () => "mine";',
-        'try { throw new NotFound("x") } catch (e) { return [e.name, String(e), `${o}`, new Error("y").name] }',
+        'try { throw new NotFound("x") } catch (e) { return [e.name, String(e), "" + o, new Error("y").name] }',
       ].join('\n'),
     );
     expect(r.output).toEqual(['NotFound', 'NotFound: x', 'mine', 'Error']);
