@@ -171,9 +171,12 @@ export function StepRecord({
           ))}
         </ol>
       )}
-      {holds && step.branch !== undefined && (step.steps?.length ?? 0) === 0 && (
-        <p className="small muted">The branch has no steps: its input went on unchanged.</p>
-      )}
+      {holds &&
+        step.status === 'succeeded' &&
+        step.branch !== undefined &&
+        (step.steps?.length ?? 0) === 0 && (
+          <p className="small muted">The branch has no steps: its input went on unchanged.</p>
+        )}
 
       {step.type === 'forEach' && (
         <div className="loop-summary">
