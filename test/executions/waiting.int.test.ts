@@ -141,6 +141,35 @@ describe('wait', () => {
     expect((await json(ok.res)).body).toEqual({ received: { step: 'after', n: 4 } });
   });
 
+  it('respondStep: a respond step before the wait answers at once; one after a longer wait answers 504', async () => {
+    await createActiveWorkflow(server, {
+      name: 'respond-first',
+      trigger: { path: 'respond-first', response: { mode: 'respondStep', timeoutMs: 5_000 } },
+      steps: [
+        { name: 'ack', type: 'respond', status: 202, body: { accepted: '{{ body.n }}' } },
+        { name: 'pause', type: 'wait', seconds: 2 },
+      ],
+    });
+    const first = await send('respond-first', 6);
+    expect(first.res.status).toBe(202);
+    expect(await json(first.res)).toEqual({ accepted: 6 });
+    await waitingNow(first.id);
+
+    await createActiveWorkflow(server, {
+      name: 'respond-late',
+      trigger: { path: 'respond-late', response: { mode: 'respondStep', timeoutMs: 700 } },
+      steps: [
+        { name: 'pause', type: 'wait', seconds: 2 },
+        { name: 'ack', type: 'respond', status: 202, body: { late: true } },
+      ],
+    });
+    const late = await send('respond-late', 7);
+    expect(late.res.status).toBe(504);
+    expect((await json(late.res)).executionId).toBe(late.id);
+    for (const id of [first.id, late.id])
+      expect((await finishedExecution(server, id, 15_000)).status).toBe('succeeded');
+  });
+
   it('retry and replay of a waiting execution start new ones; deactivating the workflow lets it finish', async () => {
     const wf = await waitingWorkflow('wait-ops', 2);
     const { id } = await send('wait-ops', 5);

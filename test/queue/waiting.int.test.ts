@@ -149,6 +149,23 @@ describe.each([
     expect(JSON.parse(row.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
   });
 
+  it('a resumed attempt left running by a stopped embedded process is queued again with its checkpoint on start', async () => {
+    const q = new Queue({ store, workerId: 'stopped' });
+    const id = await queued();
+    await q.claim(5);
+    await q.complete(id, parked(new Date(Date.now() - 1)));
+    expect((await q.claim(5)).map((r) => r.id)).toContain(id);
+    // What the next `hookflow start` does first (on a store it owns alone).
+    if (!store.caps.shared) {
+      expect(await new Queue({ store, workerId: 'restarted' }).releaseAbandoned()).toBeGreaterThanOrEqual(1);
+      const row = await get(id);
+      expect(row).toMatchObject({ status: 'queued', attempt: 2, locked_by: null });
+      expect(JSON.parse(row.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
+      expect(JSON.parse(row.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+    }
+    await store.db.deleteFrom('executions').where('id', '=', id).execute();
+  });
+
   it('finds waiting rows parked by another worker within its look-up interval, and only due ones', async () => {
     const parker = new Queue({ store, workerId: 'parker' });
     const other = new Queue({ store, workerId: 'other' });
