@@ -31,7 +31,13 @@ import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
 import { createOutbound, type Outbound } from './network.js';
 import { STEP_TYPES, stepType } from './steps/index.js';
 import { FLOW_TYPES, nestedLists } from './steps/flow.js';
-import { renderedSchema, StepFailure, type StepType } from './steps/types.js';
+import {
+  renderedSchema,
+  StepFailure,
+  type StepContext,
+  type StepOutcome,
+  type StepType,
+} from './steps/types.js';
 
 export interface StepResult {
   name: string;
@@ -410,97 +416,86 @@ export class Engine {
     }
     for (; i < nodes.length; i++) {
       const node = nodes[i]!;
-      const end =
-        node.kind === 'leaf'
-          ? await this.#runLeaf(node, records, output, run)
-          : await this.#runFlow(node, records, output, run, depth);
-      if (end.end === 'done') {
-        output = end.output;
-        continue;
+      if (node.kind !== 'leaf') {
+        const end = await this.#runFlow(node, records, output, run, depth);
+        if (end.end === 'done') {
+          output = end.output;
+          continue;
+        }
+        if (end.end === 'parked') placeParked(end, i, output, run);
+        return end;
       }
-      if (end.end === 'parked') {
-        const at = end.at[0]!;
-        at.i = i;
-        if (output === run.item) at.t = 1;
-        else at.input = output;
+      // A step of a step type: render, check, run, record. Inline, not a method of its own: this is
+      // the hot loop of every flat workflow, which should pay no promise or object per step for
+      // nesting (measured on set → filter → set).
+      const { step } = node;
+      const input = output;
+      let startedAt: string | undefined;
+      let resume: { state: unknown } | undefined;
+      if (run.resumeAt) {
+        // This is the parked step: it runs again with its state, keeping its first start.
+        resume = { state: run.parkState };
+        run.resumeAt = undefined;
+        const last = records[records.length - 1];
+        if (last?.name === step.name && last.status === 'waiting') {
+          records.pop();
+          startedAt = last.startedAt;
+        }
       }
-      return end;
-    }
-    return { end: 'done', output };
-  }
-
-  /** A step of a step type: render, check, run, record. */
-  async #runLeaf(node: LeafNode, records: StepResult[], input: unknown, run: Run): Promise<End> {
-    const { step } = node;
-    let startedAt: string | undefined;
-    let resume: { state: unknown } | undefined;
-    if (run.resumeAt) {
-      // This is the parked step: it runs again with its state, keeping its first start.
-      resume = { state: run.parkState };
-      run.resumeAt = undefined;
-      const last = records[records.length - 1];
-      if (last?.name === step.name && last.status === 'waiting') {
-        records.pop();
-        startedAt = last.startedAt;
-      }
-    }
-    startedAt ??= nowIso();
-    const scope = run.scope;
-    scope.input = input;
-    try {
-      if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
-      const outcome = run.outOfTime
-        ? await Promise.race([this.#runStep(node, scope, run, resume), run.outOfTime])
-        : await this.#runStep(node, scope, run, resume);
-      if (outcome.park) {
-        records.push({
+      startedAt ??= nowIso();
+      const scope = run.scope;
+      scope.input = input;
+      let outcome: StepOutcome;
+      try {
+        if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
+        outcome = run.outOfTime
+          ? await Promise.race([this.#runStep(node, scope, run, resume), run.outOfTime])
+          : await this.#runStep(node, scope, run, resume);
+      } catch (err) {
+        const error = this.#stepError(err, step, run);
+        const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
+        const record: StepResult = {
           name: step.name,
           type: step.type,
-          status: 'waiting',
+          status: 'failed',
           input,
-          output: null,
-          error: null,
+          output: failedOutput,
+          error,
           startedAt,
           finishedAt: nowIso(),
-          ...outcome.details,
-        });
-        run.parkState = outcome.park.state;
-        return { end: 'parked', until: outcome.park.until, at: [{ i: 0 }] };
+        };
+        if (err instanceof StepFailure && err.details) Object.assign(record, err.details);
+        records.push(record);
+        return { end: 'failed', error };
       }
-      const output = outcome.output;
-      records.push({
+      const parked = outcome.park !== undefined;
+      output = parked ? null : outcome.output;
+      const record: StepResult = {
         name: step.name,
         type: step.type,
-        status: outcome.filtered ? 'filtered' : 'succeeded',
+        status: parked ? 'waiting' : outcome.filtered ? 'filtered' : 'succeeded',
         input,
         output,
         error: null,
         startedAt,
         finishedAt: nowIso(),
-        ...outcome.details,
-      });
+      };
+      if (outcome.details) Object.assign(record, outcome.details);
+      records.push(record);
+      if (outcome.park) {
+        run.parkState = outcome.park.state;
+        const end: End = { end: 'parked', until: outcome.park.until, at: [{ i: 0 }] };
+        placeParked(end, i, input, run);
+        return end;
+      }
       defineEntry(run.outputs, step.name, output);
       if (outcome.response && run.response === undefined) {
         run.response = outcome.response;
         run.ctx.onRespond?.(outcome.response);
       }
-      return outcome.filtered ? { end: 'filtered', output } : { end: 'done', output };
-    } catch (err) {
-      const error = this.#stepError(err, step, run);
-      const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
-      records.push({
-        name: step.name,
-        type: step.type,
-        status: 'failed',
-        input,
-        output: failedOutput,
-        error,
-        startedAt,
-        finishedAt: nowIso(),
-        ...(err instanceof StepFailure ? err.details : undefined),
-      });
-      return { end: 'failed', error };
+      if (outcome.filtered) return { end: 'filtered', output };
     }
+    return { end: 'done', output };
   }
 
   /** A step's error as recorded; past the budget, whatever the step threw is a consequence: say why. */
@@ -529,15 +524,17 @@ export class Engine {
       );
     }
     const credentials = run.ctx.credentials;
-    return type.run(config, {
+    // Set field by field: spreads of optional fields were runtime calls on every step.
+    const stepCtx: StepContext = {
       input: scope.input,
       signal: run.signal,
       outbound: this.#outbound,
-      ...(credentials ? { credentials } : {}),
-      ...(resume ? { resume } : {}),
       scope,
       limits: this.#limits,
-    });
+    };
+    if (credentials) stepCtx.credentials = credentials;
+    if (resume) stepCtx.resume = resume;
+    return type.run(config, stepCtx);
   }
 
   /** A step holding steps: `if`, `switch` (one branch) or `forEach` (its steps per element). */
@@ -794,6 +791,15 @@ export class Engine {
   close(): Promise<void> {
     return this.#outbound.close();
   }
+}
+
+/** A step parked at index `i` of a list whose step got `input`: its frame says where it stands. */
+function placeParked(end: Extract<End, { end: 'parked' }>, i: number, input: unknown, run: Run): void {
+  const at = end.at[0]!;
+  at.i = i;
+  // The trigger item is never copied into the checkpoint: the executor passes it again.
+  if (input === run.item) at.t = 1;
+  else at.input = input;
 }
 
 /** `if`: true → `then`; false or nothing → `else`; anything else is a mistake, said as `filter` says it. */
