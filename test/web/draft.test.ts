@@ -928,7 +928,15 @@ describe('draftFrom and payloadFrom', () => {
     const { body, problems } = payloadFrom(draftFrom(w));
     expect(problems).toEqual([]);
     const { testUrl: _t, productionUrl: _p, type: _type, ...trigger } = w.trigger;
-    expect(body).toEqual({ name: 'Orders', trigger, steps: w.steps });
+    expect(body).toEqual({ name: 'Orders', trigger, steps: w.steps, settings: {} });
+  });
+
+  it('give back the error workflow setting, and clear it when the form has none', () => {
+    const w = workflow({ settings: { errorWorkflowId: 'wf-alerts' } });
+    const d = draftFrom(w);
+    expect(d.errorWorkflowId).toBe('wf-alerts');
+    expect(payloadFrom(d).body.settings).toEqual({ errorWorkflowId: 'wf-alerts' });
+    expect(payloadFrom({ ...d, errorWorkflowId: '' }).body.settings).toEqual({});
   });
 
   it('give back a sandbox opt-out unchanged, and none when there was none', () => {
@@ -965,7 +973,12 @@ describe('draftFrom and payloadFrom', () => {
   });
 
   it('do not report unnamed steps as used twice', () => {
-    const d: Draft = { name: 'w', trigger: triggerDraft(), steps: [newStep('set', []), newStep('set', [])] };
+    const d: Draft = {
+      name: 'w',
+      trigger: triggerDraft(),
+      steps: [newStep('set', []), newStep('set', [])],
+      errorWorkflowId: '',
+    };
     d.steps[0]!.name = '';
     d.steps[1]!.name = '';
     expect(payloadFrom(d).problems).toEqual([
@@ -1015,7 +1028,12 @@ describe('draftFrom and payloadFrom', () => {
           .uniqueArray(name, { maxLength: 5 })
           .chain((names) => fc.tuple(...names.map((n) => step.map((s) => ({ name: n, ...s }) as Step)))),
         (steps) => {
-          const d: Draft = { name: 'w', trigger: triggerDraft(), steps: steps.map(stepDraftFrom) };
+          const d: Draft = {
+            name: 'w',
+            trigger: triggerDraft(),
+            steps: steps.map(stepDraftFrom),
+            errorWorkflowId: '',
+          };
           const { body, problems } = payloadFrom(d);
           expect(problems).toEqual([]);
           expect(body.steps).toEqual(JSON.parse(JSON.stringify(steps)));

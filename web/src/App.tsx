@@ -6,6 +6,8 @@ import { AuthPage } from './pages/AuthPage';
 import { ExecutionDetail } from './pages/ExecutionDetail';
 import { ExecutionList } from './pages/ExecutionList';
 import { TokenList } from './pages/TokenList';
+import { CredentialList } from './pages/CredentialList';
+import { VersionHistory } from './pages/VersionHistory';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
 import { useTitle } from './lib/title';
@@ -100,16 +102,25 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   };
 
   const workflow = match('/workflows/:id', path);
+  const history = match('/workflows/:id/versions', path);
   const execution = match('/executions/:id', path);
   let page: ReactNode;
   if (path === '/' || path === '/workflows') page = <WorkflowList />;
   else if (workflow) page = <WorkflowEditor key={workflow.id} id={workflow.id!} />;
+  else if (history) page = <VersionHistory key={history.id} id={history.id!} />;
   else if (path === '/executions') page = <ExecutionList search={location.split('?')[1] ?? ''} />;
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
   else if (path === '/tokens') page = <TokenList />;
+  else if (path === '/credentials') page = <CredentialList />;
   else page = <NotFound path={path} />;
 
-  const section = path.startsWith('/executions') ? 'executions' : path === '/tokens' ? 'tokens' : 'workflows';
+  const section = path.startsWith('/executions')
+    ? 'executions'
+    : path === '/tokens'
+      ? 'tokens'
+      : path === '/credentials'
+        ? 'credentials'
+        : 'workflows';
   return (
     <>
       <a href="#main" className="skip-link">
@@ -126,6 +137,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           </Link>
           <Link to="/executions" aria-current={section === 'executions' ? 'page' : undefined}>
             Executions
+          </Link>
+          <Link to="/credentials" aria-current={section === 'credentials' ? 'page' : undefined}>
+            Credentials
           </Link>
           <Link to="/tokens" aria-current={section === 'tokens' ? 'page' : undefined}>
             API tokens

@@ -72,12 +72,14 @@ export interface Workflow {
   publishedVersion: number | null;
   trigger: Trigger;
   steps: Step[];
+  /** SPEC 7c: `errorWorkflowId`, the workflow run (mode `error`) when a production execution fails. */
+  settings?: { errorWorkflowId?: string };
   createdAt: string;
   updatedAt: string;
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
-export type Mode = 'test' | 'production';
+export type Mode = 'test' | 'production' | 'error';
 
 export interface ExecutionError {
   message: string;
@@ -130,6 +132,8 @@ export interface Execution {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The error workflow's execution this failed production execution started (SPEC 7c). */
+  errorExecutionId?: string | null;
   /** While `waiting`: when it resumes (ISO-8601 UTC); null otherwise. */
   resumeAt?: string | null;
 }

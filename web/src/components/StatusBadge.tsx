@@ -14,5 +14,9 @@ export function StatusBadge({ status }: { status: ExecutionStatus | string }) {
 }
 
 export function ModeBadge({ mode }: { mode: string }) {
-  return <span className={`badge mode-${mode}`}>{mode === 'test' ? 'Test' : 'Production'}</span>;
+  return (
+    <span className={`badge mode-${mode}`}>
+      {mode === 'test' ? 'Test' : mode === 'error' ? 'Error workflow' : 'Production'}
+    </span>
+  );
 }

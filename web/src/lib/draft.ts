@@ -41,6 +41,8 @@ export interface Draft {
   name: string;
   trigger: TriggerDraft;
   steps: StepDraft[];
+  /** settings.errorWorkflowId (SPEC 7c); '' for none. */
+  errorWorkflowId: string;
 }
 
 export const STEP_TYPES: { type: string; label: string; description: string }[] = STEP_FORMS.map((f) => ({
@@ -100,6 +102,7 @@ export function stepDraftFrom(step: Step): StepDraft {
     query: rowsFrom(step.query),
     timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
     failOnError: step.failOnError !== false,
+    credential: typeof step.credential === 'string' ? step.credential : '',
     headers: rowsFrom(step.headers),
     body: bodyToText(step.body),
     status: step.status === undefined ? '' : String(step.status),
@@ -223,6 +226,7 @@ export function draftFrom(w: Workflow): Draft {
       schemaCheck: o.schemaCheck ?? 'off',
     },
     steps: w.steps.map(stepDraftFrom),
+    errorWorkflowId: w.settings?.errorWorkflowId ?? '',
   };
 }
 
@@ -399,5 +403,7 @@ export function payloadFrom(d: Draft) {
   if (d.name.trim() === '') problems.push({ field: '/name', message: 'needs a name' });
   const trigger = triggerFrom(d.trigger, problems);
   const steps = stepsFrom(d.steps, '/steps', problems);
-  return { body: { name: d.name.trim(), trigger, steps }, problems };
+  // PUT keeps settings left out; `{}` clears them, which is what a form showing none means.
+  const settings = d.errorWorkflowId ? { errorWorkflowId: d.errorWorkflowId } : {};
+  return { body: { name: d.name.trim(), trigger, steps, settings }, problems };
 }

@@ -15,6 +15,20 @@ import type { Execution, Workflow } from '../types';
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
 
+/** An error execution's trigger item names the failed execution (SPEC 7c): `execution.id`. */
+function failedExecution(e: Execution): { id?: unknown; workflowName?: unknown } | undefined {
+  const x = (e.trigger as { execution?: unknown }).execution;
+  return typeof x === 'object' && x !== null ? (x as { id?: unknown; workflowName?: unknown }) : undefined;
+}
+const failedId = (e: Execution): string | undefined => {
+  const id = failedExecution(e)?.id;
+  return typeof id === 'string' ? id : undefined;
+};
+const failedWorkflowName = (e: Execution): string | undefined => {
+  const name = failedExecution(e)?.workflowName;
+  return typeof name === 'string' ? name : undefined;
+};
+
 /** One execution: its state and timings, the trigger item, and each step's input, output and error. */
 export function ExecutionDetail({ id }: { id: string }) {
   const headingId = useId();
@@ -175,6 +189,25 @@ export function ExecutionDetail({ id }: { id: string }) {
             )}
           </dd>
         </div>
+        {e.errorExecutionId && (
+          <div>
+            <dt>Error workflow</dt>
+            <dd>
+              This failure started{' '}
+              <Link to={`/executions/${e.errorExecutionId}`}>an error workflow execution</Link>
+            </dd>
+          </div>
+        )}
+        {e.mode === 'error' && failedId(e) && (
+          <div>
+            <dt>Started by</dt>
+            <dd>
+              The failure of{' '}
+              <Link to={`/executions/${failedId(e)}`}>execution {failedId(e)!.slice(0, 8)}…</Link>
+              {failedWorkflowName(e) ? ` (${failedWorkflowName(e)})` : ''}
+            </dd>
+          </div>
+        )}
         <div>
           <dt>Id</dt>
           <dd>

@@ -27,6 +27,7 @@ import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
 import { PublishDialog, type PublishReview } from './editor/PublishDialog';
+import { SettingsPanel } from './editor/SettingsPanel';
 import { StepsPanel } from './editor/StepsPanel';
 import { TestPanel } from './editor/TestPanel';
 import { TriggerPanel } from './editor/TriggerPanel';
@@ -439,6 +440,9 @@ export function WorkflowEditor({ id }: { id: string }) {
           <Link to={`/executions?workflowId=${encodeURIComponent(id)}`} className="button">
             Executions
           </Link>
+          <Link to={`/workflows/${encodeURIComponent(id)}/versions`} className="button">
+            History
+          </Link>
           <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
             {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
           </button>
@@ -509,6 +513,12 @@ export function WorkflowEditor({ id }: { id: string }) {
             onChange={setTrigger}
             problems={problems}
             savedAuth={saved.trigger.auth}
+          />
+          <SettingsPanel
+            workflowId={id}
+            errorWorkflowId={draft.errorWorkflowId}
+            onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
+            problems={problems}
           />
         </div>
         <div className="area-steps">

@@ -5,7 +5,7 @@ export const httpForm: StepForm = {
   type: 'http',
   label: 'HTTP request',
   description: 'Call another service',
-  keys: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError'],
+  keys: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError', 'credential'],
   init(d) {
     d.url = 'https://';
     d.method = 'POST';
@@ -24,5 +24,6 @@ export const httpForm: StepForm = {
     const timeout = numberish(d.timeoutMs);
     if (timeout !== undefined) step.timeoutMs = timeout;
     if (!d.failOnError) step.failOnError = false;
+    if (d.credential !== '') step.credential = d.credential;
   },
 };

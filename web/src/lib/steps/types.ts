@@ -35,6 +35,8 @@ export interface StepDraft {
   query: Row[];
   timeoutMs: string;
   failOnError: boolean;
+  /** http: the id of the credential applied at run time (SPEC 7c); '' for none. */
+  credential: string;
   /** http and respond */
   headers: Row[];
   body: string;

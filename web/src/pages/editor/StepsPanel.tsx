@@ -9,6 +9,7 @@ import type { Scope } from '../../lib/expressions';
 import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
+import { CredentialPicker } from './steps/CredentialPicker';
 import { FLOW_FORM_TYPES, FLOW_INLINE_FIELDS, FlowFields, type RenderList } from './steps/FlowFields';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
@@ -227,9 +228,16 @@ function StepCard({
   const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
   // Problems of the name and of expression fields show at the field; the rest below the step.
   const nameError = problemAt(problems, `${at}/name`);
-  const inline = ['name', 'condition', 'url', 'body', 'timeoutMs', 'status', ...FLOW_INLINE_FIELDS].map(
-    (k) => `${at}/${k}`,
-  );
+  const inline = [
+    'name',
+    'condition',
+    'url',
+    'credential',
+    'body',
+    'timeoutMs',
+    'status',
+    ...FLOW_INLINE_FIELDS,
+  ].map((k) => `${at}/${k}`);
   // A nested step's problems show in its own card; a case's value or condition at its field.
   const nested = new RegExp(
     `^${at.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?:(?:then|else|default|steps|cases/\\d+/steps)/\\d+|cases/\\d+/(?:equals|when)$)`,
@@ -365,6 +373,12 @@ function StepCard({
             </select>
           </div>
           {expr('url', 'URL', { placeholder: 'https://example.com/api' })}
+          <CredentialPicker
+            value={step.credential}
+            onChange={(credential) => onChange({ credential })}
+            field={`${at}/credential`}
+            error={problemAt(problems, `${at}/credential`)}
+          />
           <Rows
             title="Headers"
             addLabel="Add header"

@@ -1,0 +1,88 @@
+/** Credentials (SPEC 7c): the types, their fields, and the form's values as the API's `data`. */
+
+export type CredentialType = 'bearer' | 'header' | 'basic' | 'query';
+
+export interface Credential {
+  id: string;
+  name: string;
+  type: CredentialType;
+  /** Each field it holds, shown as "***" (values are never returned). */
+  data: Record<string, '***'>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CredentialField {
+  key: string;
+  label: string;
+  /** A secret is typed in a password input; the others (a header name) in a text input. */
+  secret: boolean;
+  placeholder?: string;
+}
+
+export const CREDENTIAL_TYPES: {
+  type: CredentialType;
+  label: string;
+  help: string;
+  fields: CredentialField[];
+}[] = [
+  {
+    type: 'bearer',
+    label: 'Bearer token',
+    help: 'Sent as Authorization: Bearer <token>.',
+    fields: [{ key: 'token', label: 'Token', secret: true }],
+  },
+  {
+    type: 'header',
+    label: 'Header',
+    help: 'Sent as a request header of that name.',
+    fields: [
+      { key: 'name', label: 'Header name', secret: false, placeholder: 'X-Api-Key' },
+      { key: 'value', label: 'Header value', secret: true },
+    ],
+  },
+  {
+    type: 'basic',
+    label: 'Basic auth',
+    help: 'Sent as Authorization: Basic <base64 of username:password>.',
+    fields: [
+      { key: 'username', label: 'Username', secret: false },
+      { key: 'password', label: 'Password', secret: true },
+    ],
+  },
+  {
+    type: 'query',
+    label: 'Query parameter',
+    help: "Added to the URL's query string.",
+    fields: [
+      { key: 'name', label: 'Parameter name', secret: false, placeholder: 'api_key' },
+      { key: 'value', label: 'Parameter value', secret: true },
+    ],
+  },
+];
+
+export function credentialType(type: string) {
+  return CREDENTIAL_TYPES.find((t) => t.type === type);
+}
+
+/**
+ * The form's values as `data`. Creating, every field is needed; rotating (`keepBlank`), a blank
+ * field keeps its stored value (the API keeps fields left out), so only what was typed is sent.
+ */
+export function credentialData(
+  type: CredentialType,
+  values: Record<string, string>,
+  keepBlank: boolean,
+): { data: Record<string, string>; missing: string[] } {
+  const data: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const f of credentialType(type)?.fields ?? []) {
+    const v = values[f.key] ?? '';
+    if (v === '') {
+      if (!keepBlank) missing.push(f.label);
+      continue;
+    }
+    data[f.key] = v;
+  }
+  return { data, missing };
+}

@@ -1,0 +1,326 @@
+import { type FormEvent, useEffect, useId, useState } from 'react';
+import { type ApiError, api, asApiError, qs } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { Notice } from '../components/Notice';
+import {
+  CREDENTIAL_TYPES,
+  type Credential,
+  type CredentialType,
+  credentialData,
+  credentialType,
+} from '../lib/credentials';
+import { formatAgo, formatTime } from '../lib/format';
+import { useTitle } from '../lib/title';
+import type { Page } from '../types';
+
+/** The type-specific fields of a credential form; values are typed in, never shown back. */
+function DataFields({
+  type,
+  values,
+  onChange,
+  rotating,
+}: {
+  type: CredentialType;
+  values: Record<string, string>;
+  onChange: (values: Record<string, string>) => void;
+  rotating?: boolean;
+}) {
+  const id = useId();
+  return (
+    <>
+      {credentialType(type)?.fields.map((f) => (
+        <div className="field" key={f.key}>
+          <label htmlFor={`${id}-${f.key}`} className="label">
+            {rotating ? `New ${f.label.toLowerCase()}` : f.label}
+          </label>
+          <input
+            id={`${id}-${f.key}`}
+            className="input mono"
+            type={f.secret ? 'password' : 'text'}
+            autoComplete={f.secret ? 'new-password' : 'off'}
+            spellCheck={false}
+            value={values[f.key] ?? ''}
+            placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
+            onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
+          />
+        </div>
+      ))}
+    </>
+  );
+}
+
+/**
+ * Credentials (SPEC 7c): the secrets of outbound calls, referenced by id from http steps. Values are
+ * write-only: typed when creating or rotating, stored encrypted, never shown again.
+ */
+export function CredentialList() {
+  useTitle('Credentials');
+  const id = useId();
+  const [items, setItems] = useState<Credential[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const [type, setType] = useState<CredentialType>('bearer');
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [creating, setCreating] = useState(false);
+  const [rotating, setRotating] = useState<{ credential: Credential; values: Record<string, string> } | null>(
+    null,
+  );
+  const [deleting, setDeleting] = useState<Credential | null>(null);
+  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    api<Page<Credential>>('GET', `/credentials${qs({ limit: 100 })}`).then(
+      (page) => {
+        setItems(page.items);
+        setCursor(page.nextCursor);
+      },
+      (err) => setError(asApiError(err)),
+    );
+  }, []);
+
+  const more = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api<Page<Credential>>('GET', `/credentials${qs({ limit: 100, cursor })}`);
+      setItems((list) => [...(list ?? []), ...page.items]);
+      setCursor(page.nextCursor);
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setNotice(null);
+    const { data, missing } = credentialData(type, values, false);
+    if (missing.length > 0) {
+      setNotice(`Fill in: ${missing.join(', ')}.`);
+      return;
+    }
+    setCreating(true);
+    try {
+      const c = await api<Credential>('POST', '/credentials', { name: name.trim(), type, data });
+      setItems((list) => [c, ...(list ?? [])]);
+      setName('');
+      setValues({});
+      setNotice(`Created "${c.name}". Choose it in an HTTP request step's Credential field.`);
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const rotate = async () => {
+    if (!rotating) return;
+    const { credential, values: next } = rotating;
+    const { data } = credentialData(credential.type, next, true);
+    if (Object.keys(data).length === 0) {
+      setRotating(null);
+      return;
+    }
+    setBusy(true);
+    try {
+      const c = await api<Credential>('PATCH', `/credentials/${encodeURIComponent(credential.id)}`, { data });
+      setItems((list) => list?.map((x) => (x.id === c.id ? c : x)) ?? null);
+      setNotice(`Rotated "${c.name}": every workflow using it sends the new value from its next run.`);
+      setRotating(null);
+    } catch (err) {
+      setError(asApiError(err));
+      setRotating(null);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async () => {
+    if (!deleting) return;
+    const c = deleting;
+    setBusy(true);
+    setDeleteError(null);
+    try {
+      await api('DELETE', `/credentials/${encodeURIComponent(c.id)}`);
+      setItems((list) => list?.filter((x) => x.id !== c.id) ?? null);
+      setNotice(`Deleted "${c.name}".`);
+      setDeleting(null);
+    } catch (err) {
+      // 409 credential_in_use: said in the dialog, which names the workflows using it.
+      setDeleteError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const kind = credentialType(type)!;
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <div className="page-head">
+        <h1 id={`${id}-title`}>Credentials</h1>
+      </div>
+      <p className="muted">
+        The secrets HTTP request steps send — tokens, API keys, passwords — kept here, encrypted, instead of
+        in a workflow. A step names a credential; its value is added when the step runs and shows as{' '}
+        <code>***</code> in executions and exports. Values cannot be read back: rotate one to change it.
+      </p>
+
+      <form className="card" onSubmit={create} aria-labelledby={`${id}-new`}>
+        <h2 id={`${id}-new`}>New credential</h2>
+        <div className="field">
+          <label htmlFor={`${id}-name`} className="label">
+            Name
+          </label>
+          <input
+            id={`${id}-name`}
+            className="input"
+            value={name}
+            maxLength={256}
+            required
+            placeholder="Stripe live key"
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-type`} className="label">
+            Type
+          </label>
+          <select
+            id={`${id}-type`}
+            className="input"
+            value={type}
+            aria-describedby={`${id}-type-help`}
+            onChange={(e) => {
+              setType(e.target.value as CredentialType);
+              setValues({});
+            }}
+          >
+            {CREDENTIAL_TYPES.map((t) => (
+              <option key={t.type} value={t.type}>
+                {t.label}
+              </option>
+            ))}
+          </select>
+          <p id={`${id}-type-help`} className="help">
+            {kind.help}
+          </p>
+        </div>
+        <DataFields type={type} values={values} onChange={setValues} />
+        <button type="submit" className="button primary" disabled={creating || name.trim() === ''}>
+          {creating ? 'Creating…' : 'Create credential'}
+        </button>
+      </form>
+
+      <Notice text={notice} />
+      <ErrorMessage error={error} />
+
+      {items === null && !error && <p className="muted">Loading credentials…</p>}
+      {items !== null && items.length === 0 && <p className="muted">No credentials yet.</p>}
+      {items !== null && items.length > 0 && (
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">Credentials</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Holds</th>
+                <th scope="col">Changed</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((c) => (
+                <tr key={c.id}>
+                  <th scope="row">
+                    {c.name}
+                    <br />
+                    <code className="small muted">{c.id}</code>
+                  </th>
+                  <td>{credentialType(c.type)?.label ?? c.type}</td>
+                  <td>
+                    {Object.keys(c.data).map((k) => (
+                      <code key={k} className="small">
+                        {k}: ***{' '}
+                      </code>
+                    ))}
+                  </td>
+                  <td title={formatTime(c.updatedAt)}>{formatAgo(c.updatedAt)}</td>
+                  <td className="actions-cell">
+                    <button
+                      type="button"
+                      className="button small"
+                      onClick={() => setRotating({ credential: c, values: {} })}
+                      aria-label={`Rotate ${c.name}`}
+                    >
+                      Rotate
+                    </button>{' '}
+                    <button
+                      type="button"
+                      className="button small danger-outline"
+                      onClick={() => {
+                        setDeleteError(null);
+                        setDeleting(c);
+                      }}
+                      aria-label={`Delete ${c.name}`}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {cursor && (
+            <button type="button" className="button" onClick={more}>
+              Show more
+            </button>
+          )}
+        </div>
+      )}
+
+      <ConfirmDialog
+        open={rotating !== null}
+        title={`Rotate "${rotating?.credential.name ?? ''}"`}
+        confirmLabel="Save new values"
+        busy={busy}
+        onConfirm={rotate}
+        onCancel={() => setRotating(null)}
+      >
+        <p>Type the new values; a blank field keeps the stored one.</p>
+        {rotating && (
+          <DataFields
+            type={rotating.credential.type}
+            values={rotating.values}
+            rotating
+            onChange={(v) => setRotating({ ...rotating, values: v })}
+          />
+        )}
+      </ConfirmDialog>
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete "${deleting?.name ?? ''}"?`}
+        confirmLabel="Delete"
+        danger
+        busy={busy}
+        onConfirm={remove}
+        onCancel={() => {
+          setDeleting(null);
+          setDeleteError(null);
+        }}
+      >
+        <p>HTTP request steps can no longer use it. This cannot be undone.</p>
+        <ErrorMessage
+          error={deleteError}
+          title={deleteError?.code === 'credential_in_use' ? 'Still in use: not deleted' : 'Not deleted'}
+        />
+      </ConfirmDialog>
+    </section>
+  );
+}

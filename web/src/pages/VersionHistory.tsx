@@ -1,0 +1,294 @@
+import { useCallback, useEffect, useId, useState } from 'react';
+import { type ApiError, api, asApiError, qs } from '../api';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { JsonView } from '../components/JsonView';
+import { Notice } from '../components/Notice';
+import { formatAgo, formatTime } from '../lib/format';
+import { changedParts, type VersionContent, versionContent } from '../lib/publishing';
+import { useTitle } from '../lib/title';
+import { Link } from '../router';
+import type { Page, Step, Trigger, Workflow } from '../types';
+
+interface VersionItem {
+  version: number;
+  createdAt: string;
+  name: string;
+}
+
+type Content = VersionContent & { settings?: unknown };
+
+async function readVersion(workflowId: string, version: number): Promise<Content> {
+  const v = await api<{ name: string; trigger: Trigger; steps: Step[]; settings?: unknown }>(
+    'GET',
+    `/workflows/${encodeURIComponent(workflowId)}/versions/${version}`,
+  );
+  return { ...versionContent(v), settings: v.settings ?? {} };
+}
+
+/**
+ * A workflow's saved versions (SPEC 7c), newest first, with the published one and the latest (the
+ * draft) marked; any two side by side as JSON with what differs named; restore saves an old one's
+ * content as a new draft version, and Publish puts the draft live — two deliberate steps.
+ */
+export function VersionHistory({ id }: { id: string }) {
+  const headingId = useId();
+  const [workflow, setWorkflow] = useState<Workflow | null>(null);
+  const [versions, setVersions] = useState<VersionItem[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [left, setLeft] = useState<number | null>(null);
+  const [right, setRight] = useState<number | null>(null);
+  const [diff, setDiff] = useState<{ left: Content; right: Content } | null>(null);
+  useTitle('Version history', workflow?.name);
+  const base = `/workflows/${encodeURIComponent(id)}`;
+
+  const load = useCallback(async () => {
+    try {
+      const [w, page] = await Promise.all([
+        api<Workflow>('GET', base),
+        api<Page<VersionItem>>('GET', `${base}/versions${qs({ limit: 100 })}`),
+      ]);
+      setWorkflow(w);
+      setVersions(page.items);
+      setCursor(page.nextCursor);
+      return { w, items: page.items };
+    } catch (err) {
+      setError(asApiError(err));
+      return undefined;
+    }
+  }, [base]);
+
+  useEffect(() => {
+    load().then((r) => {
+      if (!r) return;
+      // Compare the published version (or the one before the latest) with the latest at first.
+      const latest = r.items[0]?.version ?? null;
+      const other =
+        r.w.publishedVersion && r.w.publishedVersion !== latest ? r.w.publishedVersion : r.items[1]?.version;
+      setRight(latest);
+      setLeft(other ?? latest);
+    });
+  }, [load]);
+
+  useEffect(() => {
+    if (left === null || right === null) return;
+    let cancelled = false;
+    Promise.all([readVersion(id, left), readVersion(id, right)]).then(
+      ([l, r]) => !cancelled && setDiff({ left: l, right: r }),
+      (err) => !cancelled && setError(asApiError(err)),
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [id, left, right]);
+
+  const more = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api<Page<VersionItem>>('GET', `${base}/versions${qs({ limit: 100, cursor })}`);
+      setVersions((list) => [...(list ?? []), ...page.items]);
+      setCursor(page.nextCursor);
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+
+  const restore = async (version: number) => {
+    setBusy(true);
+    setError(null);
+    setNotice(null);
+    try {
+      const w = await api<Workflow>('POST', `${base}/versions/${version}/restore`);
+      await load();
+      setRight(w.version);
+      setLeft(version);
+      setNotice(
+        `Restored v${version} as draft v${w.version}. ${
+          w.active
+            ? `Live traffic still runs v${w.publishedVersion}: publish to put it live.`
+            : 'Test runs use it now.'
+        }`,
+      );
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const publish = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const w = await api<Workflow>('POST', `${base}/publish`);
+      setWorkflow(w);
+      setNotice(`Published v${w.publishedVersion}: live traffic runs it now.`);
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const latest = versions?.[0]?.version;
+  const canPublish = workflow !== null && workflow.publishedVersion !== workflow.version;
+  const parts = diff ? changedParts(diff.left, diff.right) : [];
+  const settingsChanged = diff
+    ? JSON.stringify(diff.left.settings) !== JSON.stringify(diff.right.settings)
+    : false;
+  const options = versions ?? [];
+
+  return (
+    <article aria-labelledby={headingId}>
+      <Link to={base} className="small muted back-link">
+        ← Back to the editor
+      </Link>
+      <div className="page-head">
+        <h1 id={headingId}>Version history{workflow ? `: ${workflow.name}` : ''}</h1>
+        {canPublish && (
+          <div className="page-actions">
+            <button type="button" className="button primary" onClick={publish} disabled={busy}>
+              Publish v{workflow?.version}
+            </button>
+          </div>
+        )}
+      </div>
+      <p className="muted">
+        Every save is kept as a version. Restoring one saves its content as a new draft version; live traffic
+        keeps running the published version until you publish.
+        {workflow && (
+          <>
+            {' '}
+            Published:{' '}
+            <strong>
+              {workflow.publishedVersion === null ? 'none yet' : `v${workflow.publishedVersion}`}
+            </strong>
+            {workflow.active ? '' : ' (the workflow is not active)'}.
+          </>
+        )}
+      </p>
+      <Notice text={notice} />
+      <ErrorMessage error={error} />
+
+      {versions === null && !error && <p className="muted">Loading the versions…</p>}
+      {versions !== null && (
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">Saved versions, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Saved</th>
+                <th scope="col">Name</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((v) => (
+                <tr key={v.version} data-testid={`version-${v.version}`}>
+                  <th scope="row">
+                    v{v.version}{' '}
+                    {workflow?.publishedVersion === v.version && (
+                      <span className="badge status-succeeded">Published</span>
+                    )}{' '}
+                    {v.version === latest && <span className="badge mode-test">Latest (draft)</span>}
+                  </th>
+                  <td title={formatTime(v.createdAt)}>{formatAgo(v.createdAt)}</td>
+                  <td>{v.name}</td>
+                  <td className="actions-cell">
+                    <button
+                      type="button"
+                      className="button small"
+                      onClick={() => {
+                        setLeft(v.version);
+                        if (latest !== undefined) setRight(latest);
+                        document.getElementById(`${headingId}-compare`)?.focus();
+                      }}
+                      aria-label={`Compare v${v.version} with the latest`}
+                    >
+                      Compare
+                    </button>{' '}
+                    {v.version !== latest && (
+                      <button
+                        type="button"
+                        className="button small"
+                        onClick={() => restore(v.version)}
+                        disabled={busy}
+                        aria-label={`Restore v${v.version}`}
+                      >
+                        Restore
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {cursor && (
+            <button type="button" className="button" onClick={more}>
+              Show more
+            </button>
+          )}
+        </div>
+      )}
+
+      {versions !== null && versions.length > 0 && (
+        <section className="card" aria-labelledby={`${headingId}-compare`}>
+          <h2 id={`${headingId}-compare`} tabIndex={-1}>
+            Compare two versions
+          </h2>
+          <div className="row compare-pick">
+            {(
+              [
+                ['Left', left, setLeft],
+                ['Right', right, setRight],
+              ] as const
+            ).map(([label, value, set]) => (
+              <div className="field compact" key={label}>
+                <label htmlFor={`${headingId}-${label}`} className="label">
+                  {label}
+                </label>
+                <select
+                  id={`${headingId}-${label}`}
+                  className="input"
+                  value={value ?? ''}
+                  onChange={(e) => set(Number(e.target.value))}
+                >
+                  {options.map((v) => (
+                    <option key={v.version} value={v.version}>
+                      v{v.version}
+                      {workflow?.publishedVersion === v.version ? ' (published)' : ''}
+                      {v.version === latest ? ' (latest)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            ))}
+          </div>
+          {diff && (
+            <>
+              <p className="small" data-testid="version-changes">
+                {parts.length > 0 || settingsChanged ? (
+                  <>
+                    Changed:{' '}
+                    <strong>{[...parts, ...(settingsChanged ? ['settings'] : [])].join(', ')}</strong>.
+                  </>
+                ) : (
+                  'The two versions have the same content.'
+                )}
+              </p>
+              <div className="version-diff">
+                <JsonView value={diff.left} label={`Version ${left}`} />
+                <JsonView value={diff.right} label={`Version ${right}`} />
+              </div>
+            </>
+          )}
+        </section>
+      )}
+    </article>
+  );
+}
