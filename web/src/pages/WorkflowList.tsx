@@ -26,6 +26,16 @@ export function WorkflowList() {
   const [deleting, setDeleting] = useState<Workflow | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const nameRef = useRef<HTMLInputElement>(null);
+  // After a delete, its row (and the button that opened the dialog) is gone: focus goes to the page
+  // heading, under which the notice says what happened, not to <body> (issue 17 #9). In an effect,
+  // so it comes after the dialog's own (a child's effects run first), which closes it and hands
+  // focus back to the removed button.
+  const focusHeading = useRef(false);
+  useEffect(() => {
+    if (deleting !== null || !focusHeading.current) return;
+    focusHeading.current = false;
+    document.getElementById(`${id}-title`)?.focus();
+  });
 
   // Opening the form moves focus to its one field.
   useEffect(() => {
@@ -121,9 +131,7 @@ export function WorkflowList() {
       setWorkflows((list) => list?.filter((x) => x.id !== w.id) ?? null);
       setNotice(`Deleted "${w.name}".`);
       setDeleting(null);
-      // Its row (and the button that opened the dialog) is gone: focus the page heading, under
-      // which the notice says what happened, rather than losing it to <body> (issue 17 #9).
-      setTimeout(() => document.getElementById(`${id}-title`)?.focus(), 0);
+      focusHeading.current = true;
     } catch (err) {
       setError(asApiError(err));
       setDeleting(null);

@@ -1,0 +1,584 @@
+/**
+ * "The editor tells the truth" (issue 17, points 4 and 6–10), in Debian's chromium driven by
+ * playwright-core against a real hookflow serving the built UI, at desktop and phone (390 px) width:
+ * a step that failed in the last test run is marked where it is, with its error and position, and
+ * the steps after it are "Not run"; a path another active workflow owns is named (by name, with a
+ * link) on Save; keys an expression leaves empty are named in the preview; the field picker, the
+ * execution page and the lists fit a phone; every page has its own title, focus is never lost to
+ * <body>, the live region follows the listener, and axe-core finds no serious or critical
+ * violation; the bundle goes compressed, hashed assets are cached for a year, no source map is served.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/process.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
+const DESKTOP = { width: 1366, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const WIDTHS = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const;
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'correct horse battery';
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let server: TestServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(
+      `No chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HOOKFLOW_CHROMIUM.`,
+    );
+  }
+  execFileSync(
+    process.execPath,
+    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  server = await startTestServer({ env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
+  });
+  // bypassCSP: axe-core is injected as an inline script, which the page's CSP (rightly) forbids.
+  context = await browser.newContext({
+    viewport: DESKTOP,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+    bypassCSP: true,
+  });
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A failing browser test leaves what the page showed in test-results/ (kept by CI, ignored by git).
+afterEach(async ({ task }) => {
+  if (task.result?.state !== 'fail' || !page) return;
+  const dir = path.join(ROOT, 'test-results');
+  fs.mkdirSync(dir, { recursive: true });
+  const name = task.name.replace(/\W+/g, '-').slice(0, 60);
+  await page.screenshot({ path: path.join(dir, `truth-${name}.png`), fullPage: true }).catch(() => undefined);
+  fs.writeFileSync(
+    path.join(dir, `truth-${name}.txt`),
+    `${page.url()}\n\n${await page.evaluate<string>('document.body.innerText').catch(() => '')}`,
+  );
+  await page.setViewportSize(DESKTOP);
+});
+
+/** axe-core's serious and critical violations on the page as it is (WCAG 2.x A/AA rules and best practices). */
+async function axeViolations(tab: Page): Promise<{ id: string; help: string; nodes: string[] }[]> {
+  if (!(await tab.evaluate<boolean>('typeof window.axe !== "undefined"')))
+    await tab.addScriptTag({ content: AXE_SOURCE });
+  return tab.evaluate(`
+    axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+      r.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })),
+    )`);
+}
+
+/** No serious or critical violation, and no sideways scrolling, at desktop and at phone width. */
+async function checkPage(tab: Page, name: string): Promise<void> {
+  for (const [width, viewport] of WIDTHS) {
+    await tab.setViewportSize(viewport);
+    await tab.waitForTimeout(100);
+    expect(await axeViolations(tab), `${name} at ${width} width`).toEqual([]);
+    expect(await scrollWidth(tab), `${name} at ${width} width: ${await widest(tab)}`).toBeLessThanOrEqual(
+      viewport.width,
+    );
+  }
+  await tab.setViewportSize(DESKTOP);
+}
+
+/** The document title, once the page has loaded what it names (a workflow's name comes after the page). */
+async function expectTitle(title: string): Promise<void> {
+  await page
+    .waitForFunction(`document.title === ${JSON.stringify(title)}`, undefined, { timeout: 5000 })
+    .catch(() => undefined);
+  expect(await page.title()).toBe(title);
+}
+
+/** The innermost elements reaching past the right edge of the window, to say what widens a page. */
+const widest = (tab: Page) =>
+  tab.evaluate<string>(`(() => {
+    const w = document.documentElement.clientWidth;
+    const over = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > w + 1);
+    return over
+      .filter((el) => !over.some((o) => o !== el && el.contains(o)))
+      .slice(0, 5)
+      .map((el) => el.tagName.toLowerCase() + '.' + [...el.classList].join('.') + ' ' + Math.round(el.getBoundingClientRect().right) + ' ' + (el.textContent || '').slice(0, 40))
+      .join(' | ');
+  })()`);
+
+const scrollWidth = (tab: Page) => tab.evaluate<number>('document.documentElement.scrollWidth');
+
+async function screenshot(name: string, viewport: { width: number; height: number }) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.setViewportSize(viewport);
+  await page.evaluate('window.scrollTo(0, 0)');
+  await page.waitForTimeout(150);
+  await page.screenshot({
+    path: path.join(SCREENSHOTS, `${name}.png`),
+    fullPage: true,
+    animations: 'disabled',
+  });
+  await page.setViewportSize(DESKTOP);
+}
+
+async function createWorkflow(body: Record<string, unknown>): Promise<{ id: string; name: string }> {
+  const res = await server.api('POST', '/api/v1/workflows', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** One test event through a workflow's test URL (listener opened by the API); its execution id. */
+async function testEvent(id: string, path_: string, body = 'param1=a&param2=b'): Promise<string> {
+  expect((await server.api('POST', `/api/v1/workflows/${id}/test-listener`)).status).toBe(201);
+  const res = await fetch(`${server.url}/webhook-test/${path_}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+  expect(res.status).toBeLessThan(600);
+  for (let i = 0; i < 100; i++) {
+    const list = await server.api('GET', `/api/v1/executions?workflowId=${id}&limit=1`);
+    const e = list.body.items[0];
+    if (e && ['succeeded', 'failed', 'filtered'].includes(e.status)) return e.id;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the test event did not finish');
+}
+
+async function openEditor(id: string): Promise<void> {
+  await page.goto(`${server.url}/workflows/${id}`);
+  await page.getByLabel('Workflow name').waitFor();
+}
+
+describe('delivery (issue 17 #10)', () => {
+  it('sends the bundle precompressed to browsers that accept it, caches hashed assets for a year, serves no source map', async () => {
+    const home = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } });
+    expect(home.headers.get('cache-control')).toBe('no-cache');
+    const html = await home.text();
+    const script = /src="\.(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    const style = /href="\.(\/assets\/[^"]+\.css)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    expect(style).toBeDefined();
+
+    for (const asset of [script!, style!]) {
+      const plain = await fetch(`${server.url}${asset}`, { headers: { 'accept-encoding': 'identity' } });
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      const plainSize = (await plain.arrayBuffer()).byteLength;
+      expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(plain.headers.get('vary')).toMatch(/accept-encoding/i);
+
+      for (const [accept, encoding] of [
+        ['br, gzip', 'br'],
+        ['gzip, deflate', 'gzip'],
+      ]) {
+        // fetch would decode the body: read the raw bytes with node:http instead.
+        const res = await rawGet(`${server.url}${asset}`, { 'accept-encoding': accept! });
+        expect(res.headers['content-encoding'], `${asset} ${accept}`).toBe(encoding);
+        expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+        expect(res.headers['content-type']).toMatch(asset.endsWith('.js') ? /javascript/ : /text\/css/);
+        // The 390 kB script goes as about a quarter of itself.
+        expect(res.body.length, `${asset} ${encoding}`).toBeLessThan(plainSize * 0.4);
+      }
+    }
+
+    // No source map: none is linked, none is served.
+    const js = await (await fetch(`${server.url}${script}`)).text();
+    expect(js).not.toMatch(/sourceMappingURL/);
+    for (const accept of ['*/*', 'text/html']) {
+      const map = await fetch(`${server.url}${script}.map`, { headers: { accept } });
+      expect(map.status).toBe(404);
+    }
+    expect(fs.readdirSync(path.join(ROOT, 'dist/web/assets')).filter((f) => f.endsWith('.map'))).toEqual([]);
+  });
+});
+
+async function rawGet(url: string, headers: Record<string, string>) {
+  const { request } = await import('node:http');
+  return new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+    (resolve, reject) => {
+      request(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+        .on('error', reject)
+        .end();
+    },
+  );
+}
+
+describe('the editor tells the truth (issue 17)', () => {
+  it('first start: the setup page has its own title and no serious accessibility violation', async () => {
+    await page.goto(server.url);
+    await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
+    await expectTitle('Create the owner account · hookflow');
+    await checkPage(page, 'setup page');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+    await expectTitle('Workflows · hookflow');
+  }, 60_000);
+
+  let failing: { id: string; name: string };
+  let failedExecution: string;
+
+  it('marks a step that failed in the last test run where it is, with its error and position; later steps are "Not run"', async () => {
+    failing = await createWorkflow({
+      name: 'Order sync',
+      trigger: { path: 'truth/failing', methods: ['POST'] },
+      steps: [
+        { name: 'order', type: 'set', fields: { id: '{{ body.param1 }}' } },
+        // Fails at run time, on the server: param1 is "a", not a number.
+        {
+          name: 'notify',
+          type: 'http',
+          method: 'POST',
+          url: 'https://example.test/{{ $number($trigger.body.param1) }}',
+        },
+        { name: 'done', type: 'set', fields: { ok: true } },
+      ],
+    });
+    failedExecution = await testEvent(failing.id, 'truth/failing');
+    const run = (await server.api('GET', `/api/v1/executions/${failedExecution}`)).body;
+    expect(run.status).toBe('failed');
+    const serverError = run.steps[1].error;
+    expect(serverError?.position).toEqual(expect.any(Number));
+
+    await openEditor(failing.id);
+    await expectTitle('Order sync · hookflow');
+    const steps = page.locator('.area-steps li.step');
+    const notify = steps.nth(1);
+    const note = notify.getByRole('note');
+    await note.waitFor();
+    for (const [width, viewport] of WIDTHS) {
+      await page.setViewportSize(viewport);
+      await note.scrollIntoViewIfNeeded();
+      expect(await note.isVisible(), width).toBe(true);
+      // Marked red, with the server's error, the field and the position in the expression.
+      expect(await notify.getAttribute('class')).toContain('step-failed');
+      const text = (await note.textContent()) ?? '';
+      expect(text).toContain('Failed in the last test run (v1)');
+      expect(text).toContain(serverError.message);
+      expect(text).toContain('In url');
+      expect(text).toContain(`at position ${serverError.position}`);
+      expect(await note.getByRole('link', { name: 'last test run' }).getAttribute('href')).toBe(
+        `/executions/${failedExecution}`,
+      );
+      // The step before ran; the one after did not, and says so.
+      expect(await steps.nth(0).getAttribute('class')).not.toContain('step-failed');
+      expect(await steps.nth(2).getByText('Not run in the last test run').isVisible()).toBe(true);
+      // The http preview no longer shows a bare null as if all were well.
+      expect(await notify.getByText('HTTP requests are sent only by the server').count()).toBe(0);
+      expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
+    }
+    await page.setViewportSize(DESKTOP);
+    await notify.scrollIntoViewIfNeeded();
+    await screenshot('failed-step-desktop', DESKTOP);
+    await page.setViewportSize(PHONE);
+    await notify.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-step-phone.png'), animations: 'disabled' });
+    await page.setViewportSize(DESKTOP);
+
+    // The execution page lists every step of the version: two ran, the third "Not run".
+    await page.goto(`${server.url}/executions/${failedExecution}`);
+    await page.getByRole('heading', { name: /Execution\s*Failed/ }).waitFor();
+    await expectTitle('Execution failed · Order sync · hookflow');
+    const items = page.locator('.execution li.step');
+    await items.nth(2).waitFor();
+    expect(await items.count()).toBe(3);
+    const notRun = items.nth(2);
+    expect(await notRun.getByText('Not run', { exact: true }).isVisible()).toBe(true);
+    expect(await notRun.textContent()).toContain('done');
+    expect(await notRun.textContent()).toContain('stopped when step "notify" failed');
+    // One position convention: the page shows the expression as written, from the first character after {{.
+    expect(await page.locator('.execution').textContent()).toContain(`at position ${serverError.position}`);
+    await checkPage(page, 'execution detail');
+    await screenshot('execution-failed-desktop', DESKTOP);
+    await screenshot('execution-failed-phone', PHONE);
+  }, 90_000);
+
+  it('every main page has its own title and no serious or critical axe-core violation, at desktop and phone width', async () => {
+    const pages: [string, string, () => Promise<unknown>][] = [
+      ['/', 'Workflows · hookflow', () => page.getByRole('link', { name: 'Order sync' }).waitFor()],
+      [`/workflows/${failing.id}`, 'Order sync · hookflow', () => page.locator('.step-run-error').waitFor()],
+      [
+        '/executions',
+        'Executions · hookflow',
+        () =>
+          page
+            .getByRole('link', { name: /^Execution / })
+            .first()
+            .waitFor(),
+      ],
+      [
+        `/executions/${failedExecution}`,
+        'Execution failed · Order sync · hookflow',
+        () => page.locator('.not-run').waitFor(),
+      ],
+      ['/tokens', 'API tokens · hookflow', () => page.getByRole('heading', { name: 'API tokens' }).waitFor()],
+      [
+        '/nowhere',
+        'Page not found · hookflow',
+        () => page.getByRole('heading', { name: 'Page not found' }).waitFor(),
+      ],
+    ];
+    for (const [route, title, ready] of pages) {
+      await page.goto(`${server.url}${route}`);
+      await ready();
+      await expectTitle(title);
+      await checkPage(page, route);
+    }
+    // Titles follow in-app navigation too.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Executions' }).click();
+    await page.getByRole('heading', { name: 'Executions', exact: true }).waitFor();
+    await expectTitle('Executions · hookflow');
+
+    // The sign-in page.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await expectTitle('Sign in · hookflow');
+    await checkPage(page, 'sign-in page');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+  }, 120_000);
+
+  it('keeps the field picker inside a 390 px screen, and names "Insert field" buttons by their visible text', async () => {
+    await openEditor(failing.id);
+    for (const [width, viewport] of WIDTHS) {
+      await page.setViewportSize(viewport);
+      const button = page.getByRole('button', { name: 'Insert field into Value of id' });
+      await button.scrollIntoViewIfNeeded();
+      // The accessible name contains what the button shows (WCAG 2.5.3).
+      expect((await button.textContent())?.replace(/\{ \}/, '').trim()).toBe('Insert field');
+      await button.click();
+      const panel = page.getByRole('dialog', { name: 'Insert field into Value of id' });
+      await panel.waitFor();
+      const box = (await panel.boundingBox())!;
+      expect(box.x, width).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width, width).toBeLessThanOrEqual(viewport.width);
+      expect(await panel.getByRole('button', { name: /^body\.param1, string/ }).isVisible()).toBe(true);
+      expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
+      await page.keyboard.press('Escape');
+      await panel.waitFor({ state: 'hidden' });
+    }
+    await page.setViewportSize(DESKTOP);
+  }, 60_000);
+
+  it('names the keys an expression leaves empty in the preview, instead of dropping them silently', async () => {
+    const wf = await createWorkflow({
+      name: 'Missing values',
+      trigger: { path: 'truth/missing', methods: ['POST'] },
+      steps: [
+        {
+          name: 'post',
+          type: 'http',
+          method: 'POST',
+          url: 'https://example.test/hook',
+          body: { name: '{{ body.nothing }}', kept: '{{ body.param1 }}' },
+        },
+        { name: 'greet', type: 'set', fields: { greeting: 'Hi {{ body.nobody }}!' } },
+      ],
+    });
+    await testEvent(wf.id, 'truth/missing');
+    await openEditor(wf.id);
+    const preview = page.locator('.expr-preview').filter({ hasText: 'kept' });
+    await preview.waitFor();
+    expect(await preview.locator('code').textContent()).toBe('{"kept":"a"}');
+    expect(await preview.textContent()).toContain(
+      'name — missing: body.nothing has no value (the key is left out)',
+    );
+    const greeting = page.locator('.expr-preview').filter({ hasText: 'Hi !' });
+    await greeting.waitFor();
+    expect(await greeting.textContent()).toContain(
+      'missing: body.nobody has no value (it is left empty in the text)',
+    );
+  }, 60_000);
+
+  it('checks the path on Save: warns an inactive workflow, naming the active owner with a link; refuses an active one', async () => {
+    const owner = await createWorkflow({
+      name: 'Payments live',
+      trigger: { path: 'truth/owned', methods: ['POST'] },
+    });
+    expect((await server.api('POST', `/api/v1/workflows/${owner.id}/activate`)).status).toBe(200);
+
+    // Inactive: the save goes through, and the editor warns at once, naming the owner by name.
+    const draft = await createWorkflow({
+      name: 'Payments draft',
+      trigger: { path: 'truth/free', methods: ['POST'] },
+    });
+    await openEditor(draft.id);
+    await page.getByLabel('Path', { exact: true }).fill('truth/owned');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const warning = page.getByTestId('path-conflict-warning');
+    await warning.waitFor();
+    expect(await warning.textContent()).toContain('Payments live');
+    expect(await warning.textContent()).not.toContain(owner.id);
+    expect(await warning.getByRole('link', { name: 'Payments live' }).getAttribute('href')).toBe(
+      `/workflows/${owner.id}`,
+    );
+    expect((await server.api('GET', `/api/v1/workflows/${draft.id}`)).body.trigger.path).toBe('truth/owned');
+
+    // Active: the server refuses the save; the error names the owner by name, linked, not by id.
+    const active = await createWorkflow({
+      name: 'Refunds',
+      trigger: { path: 'truth/refunds', methods: ['POST'] },
+    });
+    expect((await server.api('POST', `/api/v1/workflows/${active.id}/activate`)).status).toBe(200);
+    await openEditor(active.id);
+    await page.getByLabel('Path', { exact: true }).fill('truth/owned');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain(
+      'Workflow Payments live is already active on POST /webhook/truth/owned',
+    );
+    expect(await refused.textContent()).not.toContain(owner.id);
+    await refused.getByRole('link', { name: 'Payments live' }).waitFor();
+    expect((await server.api('GET', `/api/v1/workflows/${active.id}`)).body.trigger.path).toBe(
+      'truth/refunds',
+    );
+    await checkPage(page, 'editor with a refused save');
+
+    // The link goes to the other workflow (after the leave guard: the refused edit is discarded).
+    await refused.getByRole('link', { name: 'Payments live' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Discard changes' }).click();
+    await page.waitForURL(`**/workflows/${owner.id}`);
+    await expectTitle('Payments live · hookflow');
+  }, 60_000);
+
+  it('puts problems at their fields, with links from the summary, in the words of the UI', async () => {
+    const wf = await createWorkflow({
+      name: 'Two steps',
+      trigger: { path: 'truth/names', methods: ['POST'] },
+      steps: [
+        { name: 'first', type: 'set', fields: { a: '1' } },
+        { name: 'second', type: 'set', fields: { b: '2' } },
+      ],
+    });
+    await openEditor(wf.id);
+    const second = page.getByLabel('Step name').nth(1);
+    await second.fill('first');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const summary = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await summary.waitFor();
+    // Once, at the name field (not at the bottom of the card, not twice).
+    expect(await page.getByText('is used by another step').count()).toBe(2); // the field and the summary
+    expect(await second.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = (await second.getAttribute('aria-describedby')) ?? '';
+    const fieldError = page.locator(`[id="${describedBy.split(' ').pop()}"]`);
+    expect(await fieldError.textContent()).toContain('is used by another step');
+    expect(await summary.textContent()).not.toContain('send the request again');
+    // The summary's link takes focus to the field.
+    await page.getByLabel('Workflow name').focus();
+    await summary.getByRole('link', { name: /Step 2 › name/ }).click();
+    expect(await page.evaluate<string>('document.activeElement.id')).toBe(await second.getAttribute('id'));
+  }, 60_000);
+
+  it('never loses focus to <body>, keeps focus clear of the sticky header, and the live region follows the listener', async () => {
+    const wf = await createWorkflow({
+      name: 'Focus',
+      trigger: { path: 'truth/focus', methods: ['POST'] },
+      steps: [
+        { name: 'one', type: 'set', fields: { a: '1' } },
+        { name: 'two', type: 'set', fields: { b: '2' } },
+      ],
+    });
+    await openEditor(wf.id);
+    // Removing a step: focus goes to the step that took its place, then to the panel's heading.
+    await page.getByRole('button', { name: 'Remove one' }).click();
+    await page.waitForFunction('document.activeElement && document.activeElement !== document.body');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toContain('Set fields');
+    await page.getByRole('button', { name: 'Remove two' }).click();
+    await page.waitForFunction('document.activeElement && document.activeElement !== document.body');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Steps');
+
+    // Shift+Tab up the page: the focused element is never under the sticky header.
+    await page.setViewportSize(PHONE);
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    const header = page.locator('.editor-head');
+    const headerHeight = (await header.boundingBox())!.height;
+    expect(headerHeight, 'the sticky header on a phone').toBeLessThanOrEqual(110);
+    await page
+      .getByRole('button', { name: /Add a step|\+ Set fields/ })
+      .first()
+      .focus();
+    for (let i = 0; i < 25; i++) {
+      await page.keyboard.press('Shift+Tab');
+      const hidden = await page.evaluate<string>(`(() => {
+        const el = document.activeElement;
+        const head = document.querySelector('.editor-head');
+        if (!el || !head || head.contains(el) || el === document.body) return '';
+        const r = el.getBoundingClientRect();
+        const h = head.getBoundingClientRect();
+        // Under the header while it is stuck to the top of the window.
+        const under = h.top <= 1 && r.top < h.bottom - 1 && r.bottom > h.top;
+        return under ? el.outerHTML.slice(0, 120) + ' top ' + Math.round(r.top) + ' head ' + Math.round(head.getBoundingClientRect().bottom) : '';
+      })()`);
+      expect(hidden, `focus step ${i}`).toBe('');
+    }
+    await page.setViewportSize(DESKTOP);
+
+    // The live region says "Listening" while listening, and no longer once the listener is gone.
+    const live = page.locator('.test-panel [aria-live="polite"]');
+    await page.getByRole('button', { name: 'Listen for test event' }).click();
+    await page.getByText('Waiting for a request on the test URL…').waitFor();
+    expect(await live.textContent()).toMatch(/^Listening/);
+    expect((await server.api('DELETE', `/api/v1/workflows/${wf.id}/test-listener`)).status).toBe(204);
+    await page
+      .getByText('Waiting for a request on the test URL…')
+      .waitFor({ state: 'hidden', timeout: 15_000 });
+    expect(await live.textContent()).not.toMatch(/Listening/);
+
+    // Deleting a workflow from the list: focus goes to the list's heading.
+    await page.goto(server.url);
+    await page.getByRole('button', { name: 'Delete Focus' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete workflow' }).click();
+    await page.getByText('Deleted "Focus"').waitFor();
+    await page.waitForFunction('document.activeElement && document.activeElement !== document.body');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Workflows');
+  }, 90_000);
+
+  it('fits the executions list on a phone: no sideways scroll of the page', async () => {
+    await page.goto(`${server.url}/executions`);
+    await page
+      .getByRole('link', { name: /^Execution / })
+      .first()
+      .waitFor();
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(100);
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    // Every execution is still reachable, with its status.
+    const first = page.getByRole('link', { name: /^Execution / }).first();
+    const box = (await first.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    await screenshot('executions-phone', PHONE);
+  }, 60_000);
+});
