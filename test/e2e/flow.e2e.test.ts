@@ -5,10 +5,15 @@
  * execution pages; at desktop and phone width (390 px). Screenshots go to docs/screenshots
  * (switch-editor.png, switch-execution.png).
  *
+ * Then issue 19's UI: a credential created on the Credentials page and chosen in an http step
+ * reaches a local receiver (and is never shown back), deleting it while in use says so, and an
+ * old version is restored from the version history (a new draft) and published.
+ *
  * Chromium (playwright-core) against a real hookflow serving the built UI (vite build first).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +40,10 @@ beforeAll(async () => {
   );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  server = await startTestServer({ env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url } });
+  // http steps call a local receiver (standing in for a third-party API) over loopback.
+  server = await startTestServer({
+    env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url, HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' },
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -230,4 +238,129 @@ describe('a switch workflow in the browser', () => {
       page.getByRole('figure', { name: 'Output of set2' }).locator('pre').textContent(),
     ).resolves.toBe(JSON.stringify({ kind: 'issue 7' }, null, 2));
   }, 120_000);
+});
+
+describe('credentials and versions in the browser', () => {
+  const SECRET = 's3cret-token-5f2a9c';
+  let receiver: http.Server;
+  const seen: (string | undefined)[] = [];
+  let receiverUrl = '';
+
+  beforeAll(async () => {
+    receiver = http.createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      req.resume();
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => receiver?.close(resolve));
+  });
+
+  it('creates a credential, uses it in an http step, never shows it, and refuses to delete it while in use', async () => {
+    // Signed in by the test above (same browser context).
+    await page.goto(`${server.url}/credentials`);
+    await page.getByRole('heading', { name: 'Credentials', exact: true }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Receiver token');
+    await page.getByLabel('Type').selectOption('bearer');
+    await page.getByLabel('Token').fill(SECRET);
+    expect(await page.getByLabel('Token').getAttribute('type')).toBe('password');
+    await page.getByRole('button', { name: 'Create credential' }).click();
+    await page.getByRole('rowheader', { name: /Receiver token/ }).waitFor();
+    expect(await page.evaluate<string>('document.body.innerText')).not.toContain(SECRET);
+    await fitsPhone();
+
+    // A workflow whose http step names it.
+    await page.getByRole('link', { name: 'Workflows', exact: true }).click();
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('Notify');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByLabel('Workflow name').waitFor();
+    await page.getByRole('button', { name: '+ HTTP request' }).click();
+    await page.getByRole('textbox', { name: 'URL' }).fill(receiverUrl);
+    await page.getByLabel('Credential').selectOption({ label: 'Receiver token (Bearer token)' });
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const list = (await server.api('GET', '/api/v1/workflows')).body as {
+      items: { id: string; name: string; steps: { credential?: string }[]; trigger: { testUrl: string } }[];
+    };
+    const workflow = list.items.find((w) => w.name === 'Notify')!;
+    const credentials = (await server.api('GET', '/api/v1/credentials')).body as { items: { id: string }[] };
+    expect(workflow.steps[0]!.credential).toBe(credentials.items[0]!.id);
+
+    // A test event runs the step: the receiver gets the secret, the execution shows it masked.
+    await sendEvent(workflow.trigger.testUrl, 'ping', { hello: 1 });
+    await expect.poll(() => seen.length).toBe(1);
+    expect(seen[0]).toBe(`Bearer ${SECRET}`);
+    const executions = (await server.api('GET', `/api/v1/executions?workflowId=${workflow.id}`)).body as {
+      items: { id: string }[];
+    };
+    await page.goto(`${server.url}/executions/${executions.items[0]!.id}`);
+    await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
+    expect(await page.evaluate<string>('document.body.innerText')).not.toContain(SECRET);
+
+    // Deleting it while the step names it: refused, and said so.
+    await page.goto(`${server.url}/credentials`);
+    await page.getByRole('button', { name: 'Delete Receiver token' }).click();
+    const dialog = page.getByRole('dialog', { name: /Delete "Receiver token"/ });
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await dialog.getByText('Still in use: not deleted').waitFor();
+    await dialog.getByText(/used by a step of workflow/).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('rowheader', { name: /Receiver token/ }).waitFor();
+
+    // Rotating it: the next run sends the new value.
+    await page.getByRole('button', { name: 'Rotate Receiver token' }).click();
+    const rotate = page.getByRole('dialog', { name: /Rotate "Receiver token"/ });
+    await rotate.getByLabel('New token').fill(`${SECRET}-2`);
+    await rotate.getByRole('button', { name: 'Save new values' }).click();
+    await page.getByText(/Rotated "Receiver token"/).waitFor();
+    await page.goto(`${server.url}/workflows/${workflow.id}`);
+    await page.getByLabel('Workflow name').waitFor();
+    await sendEvent(workflow.trigger.testUrl, 'ping', { hello: 2 });
+    await expect.poll(() => seen.length).toBe(2);
+    expect(seen[1]).toBe(`Bearer ${SECRET}-2`);
+  }, 120_000);
+
+  it('restores an old version from the history as a new draft, and publishes it', async () => {
+    const list = (await server.api('GET', '/api/v1/workflows')).body as {
+      items: { id: string; name: string; version: number }[];
+    };
+    const workflow = list.items.find((w) => w.name === 'Notify')!;
+    await page.goto(`${server.url}/workflows/${workflow.id}`);
+    await page.getByLabel('Workflow name').fill('Notify (renamed)');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const renamed = workflow.version + 1;
+
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('heading', { name: /^Version history/ }).waitFor();
+    await page.getByTestId(`version-${renamed}`).getByText('Latest (draft)').waitFor();
+    // The latest against the one before: the name changed.
+    await page.getByRole('button', { name: `Compare v${workflow.version} with the latest` }).click();
+    await page.getByTestId('version-changes').filter({ hasText: 'Changed: name' }).waitFor();
+    await fitsPhone();
+
+    await page.getByRole('button', { name: `Restore v${workflow.version}` }).click();
+    const restored = renamed + 1;
+    await page.getByText(`Restored v${workflow.version} as draft v${restored}.`).waitFor();
+    await page.getByTestId(`version-${restored}`).getByText('Latest (draft)').waitFor();
+    const after = (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as {
+      name: string;
+      version: number;
+      publishedVersion: number | null;
+    };
+    expect(after).toMatchObject({ name: 'Notify', version: restored, publishedVersion: null });
+
+    await page.getByRole('button', { name: `Publish v${restored}` }).click();
+    await page.getByText(`Published v${restored}: live traffic runs it now.`).waitFor();
+    await page.getByTestId(`version-${restored}`).getByText('Published').waitFor();
+    const published = (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as {
+      publishedVersion: number;
+    };
+    expect(published.publishedVersion).toBe(restored);
+  }, 60_000);
 });
