@@ -21,7 +21,10 @@ import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../workflows/model.js';
 
 /** What the thread's engine needs from config.engine (pure steps never reach the network). */
-export type PureRunOptions = Pick<EngineOptions, 'allowPrivateNetwork' | 'executionTimeoutMs' | 'foreachMaxItems'>;
+export type PureRunOptions = Pick<
+  EngineOptions,
+  'allowPrivateNetwork' | 'executionTimeoutMs' | 'foreachMaxItems'
+>;
 
 /**
  * The time one workflow may run before its commit. Pure workflows typically take 10–100 µs; one
