@@ -152,3 +152,28 @@ describe('loadConfig', () => {
     }
   });
 });
+
+describe('step limits (SPEC 7b)', () => {
+  it('default to 10 000 forEach items, 64 MB and 1 000 ms per code run', () => {
+    const { engine } = loadConfig({ env: {}, cwd: '/srv' });
+    expect([engine.foreachMaxItems, engine.codeMemoryMb, engine.codeTimeoutMs]).toEqual([10_000, 64, 1_000]);
+  });
+
+  it('are read from the environment, and nonsense is refused naming the variable', () => {
+    const { engine } = loadConfig({
+      env: {
+        HOOKFLOW_FOREACH_MAX_ITEMS: '50',
+        HOOKFLOW_CODE_MEMORY_MB: '16',
+        HOOKFLOW_CODE_TIMEOUT_MS: '300',
+      },
+      cwd: '/srv',
+    });
+    expect([engine.foreachMaxItems, engine.codeMemoryMb, engine.codeTimeoutMs]).toEqual([50, 16, 300]);
+    for (const [name, value] of [
+      ['HOOKFLOW_FOREACH_MAX_ITEMS', '0'],
+      ['HOOKFLOW_CODE_MEMORY_MB', 'lots'],
+      ['HOOKFLOW_CODE_TIMEOUT_MS', '-1'],
+    ])
+      expect(() => loadConfig({ env: { [name!]: value! }, cwd: '/srv' }), name).toThrow(name);
+  });
+});
