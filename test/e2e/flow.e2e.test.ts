@@ -12,6 +12,7 @@
  * Chromium (playwright-core) against a real hookflow serving the built UI (vite build first).
  */
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -25,6 +26,7 @@ const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const DESKTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server: TestServer;
 let browser: Browser;
@@ -55,7 +57,13 @@ beforeAll(async () => {
       '--disable-background-networking',
     ],
   });
-  const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+  // bypassCSP: axe-core is injected as an inline script, which the page's CSP (rightly) forbids.
+  const context = await browser.newContext({
+    viewport: DESKTOP,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+    bypassCSP: true,
+  });
   page = await context.newPage();
   page.setDefaultTimeout(10_000);
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
@@ -90,13 +98,28 @@ async function screenshot(name: string, viewport: { width: number; height: numbe
   await page.setViewportSize(DESKTOP);
 }
 
-/** Nothing wider than the phone's screen: the page does not scroll sideways. */
-async function fitsPhone(): Promise<void> {
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(150);
-  const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+/** axe-core's serious and critical violations on the page as it is (WCAG 2.x A/AA rules and best practices). */
+async function axeViolations(): Promise<{ id: string; help: string; nodes: string[] }[]> {
+  if (!(await page.evaluate<boolean>('typeof window.axe !== "undefined"')))
+    await page.addScriptTag({ content: AXE_SOURCE });
+  return page.evaluate(`
+    axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+      r.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })),
+    )`);
+}
+
+/** No serious or critical axe-core violation, and nothing wider than the screen, at desktop and phone width. */
+async function checkPage(name: string): Promise<void> {
+  for (const viewport of [DESKTOP, PHONE]) {
+    await page.setViewportSize(viewport);
+    await page.waitForTimeout(150);
+    expect(await axeViolations(), `${name} at ${viewport.width}`).toEqual([]);
+    const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(width, `${name} at ${viewport.width}`).toBeLessThanOrEqual(viewport.width);
+  }
   await page.setViewportSize(DESKTOP);
-  expect(width).toBeLessThanOrEqual(PHONE.width);
 }
 
 /** A section of the editor (a branch) by the start of its heading. */
@@ -201,7 +224,7 @@ describe('a switch workflow in the browser', () => {
     await case2.getByText('taken by the event on screen').waitFor();
     expect(await case1.getByText('taken by the event on screen').count()).toBe(0);
     await screenshot('switch-editor', DESKTOP);
-    await fitsPhone();
+    await checkPage('switch editor');
 
     // Both executions, each with its branch.
     await page.getByRole('link', { name: 'Executions', exact: true }).first().click();
@@ -226,7 +249,7 @@ describe('a switch workflow in the browser', () => {
       inner.getByRole('figure', { name: 'Output of set' }).locator('pre').textContent(),
     ).resolves.toBe(JSON.stringify({ kind: 'commits: 2' }, null, 2));
     await screenshot('switch-execution', DESKTOP);
-    await fitsPhone();
+    await checkPage('switch execution');
 
     await page.goto(`${server.url}/executions/${byEvent.issues}`);
     await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
@@ -271,7 +294,7 @@ describe('credentials and versions in the browser', () => {
     await page.getByRole('button', { name: 'Create credential' }).click();
     await page.getByRole('rowheader', { name: /Receiver token/ }).waitFor();
     expect(await page.evaluate<string>('document.body.innerText')).not.toContain(SECRET);
-    await fitsPhone();
+    await checkPage('credentials');
 
     // A workflow whose http step names it.
     await page.getByRole('link', { name: 'Workflows', exact: true }).click();
@@ -342,7 +365,7 @@ describe('credentials and versions in the browser', () => {
     // The latest against the one before: the name changed.
     await page.getByRole('button', { name: `Compare v${workflow.version} with the latest` }).click();
     await page.getByTestId('version-changes').filter({ hasText: 'Changed: name' }).waitFor();
-    await fitsPhone();
+    await checkPage('version history');
 
     await page.getByRole('button', { name: `Restore v${workflow.version}` }).click();
     const restored = renamed + 1;
