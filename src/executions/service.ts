@@ -7,9 +7,10 @@
  * Either way a new `queued` row, picked up by a worker like any other.
  */
 import { AppError } from '../errors.js';
-import { newId, nowIso, type Page, toPage } from '../ids.js';
+import { encodeCursor, newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import { blobsRepo } from '../store/blobs.js';
+import { parseWhere, searchExecutions } from '../store/execution-search.js';
 import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
@@ -26,7 +27,20 @@ export class ExecutionService {
     this.#bus = bus;
   }
 
-  async list<T>(filter: ExecutionFilter, map: (row: ExecutionRow) => T): Promise<Page<T>> {
+  async list<T>(filter: ExecutionFilter, map: (row: ExecutionRow) => T, where?: string): Promise<Page<T>> {
+    if (where !== undefined) {
+      const condition = parseWhere(where);
+      if (!condition)
+        throw new AppError('validation_failed', `"${where}" is not a field condition.`, {
+          hint: 'Write where=<path>=<value>, the path in dots from the trigger item, e.g. where=body.order_id=o-1.',
+          fields: [{ field: '/where', message: 'expected <path>=<value>' }],
+        });
+      const page = await searchExecutions(this.#store.db, this.#store.caps, filter, condition);
+      return {
+        items: page.rows.map(map),
+        nextCursor: page.continueBefore ? encodeCursor(page.continueBefore) : null,
+      };
+    }
     const rows = await executionsRepo.list(this.#store.db, { ...filter, limit: filter.limit + 1 });
     return toPage(rows, filter.limit, map);
   }

@@ -98,6 +98,14 @@ const ListQuery = Type.Intersect([
     workflowId: Type.Optional(Type.String({ maxLength: 64 })),
     status: Type.Optional(StatusSchema),
     mode: Type.Optional(ModeSchema),
+    where: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 512,
+        description:
+          'A field of the trigger item and its value, e.g. body.order_id=o-1 (the text of the value). Each request searches the next 10 000 executions (newest first): a page may hold fewer than limit items; follow nextCursor until it is null.',
+      }),
+    ),
   }),
 ]);
 
@@ -121,6 +129,7 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
           limit: req.query.limit ?? 20,
         },
         presentExecution,
+        req.query.where,
       ),
   );
 
