@@ -11,10 +11,10 @@
  *
  *   node bench/durable-floor.js PORT DATA_DIR
  */
-import http from 'node:http';
 import path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { serveFloor } from './floor-server.js';
 
 const PIPELINE = 2;
 
@@ -28,7 +28,6 @@ if (isMainThread) {
   let inFlight = 0;
   let scheduled = false;
   let seq = 0;
-  let count = 0;
   const flush = () => {
     scheduled = false;
     while (inFlight < PIPELINE && queued.length > 0) {
@@ -60,27 +59,7 @@ if (isMainThread) {
       }
     });
 
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', async () => {
-      const now = new Date().toISOString();
-      // Time-ordered ids (as hookflow's UUIDv7): rows append to the right edge of the index.
-      const id = `${now}-${(++count).toString(36).padStart(8, '0')}-${process.pid}`;
-      const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
-      const trigger = JSON.stringify({ headers: req.headers, params: {}, query: {}, body });
-      await commit({ id, trigger, now });
-      const out = JSON.stringify({ message: 'Workflow was started', executionId: id });
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(out),
-      });
-      res.end(out);
-    });
-  });
-  server.keepAliveTimeout = 72_000;
-  server.listen(Number(port), '127.0.0.1', () => console.log('ready'));
-  process.on('SIGTERM', () => server.close(() => writer.terminate().then(() => process.exit(0))));
+  serveFloor(port, commit, () => writer.terminate());
 } else {
   const db = new Database(workerData.file);
   db.pragma('journal_mode = WAL');

@@ -12,8 +12,8 @@
  *
  *   node bench/pg-floor.js PORT DATABASE_URL
  */
-import http from 'node:http';
 import pg from 'pg';
+import { serveFloor } from './floor-server.js';
 
 const CONNECTIONS = 2;
 // Rows per INSERT at most: 6 parameters a row, PostgreSQL takes 65 535 parameters a statement.
@@ -37,7 +37,6 @@ await pool.query(
 const queued = [];
 let inFlight = 0;
 let scheduled = false;
-let count = 0;
 
 async function write(rows) {
   const params = [];
@@ -84,24 +83,4 @@ const commit = (row) =>
     }
   });
 
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', async () => {
-    const now = new Date().toISOString();
-    // Time-ordered ids (as hookflow's UUIDv7): rows append to the right edge of the index.
-    const id = `${now}-${(++count).toString(36).padStart(8, '0')}-${process.pid}`;
-    const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
-    const trigger = JSON.stringify({ headers: req.headers, params: {}, query: {}, body });
-    await commit({ id, trigger, now });
-    const out = JSON.stringify({ message: 'Workflow was started', executionId: id });
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(out),
-    });
-    res.end(out);
-  });
-});
-server.keepAliveTimeout = 72_000;
-server.listen(Number(port), '127.0.0.1', () => console.log('ready'));
-process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));
+serveFloor(port, commit, () => pool.end());
