@@ -7,6 +7,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { Engine } from '../engine/run.js';
 import type { NewExecutionRow } from '../store/schema.js';
+import { parseDefinition } from '../store/workflows.js';
 import type { Workflow } from '../workflows/model.js';
 import {
   failedRun,
@@ -39,7 +40,7 @@ export function createRunner(database: SqliteDatabase.Database, options: PureRun
     const cached = versions.cached(id, v);
     if (cached) return cached;
     const found = select.get(id, v) as { definition: string } | undefined;
-    return versions.keep(id, v, found ? (JSON.parse(found.definition) as Workflow) : undefined);
+    return versions.keep(id, v, found ? parseDefinition(found.definition) : undefined);
   };
   return async (row, batchStart) => {
     // One run gets PURE_SLICE_MS at most, and the batch's runs together PURE_BATCH_SLICE_MS: every

@@ -151,8 +151,11 @@ function publishedOf(current: Workflow, definition: string | null): Workflow {
   };
 }
 
-/** A saved version; those saved before settings existed get `{}`. */
-function parseDefinition(definition: string): Workflow {
+/**
+ * A saved version (`workflow_versions.definition`); those saved before settings existed get `{}`.
+ * Also how SQLite's writer thread reads versions for its pure runs (queue/pure-run-thread.ts).
+ */
+export function parseDefinition(definition: string): Workflow {
   const saved = JSON.parse(definition) as Workflow;
   saved.settings ??= {};
   return saved;
