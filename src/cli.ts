@@ -87,6 +87,9 @@ ${CONFIG_HELP}`,
                                        a workflow whose id exists gets a new version (a draft);
                                        "active": true publishes it ("published" first when present)
 
+http steps keep their "credential" ids; credentials (and their secrets) are not exported: an import
+names the ones this installation lacks, and refuses the workflows that use them (docs/credentials.md).
+
 ${CONFIG_HELP}`,
   secrets: `Usage: HOOKFLOW_NEW_ENCRYPTION_KEY=<new key> hookflow secrets rotate [options]
 

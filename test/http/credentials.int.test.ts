@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main as cli } from '../../src/cli.js';
 import { REDACT } from '../../src/log.js';
 import { finishedExecution } from '../engine/int-helpers.js';
@@ -252,6 +252,23 @@ describe.each([
       const exported = fs.readFileSync(file, 'utf8');
       expect(exported).toContain(creds.query.id);
       expectNoSecret(exported, 'export');
+
+      // Importing into an installation without those credentials names each missing one, and
+      // refuses the workflow naming them.
+      const errors: string[] = [];
+      const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+        errors.push(args.join(' '));
+      });
+      try {
+        expect(await cli(['workflows', 'import', file, '--data-dir', tempDir()])).toBe(1);
+      } finally {
+        spy.mockRestore();
+      }
+      const said = errors.join('\n');
+      expect(said).toContain('lacks 4 credential(s)');
+      for (const c of Object.values(creds)) expect(said).toContain(c.id);
+      expect(said).toContain(`"creds-${dialect}" /steps/0/credential`);
+      expect(said).toContain('Could not import');
 
       // The SQLite files (database and WAL) hold no secret in clear.
       for (const name of fs.readdirSync(server.dataDir)) {
