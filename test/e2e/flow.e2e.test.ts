@@ -122,6 +122,21 @@ async function checkPage(name: string): Promise<void> {
   await page.setViewportSize(DESKTOP);
 }
 
+/** On the workflow list, signed in: the owner account is created on first use (each test may run alone). */
+async function signedIn(): Promise<void> {
+  await page.goto(server.url);
+  const setup = page.getByRole('heading', { name: 'Create the owner account' });
+  const list = page.getByRole('button', { name: 'New workflow' });
+  await setup.or(list).first().waitFor();
+  if (await setup.isVisible()) {
+    await page.getByLabel('Email').fill('owner@example.com');
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
+    await page.getByLabel('Password again').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await list.waitFor();
+  }
+}
+
 /** A section of the editor (a branch) by the start of its heading. */
 const branch = (name: RegExp) => page.getByRole('region', { name });
 
@@ -139,12 +154,7 @@ async function sendEvent(testUrl: string, event: string, body: unknown): Promise
 
 describe('a switch workflow in the browser', () => {
   it('is built in the editor, routes two event types to their cases, and shows the path taken', async () => {
-    await page.goto(server.url);
-    await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
-    await page.getByLabel('Email').fill('owner@example.com');
-    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
-    await page.getByLabel('Password again').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
+    await signedIn();
     await page.getByRole('button', { name: 'New workflow' }).click();
     await page.getByLabel('Name of the new workflow').fill('GitHub events');
     await page.getByRole('button', { name: 'Create', exact: true }).click();
@@ -263,6 +273,98 @@ describe('a switch workflow in the browser', () => {
   }, 120_000);
 });
 
+describe('a loop with a code step in the browser', () => {
+  it('offers $item fields inside a forEach, edits code in CodeMirror, and shows each iteration with its console lines', async () => {
+    await signedIn();
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('Order lines');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByLabel('Workflow name').waitFor();
+    await page.getByRole('button', { name: '+ For each' }).click();
+    await page.getByRole('textbox', { name: 'Items (a list)' }).fill('{{ body.lines }}');
+    // A first event, so the picker knows the shape of a line.
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const list = (await server.api('GET', '/api/v1/workflows')).body as {
+      items: { id: string; name: string; steps: unknown[]; trigger: { testUrl: string } }[];
+    };
+    const workflow = list.items.find((w) => w.name === 'Order lines')!;
+    const order = {
+      lines: [
+        { sku: 'A-1', qty: 2 },
+        { sku: 'B-2', qty: 5 },
+      ],
+    };
+    await sendEvent(workflow.trigger.testUrl, 'order', order);
+
+    // A set step in the loop, its field picked from the element: $item.sku.
+    const loop = branch(/^For each element/);
+    await loop.getByLabel('Add a step to the loop of forEach').selectOption('set');
+    await loop.getByRole('button', { name: 'Add the step to the loop of forEach' }).click();
+    await loop.getByRole('button', { name: 'Insert field into Value' }).click();
+    await page.getByRole('button', { name: /^\$item\.sku, string/ }).click();
+    expect(await loop.getByRole('textbox', { name: 'Value of sku' }).inputValue()).toBe('{{ $item.sku }}');
+    await loop.getByRole('button', { name: 'Add field' }).click();
+    await loop.getByRole('textbox', { name: 'Field name 2' }).fill('qty');
+    await loop.getByRole('textbox', { name: 'Value of qty' }).fill('{{ $item.qty }}');
+    // A code step after it, typed in the code editor.
+    await loop.getByLabel('Add a step to the loop of forEach').selectOption('code');
+    await loop.getByRole('button', { name: 'Add the step to the loop of forEach' }).click();
+    // CodeMirror (loaded on first use) replaces the plain textarea.
+    await loop.locator('.cm-content').waitFor();
+    const editor = loop.getByRole('textbox', { name: 'JavaScript of code' });
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(
+      "console.log('line', $input.sku);\nreturn { ...$input, total: $input.qty * 2 };",
+    );
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const saved = (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as { steps: unknown[] };
+    expect(saved.steps).toEqual([
+      {
+        name: 'forEach',
+        type: 'forEach',
+        items: '{{ body.lines }}',
+        steps: [
+          { name: 'set', type: 'set', fields: { sku: '{{ $item.sku }}', qty: '{{ $item.qty }}' } },
+          {
+            name: 'code',
+            type: 'code',
+            source: "console.log('line', $input.sku);\nreturn { ...$input, total: $input.qty * 2 };",
+          },
+        ],
+      },
+    ]);
+
+    // The next event's test run: the editor shows the code's console lines, the execution each iteration.
+    await sendEvent(workflow.trigger.testUrl, 'order', order);
+    await loop.getByText('Console output in the last test run').waitFor();
+    await expect(loop.getByRole('log').textContent()).resolves.toBe('line A-1');
+    const executions = (await server.api('GET', `/api/v1/executions?workflowId=${workflow.id}`)).body as {
+      items: { id: string }[];
+    };
+    await page.goto(`${server.url}/executions/${executions.items[0]!.id}`);
+    await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor();
+    await page.getByText('2 iterations').waitFor();
+    const iterations = page.getByRole('list', { name: 'Iterations of forEach' });
+    await expect(iterations.getByRole('log').allTextContents()).resolves.toEqual(['line A-1', 'line B-2']);
+    await expect(
+      page.getByRole('figure', { name: 'Output of forEach' }).locator('pre').textContent(),
+    ).resolves.toBe(
+      JSON.stringify(
+        [
+          { sku: 'A-1', qty: 2, total: 4 },
+          { sku: 'B-2', qty: 5, total: 10 },
+        ],
+        null,
+        2,
+      ),
+    );
+    await checkPage('execution with iterations');
+  }, 120_000);
+});
+
 describe('credentials and versions in the browser', () => {
   const SECRET = 's3cret-token-5f2a9c';
   let receiver: http.Server;
@@ -284,7 +386,7 @@ describe('credentials and versions in the browser', () => {
   });
 
   it('creates a credential, uses it in an http step, never shows it, and refuses to delete it while in use', async () => {
-    // Signed in by the test above (same browser context).
+    await signedIn();
     await page.goto(`${server.url}/credentials`);
     await page.getByRole('heading', { name: 'Credentials', exact: true }).waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Receiver token');
@@ -353,6 +455,7 @@ describe('credentials and versions in the browser', () => {
       items: { id: string; name: string; version: number }[];
     };
     const workflow = list.items.find((w) => w.name === 'Notify')!;
+    expect(workflow, 'the credential test makes this workflow').toBeDefined();
     await page.goto(`${server.url}/workflows/${workflow.id}`);
     await page.getByLabel('Workflow name').fill('Notify (renamed)');
     await page.getByRole('button', { name: 'Save', exact: true }).click();

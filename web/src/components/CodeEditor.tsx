@@ -21,6 +21,7 @@ export function CodeEditor({
 }) {
   const id = useId();
   const host = useRef<HTMLDivElement>(null);
+  const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MountedEditor | null>(null);
   const [ready, setReady] = useState(false);
   const latest = useRef({ value, onChange });
@@ -37,12 +38,15 @@ export function CodeEditor({
           'aria-multiline': 'true',
         };
         if (field) attributes['data-field'] = field;
+        // Someone typing in the textarea while the editor loaded keeps typing, in the editor.
+        const typing = document.activeElement === fallback.current && fallback.current !== null;
         editor.current = mountEditor(host.current, {
           value: latest.current.value,
           onChange: (v) => latest.current.onChange(v),
           attributes,
         });
         setReady(true);
+        if (typing) editor.current.focus();
       },
       () => undefined,
     );
@@ -65,6 +69,7 @@ export function CodeEditor({
       <div ref={host} className="code-editor-host" aria-describedby={describedBy} data-testid="code-editor" />
       {!ready && (
         <textarea
+          ref={fallback}
           id={`${id}-text`}
           className="input mono"
           rows={8}

@@ -19,6 +19,8 @@ export interface SimResult {
   branch?: 'then' | 'else' | 'default' | number;
   /** The step sits in a branch the event on screen does not take (its preview is what it would do). */
   notTaken?: boolean;
+  /** `code`: the console lines of its last test run (the first iteration's, in a loop). */
+  logs?: string[];
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
@@ -208,8 +210,11 @@ async function runStep(
   switch (type) {
     case 'http':
       return { result: fromRun('HTTP requests are sent only by the server') };
-    case 'code':
-      return { result: fromRun('code runs on the server, in its sandbox') };
+    case 'code': {
+      const result = fromRun('code runs on the server, in its sandbox');
+      if (recorded?.logs && recorded.logs.length > 0) result.logs = recorded.logs;
+      return { result };
+    }
     case 'set': {
       const rendered = (await render(config, scope)) as Record<string, unknown>;
       return { result: { output: setOutput(rendered.fields, rendered.keepInput, input) } };

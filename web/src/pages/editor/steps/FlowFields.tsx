@@ -301,7 +301,8 @@ function ForEachFields(props: Props) {
   );
 }
 
-function CodeFields({ step, at, onChange, problems, label }: Props) {
+function CodeFields({ step, at, onChange, problems, label, result }: Props) {
+  const id = useId();
   const error = problemAt(problems, `${at}/source`);
   return (
     <div className="field">
@@ -317,6 +318,16 @@ function CodeFields({ step, at, onChange, problems, label }: Props) {
         <code>$steps</code>, <code>$execution</code> are copies; <code>return</code> gives the output (JSON);{' '}
         <code>console.log</code> lines are kept. No <code>require</code>, <code>fetch</code> or timers.
       </p>
+      {result?.logs && (
+        <>
+          <p className="label small" id={`${id}-logs`}>
+            Console output in the last test run
+          </p>
+          <pre className="code-logs" role="log" aria-labelledby={`${id}-logs`}>
+            {result.logs.join('\n')}
+          </pre>
+        </>
+      )}
     </div>
   );
 }
