@@ -11,12 +11,27 @@ import type { TokenService } from '../tokens/tokens.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Who made each authenticated API call (see `actorOf`). */
+const actors = new WeakMap<FastifyRequest, string>();
+
+/**
+ * Who is calling, as the version history shows it (`savedBy`): `token "<name>"` for an API
+ * token, the account's email for the UI's session; undefined outside the authenticated API.
+ */
+export function actorOf(request: FastifyRequest): string | undefined {
+  return actors.get(request);
+}
+
 export function apiAuth(tokens: TokenService, accounts: Accounts) {
   return async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization;
     if (header !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (match && (await tokens.verify(match[1]!))) return;
+      const apiToken = match ? await tokens.verify(match[1]!) : undefined;
+      if (apiToken) {
+        actors.set(request, `token "${apiToken.name}"`);
+        return;
+      }
       throw new AppError('unauthorized', 'The API token is unknown or was revoked.', {
         hint: 'Send Authorization: Bearer <API_TOKEN>; create a token with `hookflow tokens create --name <name>`.',
         headers: { 'www-authenticate': 'Bearer realm="hookflow api", error="invalid_token"' },
@@ -34,6 +49,7 @@ export function apiAuth(tokens: TokenService, accounts: Accounts) {
         hint: 'Reload the page and try again; scripts should use an API token instead of the session cookie.',
       });
     }
+    actors.set(request, session.user.email);
   };
 }
 

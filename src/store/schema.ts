@@ -31,6 +31,8 @@ export interface WorkflowVersionsTable {
   /** JSON of the whole Workflow as saved. */
   definition: string;
   created_at: string;
+  /** Who saved it: `token "<name>"` or the account's email; null when unknown (CLI, older rows). */
+  saved_by: Generated<string | null>;
 }
 
 export interface ApiTokensTable {

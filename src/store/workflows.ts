@@ -33,16 +33,16 @@ export function workflowToRow(w: Workflow): WorkflowRow {
 }
 
 export const workflowsRepo = {
-  async insert(db: Db, w: Workflow): Promise<void> {
+  async insert(db: Db, w: Workflow, savedBy?: string): Promise<void> {
     await db.insertInto('workflows').values(workflowToRow(w)).execute();
-    await insertVersion(db, w);
+    await insertVersion(db, w, savedBy);
   },
 
   /** Saves the row; a new version number also gets its own history row. */
-  async update(db: Db, w: Workflow, newVersion: boolean): Promise<void> {
+  async update(db: Db, w: Workflow, newVersion: boolean, savedBy?: string): Promise<void> {
     const { id, created_at: _c, ...rest } = workflowToRow(w);
     await db.updateTable('workflows').set(rest).where('id', '=', id).execute();
-    if (newVersion) await insertVersion(db, w);
+    if (newVersion) await insertVersion(db, w, savedBy);
   },
 
   /** The workflow as it was saved at `version`. */
@@ -64,10 +64,10 @@ export const workflowsRepo = {
     db: Db,
     id: string,
     opts: { limit: number; before?: number | undefined },
-  ): Promise<{ version: number; name: string; createdAt: string }[]> {
+  ): Promise<{ version: number; name: string; createdAt: string; savedBy: string | null }[]> {
     let q = db
       .selectFrom('workflow_versions')
-      .select(['version', 'definition', 'created_at'])
+      .select(['version', 'definition', 'created_at', 'saved_by'])
       .where('workflow_id', '=', id)
       .orderBy('version', 'desc')
       .limit(opts.limit);
@@ -77,6 +77,7 @@ export const workflowsRepo = {
       version: r.version,
       name: (JSON.parse(r.definition) as { name: string }).name,
       createdAt: r.created_at,
+      savedBy: r.saved_by ?? null,
     }));
   },
 
@@ -161,9 +162,15 @@ export function parseDefinition(definition: string): Workflow {
   return saved;
 }
 
-async function insertVersion(db: Db, w: Workflow): Promise<void> {
+async function insertVersion(db: Db, w: Workflow, savedBy?: string): Promise<void> {
   await db
     .insertInto('workflow_versions')
-    .values({ workflow_id: w.id, version: w.version, definition: JSON.stringify(w), created_at: w.updatedAt })
+    .values({
+      workflow_id: w.id,
+      version: w.version,
+      definition: JSON.stringify(w),
+      created_at: w.updatedAt,
+      ...(savedBy ? { saved_by: savedBy.slice(0, 320) } : {}),
+    })
     .execute();
 }

@@ -44,7 +44,8 @@ export class WorkflowService {
     this.#secrets = secrets;
   }
 
-  async create(input: WorkflowCreate, id: string = newId()): Promise<Workflow> {
+  /** `savedBy`: who saves (the API token's name or the account), kept with the version. */
+  async create(input: WorkflowCreate, id: string = newId(), savedBy?: string): Promise<Workflow> {
     const trigger = unwrap(buildTrigger(input.trigger, undefined, this.#secrets));
     const now = nowIso();
     const workflow: Workflow = {
@@ -60,7 +61,7 @@ export class WorkflowService {
       updatedAt: now,
     };
     await assertReferences(this.#store.db, workflow);
-    await workflowsRepo.insert(this.#store.db, workflow);
+    await workflowsRepo.insert(this.#store.db, workflow, savedBy);
     await this.#changed(workflow.id);
     return workflow;
   }
@@ -108,8 +109,8 @@ export class WorkflowService {
    * PUT: replace name, trigger, steps and settings. Settings left out are kept (clients written
    * before settings existed send none); `"settings": {}` clears them.
    */
-  replace(id: string, input: WorkflowCreate): Promise<Workflow> {
-    return this.#save(id, (current) => ({
+  replace(id: string, input: WorkflowCreate, savedBy?: string): Promise<Workflow> {
+    return this.#save(id, savedBy, (current) => ({
       name: input.name,
       trigger: input.trigger,
       steps: input.steps ?? [],
@@ -124,9 +125,9 @@ export class WorkflowService {
    * values that version held (sealOnce keeps them as they are), and it is checked like any save:
    * a credential or error workflow deleted since is refused (400 naming the field).
    */
-  async restore(id: string, version: number): Promise<Workflow> {
+  async restore(id: string, version: number, savedBy?: string): Promise<Workflow> {
     const saved = await this.getVersion(id, version);
-    return this.#save(id, (current) => ({
+    return this.#save(id, savedBy, (current) => ({
       name: saved.name,
       trigger: saved.trigger as TriggerInput,
       steps: saved.steps,
@@ -140,7 +141,10 @@ export class WorkflowService {
     id: string,
     limit: number,
     before: number | undefined,
-  ): Promise<{ items: { version: number; name: string; createdAt: string }[]; nextCursor: string | null }> {
+  ): Promise<{
+    items: { version: number; name: string; createdAt: string; savedBy: string | null }[];
+    nextCursor: string | null;
+  }> {
     await this.get(id);
     const rows = await workflowsRepo.listVersions(this.#store.db, id, { limit: limit + 1, before });
     const more = rows.length > limit;
@@ -155,8 +159,8 @@ export class WorkflowService {
    * then keeps them as stored. Handing it the sealed values as input sealed them once more on
    * every PATCH, and the webhook refused the real password from then on (issue 14).
    */
-  patch(id: string, patch: WorkflowPatch): Promise<Workflow> {
-    return this.#save(id, (current) => ({
+  patch(id: string, patch: WorkflowPatch, savedBy?: string): Promise<Workflow> {
+    return this.#save(id, savedBy, (current) => ({
       name: patch.name ?? current.name,
       trigger:
         patch.trigger === undefined
@@ -231,6 +235,7 @@ export class WorkflowService {
 
   async #save(
     id: string,
+    savedBy: string | undefined,
     build: (current: Workflow) => {
       name: string;
       trigger: TriggerInput | undefined;
@@ -262,7 +267,7 @@ export class WorkflowService {
         // of other listeners, or the test registry could not take it.
         const now = nowIso();
         if (await isListening(trx, id, now)) await assertNoListenerConflict(trx, next, now);
-        await workflowsRepo.update(trx, next, true);
+        await workflowsRepo.update(trx, next, true, savedBy);
         return next;
       },
       { lock: PATHS_LOCK },

@@ -80,7 +80,14 @@ describe('GET /api/v1/workflows/:id/versions and POST …/versions/:version/rest
     expect(all.status).toBe(200);
     expect(all.body.nextCursor).toBeNull();
     expect(all.body.items.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
-    expect(all.body.items[0]).toEqual({ version: 3, name: 'history v3', createdAt: expect.any(String) });
+    // savedBy: the API token that saved it (the test server's token is named "test").
+    expect(all.body.items[0]).toEqual({
+      version: 3,
+      name: 'history v3',
+      createdAt: expect.any(String),
+      savedBy: 'token "test"',
+    });
+    expect(all.body.items.map((v: { savedBy: string }) => v.savedBy)).toEqual(Array(3).fill('token "test"'));
     expect(all.body.items[2].name).toBe('history v1');
 
     const first = await server.api('GET', `/api/v1/workflows/${id}/versions?limit=2`);

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../workflows/model.js';
 import { decodeVersionCursor } from '../../workflows/service.js';
+import { actorOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentWorkflow, presentWorkflowVersion } from '../present.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema, VersionParams } from '../schemas.js';
@@ -21,6 +22,10 @@ const VersionItemSchema = Type.Object({
   version: Type.Integer(),
   createdAt: Type.String(),
   name: Type.String(),
+  savedBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Who saved it: token "<name>" for an API token, the account\'s email for the UI; null when unknown (CLI imports, versions saved before hookflow recorded it).',
+  }),
 });
 
 export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
@@ -35,7 +40,8 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 201: WorkflowSchema, ...errors(400, 401) },
       }),
     },
-    async (req, reply) => reply.code(201).send(present(await workflows.create(req.body))),
+    async (req, reply) =>
+      reply.code(201).send(present(await workflows.create(req.body, undefined, actorOf(req)))),
   );
 
   app.get(
@@ -84,7 +90,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.restore(req.params.id, req.params.version)),
+    async (req) => present(await workflows.restore(req.params.id, req.params.version, actorOf(req))),
   );
 
   app.get(
@@ -112,7 +118,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.replace(req.params.id, req.body)),
+    async (req) => present(await workflows.replace(req.params.id, req.body, actorOf(req))),
   );
 
   app.patch(
@@ -124,7 +130,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.patch(req.params.id, req.body)),
+    async (req) => present(await workflows.patch(req.params.id, req.body, actorOf(req))),
   );
 
   app.delete(

@@ -248,6 +248,13 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.createIndex('rejections_at').on('rejections').column('at').execute();
     },
   }),
+  '0010_version_saved_by': () => ({
+    async up(db: Kysely<unknown>) {
+      // Who saved each version (the API token's name or the signed-in account), for the history
+      // (GET /workflows/:id/versions `savedBy`); null for versions saved before, or by the CLI.
+      await db.schema.alterTable('workflow_versions').addColumn('saved_by', 'text').execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
