@@ -71,6 +71,7 @@ function workflow(overrides: Partial<Workflow> = {}): Workflow {
       options: {},
     },
     steps: [{ name: 'first', type: 'noop', extra: { nested: [1, 'two', null] } }],
+    settings: {},
     createdAt: now,
     updatedAt: now,
     ...overrides,
@@ -109,6 +110,8 @@ function execution(overrides: Partial<NewExecutionRow> = {}): NewExecutionRow {
     started_at: null,
     finished_at: null,
     warnings: null,
+    resume_state: null,
+    error_execution_id: null,
     ...overrides,
   };
 }
