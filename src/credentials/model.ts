@@ -11,11 +11,13 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { HEADER_NAME } from '../engine/steps/types.js';
 
 const Value = Type.String({ minLength: 1, maxLength: 8192 });
+/** A value sent in a header: no line breaks or NUL (they would split or end the header). */
+const HeaderValue = Type.String({ minLength: 1, maxLength: 8192, pattern: '^[^\\r\\n\\u0000]*$' });
 
 export const CREDENTIAL_DATA = {
-  bearer: Type.Object({ token: Value }, { additionalProperties: false }),
+  bearer: Type.Object({ token: HeaderValue }, { additionalProperties: false }),
   header: Type.Object(
-    { name: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME.source }), value: Value },
+    { name: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME.source }), value: HeaderValue },
     { additionalProperties: false },
   ),
   basic: Type.Object(

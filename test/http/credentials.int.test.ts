@@ -194,6 +194,14 @@ describe.each([
     });
     expect(badHeader.status).toBe(400);
     expect(badHeader.body.fields).toContainEqual(expect.objectContaining({ field: '/data/name' }));
+
+    const lineBreak = await server.api('POST', '/api/v1/credentials', {
+      name: 'x',
+      type: 'bearer',
+      data: { token: 'abc\r\nX-Injected: 1' },
+    });
+    expect(lineBreak.status).toBe(400);
+    expect(lineBreak.body.fields).toContainEqual(expect.objectContaining({ field: '/data/token' }));
   });
 
   it('applies each type to the request and records it masked; the secret is nowhere in clear', async () => {
