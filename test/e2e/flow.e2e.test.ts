@@ -365,6 +365,48 @@ describe('a loop with a code step in the browser', () => {
   }, 120_000);
 });
 
+describe('a waiting execution in the browser', () => {
+  it('shows the wait step and the time the execution resumes', async () => {
+    await signedIn();
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('Remind later');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByLabel('Workflow name').waitFor();
+    await page.getByRole('button', { name: '+ Wait' }).click();
+    await page.getByRole('textbox', { name: 'Seconds' }).fill('3600');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const list = (await server.api('GET', '/api/v1/workflows')).body as {
+      items: { id: string; name: string; steps: unknown[]; trigger: { testUrl: string } }[];
+    };
+    const workflow = list.items.find((w) => w.name === 'Remind later')!;
+    expect(workflow.steps).toEqual([{ name: 'wait', type: 'wait', seconds: 3600 }]);
+    await sendEvent(workflow.trigger.testUrl, 'order', { id: 1 });
+    let execution: { id: string; status: string; resumeAt: string | null } | undefined;
+    await expect
+      .poll(
+        async () => {
+          const page_ = (await server.api('GET', `/api/v1/executions?workflowId=${workflow.id}`)).body as {
+            items: { id: string; status: string; resumeAt: string | null }[];
+          };
+          execution = page_.items[0];
+          return execution?.status;
+        },
+        { timeout: 20_000, interval: 250 },
+      )
+      .toBe('waiting');
+    await page.goto(`${server.url}/executions/${execution!.id}`);
+    await page.getByRole('heading', { name: /Execution\s*Waiting/ }).waitFor();
+    // The resume time as the page formats times (UTC here), about an hour ahead.
+    const resumeAt = new Date(execution!.resumeAt!);
+    expect(resumeAt.getTime() - Date.now()).toBeGreaterThan(3_500_000);
+    const note = page.getByTestId('waiting-note');
+    await expect(note.textContent()).resolves.toMatch(/This execution is waiting until .*\d{2}:\d{2}/);
+    await page.getByRole('heading', { name: /wait \(wait\)/ }).waitFor();
+    await checkPage('waiting execution');
+  }, 60_000);
+});
+
 describe('credentials and versions in the browser', () => {
   const SECRET = 's3cret-token-5f2a9c';
   let receiver: http.Server;

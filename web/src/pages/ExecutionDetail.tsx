@@ -51,7 +51,14 @@ export function ExecutionDetail({ id }: { id: string }) {
         if (cancelled) return;
         setExecution(e);
         // Follow a run that has not finished yet.
-        if (!FINISHED.has(e.status)) timer = setTimeout(load, 1000);
+        // (A waiting one changes only when it resumes: looked at less often, and at its time.)
+        if (!FINISHED.has(e.status))
+          timer = setTimeout(
+            load,
+            e.status === 'waiting' && e.resumeAt
+              ? Math.min(Math.max(Date.parse(e.resumeAt) - Date.now(), 1000), 10_000)
+              : 1000,
+          );
       } catch (err) {
         if (!cancelled) setError(asApiError(err));
       }
