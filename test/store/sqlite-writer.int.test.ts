@@ -33,15 +33,20 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** A queued execution, with the columns the insert leaves to their defaults, as it reads back. */
 function row(): NewExecutionRow {
-  return queuedExecution({
-    id: newId(),
-    workflow_id: 'wf',
-    workflow_version: 1,
-    mode: 'production',
-    trigger: '{}',
-    created_at: new Date().toISOString(),
-  });
+  return {
+    ...queuedExecution({
+      id: newId(),
+      workflow_id: 'wf',
+      workflow_version: 1,
+      mode: 'production',
+      trigger: '{}',
+      created_at: new Date().toISOString(),
+    }),
+    resume_state: null,
+    error_execution_id: null,
+  };
 }
 
 describe('SQLite writer thread', () => {
