@@ -99,6 +99,47 @@ describe('hookflow CLI', () => {
     expect(again.items[0].version).toBe(2);
   });
 
+  it('exports and imports workflows with nested steps (SPEC 7b) unchanged; a bad nested step is refused with its pointer', async () => {
+    const dataDir = tempDir();
+    const steps = [
+      {
+        type: 'switch',
+        name: 'route',
+        value: '{{ headers."x-github-event" }}',
+        cases: [
+          {
+            equals: 'push',
+            steps: [
+              {
+                type: 'forEach',
+                name: 'commits',
+                items: '{{ body.commits }}',
+                steps: [
+                  { type: 'code', name: 'msg', source: 'return { m: $input.message, i: "{{ kept }}" }' },
+                ],
+              },
+            ],
+          },
+          { when: '{{ true }}', steps: [{ type: 'wait', name: 'later', seconds: 60 }] },
+        ],
+        default: [{ type: 'fail', name: 'nope', message: 'no route' }],
+      },
+    ];
+    const file = path.join(dataDir, 'nested.json');
+    fs.writeFileSync(file, JSON.stringify([{ name: 'Nested', trigger: { path: 'nested' }, steps }]));
+    const imported = await runCli(['workflows', 'import', file], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(imported.code).toBe(0);
+    const exported = await runCli(['workflows', 'export'], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(JSON.parse(exported.stdout).items[0].steps).toEqual(steps);
+
+    const bad = path.join(dataDir, 'bad.json');
+    const broken = JSON.parse(JSON.stringify(steps).replace('return { m: $input.message', 'return +('));
+    fs.writeFileSync(bad, JSON.stringify([{ name: 'Bad', trigger: { path: 'bad' }, steps: broken }]));
+    const refused = await runCli(['workflows', 'import', bad], { HOOKFLOW_DATA_DIR: dataDir });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('/steps/0/cases/0/steps/0/steps/0/source');
+  });
+
   it('round-trips a draft ahead of production: the published content stays live, the draft stays a draft', async () => {
     const dataDir = tempDir();
     const file = path.join(dataDir, 'in.json');
