@@ -21,7 +21,10 @@ describe('credential forms', () => {
       data: { username: 'u', password: 'p' },
       missing: [],
     });
-    expect(credentialData('basic', { password: 'new' }, true)).toEqual({ data: { password: 'new' }, missing: [] });
+    expect(credentialData('basic', { password: 'new' }, true)).toEqual({
+      data: { password: 'new' },
+      missing: [],
+    });
   });
 
   it('keep an http step credential by id, and send none when cleared', () => {
@@ -30,5 +33,34 @@ describe('credential forms', () => {
     expect(d.credential).toBe('c1');
     expect(stepFrom(d, 0, [])).toEqual(step);
     expect(stepFrom({ ...d, credential: '' }, 0, [])).not.toHaveProperty('credential');
+  });
+});
+
+describe('http retry form', () => {
+  const http = { name: 'h', type: 'http', method: 'POST', url: 'https://x.example' };
+
+  it('gives back a stored retry as written, with or without `on`', () => {
+    for (const retry of [
+      { attempts: 3 },
+      { attempts: 5, backoffMs: 200, on: ['5xx'] },
+      { attempts: 2, on: ['network', '429', '5xx'] },
+    ]) {
+      const problems: never[] = [];
+      expect(stepFrom(stepDraftFrom({ ...http, retry }), 0, problems)).toEqual({ ...http, retry });
+      expect(problems).toEqual([]);
+    }
+  });
+
+  it('sends none when attempts is blank, `on` only when narrowed, and checks the numbers', () => {
+    const d = stepDraftFrom(http);
+    expect(stepFrom(d, 0, [])).not.toHaveProperty('retry');
+    expect(stepFrom({ ...d, retryAttempts: '4' }, 0, [])).toMatchObject({ retry: { attempts: 4 } });
+    expect(stepFrom({ ...d, retryAttempts: '4', retryOn: ['429'], retryOnSet: true }, 0, []).retry).toEqual({
+      attempts: 4,
+      on: ['429'],
+    });
+    const problems: { field: string; message: string }[] = [];
+    stepFrom({ ...d, retryAttempts: '51', retryBackoffMs: 'soon' }, 2, problems);
+    expect(problems.map((p) => p.field)).toEqual(['/steps/2/retry/attempts', '/steps/2/retry/backoffMs']);
   });
 });

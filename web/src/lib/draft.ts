@@ -77,6 +77,17 @@ function caseFrom(value: unknown): CaseDraft {
   };
 }
 
+/** A stored http retry as form fields (SPEC 7c). */
+function retryDraft(retry: unknown) {
+  const r = isRecord(retry) ? retry : {};
+  return {
+    retryAttempts: r.attempts === undefined ? '' : String(r.attempts),
+    retryBackoffMs: r.backoffMs === undefined ? '' : String(r.backoffMs),
+    retryOn: Array.isArray(r.on) ? r.on.map(String) : ['network', '429', '5xx'],
+    retryOnSet: Array.isArray(r.on),
+  };
+}
+
 export function newCase(kind: CaseDraft['kind'] = 'equals'): CaseDraft {
   return { key: newKey(), kind, equals: '', when: '', steps: [] };
 }
@@ -103,6 +114,7 @@ export function stepDraftFrom(step: Step): StepDraft {
     timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
     failOnError: step.failOnError !== false,
     credential: typeof step.credential === 'string' ? step.credential : '',
+    ...retryDraft(step.retry),
     headers: rowsFrom(step.headers),
     body: bodyToText(step.body),
     status: step.status === undefined ? '' : String(step.status),

@@ -37,6 +37,12 @@ export interface StepDraft {
   failOnError: boolean;
   /** http: the id of the credential applied at run time (SPEC 7c); '' for none. */
   credential: string;
+  /** http retry (SPEC 7c): attempts ('' for one, no retry), backoff, and which failures retry. */
+  retryAttempts: string;
+  retryBackoffMs: string;
+  retryOn: string[];
+  /** The stored retry named `on` (so an explicit list of all three is kept as written). */
+  retryOnSet: boolean;
   /** http and respond */
   headers: Row[];
   body: string;

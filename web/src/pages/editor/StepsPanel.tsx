@@ -10,6 +10,7 @@ import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
 import { CredentialPicker } from './steps/CredentialPicker';
+import { RetryFields } from './steps/RetryFields';
 import { FLOW_FORM_TYPES, FLOW_INLINE_FIELDS, FlowFields, type RenderList } from './steps/FlowFields';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
@@ -233,6 +234,7 @@ function StepCard({
     'condition',
     'url',
     'credential',
+    'retry',
     'body',
     'timeoutMs',
     'status',
@@ -412,6 +414,7 @@ function StepCard({
             />
             Fail the run when the answer is not 2xx
           </label>
+          <RetryFields step={step} at={at} onChange={onChange} problems={problems} />
         </>
       )}
       {step.type === 'respond' && (
