@@ -38,11 +38,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  server = await startTestServer({ env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' } });
 });
 
 afterAll(async () => {
-  await server?.close();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
 });
@@ -71,7 +69,17 @@ const fire = async (path: string, test = false) => {
 const errorExecutionsOf = async (workflowId: string) =>
   (await server.api('GET', `/api/v1/executions?workflowId=${workflowId}&mode=error`)).body.items;
 
-describe('error workflows', () => {
+describe.each([
+  { dialect: 'sqlite', postgres: false },
+  { dialect: 'postgres', postgres: true },
+])('error workflows on $dialect', ({ postgres }) => {
+  beforeAll(async () => {
+    // The blocks run one after the other: each starts with an empty receiver log.
+    received.length = 0;
+    server = await startTestServer({ postgres, env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' } });
+  });
+  afterAll(() => server?.close());
+
   it('queues one error execution with the failure item, linked both ways, though the error workflow is not active', async () => {
     const handler = await notifier('on failure', '/alerts');
     expect(handler.active).toBe(false);
