@@ -8,7 +8,7 @@ import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import type { Execution, Page, Workflow } from '../types';
 
-const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'filtered'];
+const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'filtered'];
 
 /** Executions, newest first, filtered by workflow, status and mode (kept in the URL, so links work). */
 export function ExecutionList({ search }: { search: string }) {
@@ -117,6 +117,7 @@ export function ExecutionList({ search }: { search: string }) {
         {filterSelect('mode', 'Mode', [
           ['production', 'Production'],
           ['test', 'Test'],
+          ['error', 'Error workflow'],
         ])}
       </search>
       <ErrorMessage error={error} />
