@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishedExecution } from '../engine/int-helpers.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import {
   createActiveWorkflow,
   eventually,
@@ -27,7 +28,8 @@ const hits = new Map<string, number[]>();
 let receiver: http.Server;
 let receiverUrl = '';
 let server: TestServer;
-const dataDir = tempDir();
+/** Starts (or restarts) the server of the current block on its own store. */
+let start: () => Promise<TestServer>;
 const env = { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_EXECUTOR_CONCURRENCY: '2' };
 
 beforeAll(async () => {
@@ -44,11 +46,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  server = await startTestServer({ dataDir, env });
 });
 
 afterAll(async () => {
-  await server?.close();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
 });
@@ -66,7 +66,34 @@ const fire = async (path: string) => {
   return ((await res.json()) as { executionId: string }).executionId as string;
 };
 
-describe('http retry', () => {
+describe.each([
+  { dialect: 'sqlite', postgres: false },
+  { dialect: 'postgres', postgres: true },
+])('http retry on $dialect', ({ postgres }) => {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    // The blocks run one after the other: each starts with an empty receiver log.
+    hits.clear();
+    scripts.clear();
+    if (postgres) {
+      db = await createTestDatabase();
+      const pgEnv = {
+        ...env,
+        HOOKFLOW_DATABASE_URL: db.url,
+        HOOKFLOW_ENCRYPTION_KEY: 'test-key-for-postgres-0123456789abcdef',
+      };
+      start = () => startTestServer({ env: pgEnv });
+    } else {
+      const dataDir = tempDir();
+      start = () => startTestServer({ dataDir, env });
+    }
+    server = await start();
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
   it('503 twice then 200: three attempts recorded, the execution succeeds', async () => {
     scripts.set('/flaky', [{ status: 503 }, { status: 503 }, { status: 200 }]);
     await retrying('flaky', { attempts: 3, backoffMs: 100 });
@@ -151,7 +178,7 @@ describe('http retry', () => {
       return e.status === 'waiting' ? e : undefined;
     }, 5_000);
     await server.close();
-    server = await startTestServer({ dataDir, env });
+    server = await start();
     const execution = await finishedExecution(server, id, 15_000);
     expect(execution.status).toBe('succeeded');
     expect(execution.steps[0].attempts.map((a: { status: number }) => a.status)).toEqual([503, 200]);
