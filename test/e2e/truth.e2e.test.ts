@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -144,6 +144,19 @@ async function screenshot(name: string, viewport: { width: number; height: numbe
   await page.setViewportSize(DESKTOP);
 }
 
+/** The window at `viewport`, with `target` in the middle of it (a picture of one place, not the page). */
+async function shotAt(target: Locator, name: string, viewport: { width: number; height: number }) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.setViewportSize(viewport);
+  await target.scrollIntoViewIfNeeded();
+  // Its top just below the editor's sticky header.
+  const box = (await target.boundingBox())!;
+  await page.evaluate(`window.scrollBy(0, ${Math.round(box.y) - 130})`);
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), animations: 'disabled' });
+  await page.setViewportSize(DESKTOP);
+}
+
 async function createWorkflow(body: Record<string, unknown>): Promise<{ id: string; name: string }> {
   const res = await server.api('POST', '/api/v1/workflows', body);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -166,6 +179,22 @@ async function testEvent(id: string, path_: string, body = 'param1=a&param2=b'):
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the test event did not finish');
+}
+
+/** Signed in as the owner, whatever the page shows (the first start's setup, or the sign-in form). */
+async function signIn(): Promise<void> {
+  await page.goto(server.url);
+  const setup = page.getByRole('heading', { name: 'Create the owner account' });
+  const login = page.getByRole('heading', { name: 'Sign in' });
+  const list = page.getByRole('heading', { name: 'Workflows', exact: true });
+  await setup.or(login).or(list).first().waitFor();
+  if (await list.isVisible()) return;
+  const first = await setup.isVisible();
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  if (first) await page.getByLabel('Password again').fill(PASSWORD);
+  await page.getByRole('button', { name: first ? 'Create account' : 'Sign in' }).click();
+  await list.waitFor();
 }
 
 async function openEditor(id: string): Promise<void> {
@@ -237,18 +266,15 @@ describe('the editor tells the truth (issue 17)', () => {
     await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
     await expectTitle('Create the owner account · hookflow');
     await checkPage(page, 'setup page');
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Password again').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
+    await signIn();
     await expectTitle('Workflows · hookflow');
   }, 60_000);
 
   let failing: { id: string; name: string };
   let failedExecution: string;
-
-  it('marks a step that failed in the last test run where it is, with its error and position; later steps are "Not run"', async () => {
+  /** A workflow whose second step fails at run time, and its failed test execution (made once). */
+  async function failingWorkflow() {
+    if (failing) return;
     failing = await createWorkflow({
       name: 'Order sync',
       trigger: { path: 'truth/failing', methods: ['POST'] },
@@ -265,13 +291,17 @@ describe('the editor tells the truth (issue 17)', () => {
       ],
     });
     failedExecution = await testEvent(failing.id, 'truth/failing');
+  }
+
+  it('marks a step that failed in the last test run where it is, with its error and position; later steps are "Not run"', async () => {
+    await signIn();
+    await failingWorkflow();
     const run = (await server.api('GET', `/api/v1/executions/${failedExecution}`)).body;
     expect(run.status).toBe('failed');
     const serverError = run.steps[1].error;
     expect(serverError?.position).toEqual(expect.any(Number));
 
     await openEditor(failing.id);
-    await expectTitle('Order sync · hookflow');
     const steps = page.locator('.area-steps li.step');
     const notify = steps.nth(1);
     const note = notify.getByRole('note');
@@ -298,12 +328,9 @@ describe('the editor tells the truth (issue 17)', () => {
       expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
     }
     await page.setViewportSize(DESKTOP);
-    await notify.scrollIntoViewIfNeeded();
-    await screenshot('failed-step-desktop', DESKTOP);
-    await page.setViewportSize(PHONE);
-    await notify.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-step-phone.png'), animations: 'disabled' });
-    await page.setViewportSize(DESKTOP);
+    await expectTitle('Order sync · hookflow');
+    await shotAt(notify, 'failed-step-desktop', DESKTOP);
+    await shotAt(notify, 'failed-step-phone', PHONE);
 
     // The execution page lists every step of the version: two ran, the third "Not run".
     await page.goto(`${server.url}/executions/${failedExecution}`);
@@ -324,6 +351,8 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 90_000);
 
   it('every main page has its own title and no serious or critical axe-core violation, at desktop and phone width', async () => {
+    await signIn();
+    await failingWorkflow();
     const pages: [string, string, () => Promise<unknown>][] = [
       ['/', 'Workflows · hookflow', () => page.getByRole('link', { name: 'Order sync' }).waitFor()],
       [`/workflows/${failing.id}`, 'Order sync · hookflow', () => page.locator('.step-run-error').waitFor()],
@@ -342,6 +371,16 @@ describe('the editor tells the truth (issue 17)', () => {
         () => page.locator('.not-run').waitFor(),
       ],
       ['/tokens', 'API tokens · hookflow', () => page.getByRole('heading', { name: 'API tokens' }).waitFor()],
+      [
+        '/credentials',
+        'Credentials · hookflow',
+        () => page.getByRole('heading', { name: 'Credentials', exact: true }).waitFor(),
+      ],
+      [
+        `/workflows/${failing.id}/versions`,
+        'Version history · Order sync · hookflow',
+        () => page.getByRole('heading', { level: 1 }).first().waitFor(),
+      ],
       [
         '/nowhere',
         'Page not found · hookflow',
@@ -371,6 +410,8 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 120_000);
 
   it('keeps the field picker inside a 390 px screen, and names "Insert field" buttons by their visible text', async () => {
+    await signIn();
+    await failingWorkflow();
     await openEditor(failing.id);
     for (const [width, viewport] of WIDTHS) {
       await page.setViewportSize(viewport);
@@ -393,6 +434,7 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 60_000);
 
   it('names the keys an expression leaves empty in the preview, instead of dropping them silently', async () => {
+    await signIn();
     const wf = await createWorkflow({
       name: 'Missing values',
       trigger: { path: 'truth/missing', methods: ['POST'] },
@@ -423,6 +465,7 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 60_000);
 
   it('checks the path on Save: warns an inactive workflow, naming the active owner with a link; refuses an active one', async () => {
+    await signIn();
     const owner = await createWorkflow({
       name: 'Payments live',
       trigger: { path: 'truth/owned', methods: ['POST'] },
@@ -475,6 +518,7 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 60_000);
 
   it('puts problems at their fields, with links from the summary, in the words of the UI', async () => {
+    await signIn();
     const wf = await createWorkflow({
       name: 'Two steps',
       trigger: { path: 'truth/names', methods: ['POST'] },
@@ -503,6 +547,7 @@ describe('the editor tells the truth (issue 17)', () => {
   }, 60_000);
 
   it('never loses focus to <body>, keeps focus clear of the sticky header, and the live region follows the listener', async () => {
+    await signIn();
     const wf = await createWorkflow({
       name: 'Focus',
       trigger: { path: 'truth/focus', methods: ['POST'] },
@@ -566,7 +611,9 @@ describe('the editor tells the truth (issue 17)', () => {
     expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Workflows');
   }, 90_000);
 
-  it('fits the executions list on a phone: no sideways scroll of the page', async () => {
+  it('fits the executions list on a phone: every column in sight, no sideways scroll of the page or the table', async () => {
+    await signIn();
+    await failingWorkflow();
     await page.goto(`${server.url}/executions`);
     await page
       .getByRole('link', { name: /^Execution / })
@@ -575,10 +622,24 @@ describe('the editor tells the truth (issue 17)', () => {
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(100);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
-    // Every execution is still reachable, with its status.
-    const first = page.getByRole('link', { name: /^Execution / }).first();
-    const box = (await first.boundingBox())!;
-    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    // The table does not scroll sideways inside its box either: each row stacks on a phone, every
+    // cell inside the box.
+    expect(
+      await page.evaluate<number>(
+        "(() => { const el = document.querySelector('.table-wrap'); return el.scrollWidth - el.clientWidth; })()",
+      ),
+    ).toBe(0);
+    const wrapBox = (await page.locator('.table-wrap').first().boundingBox())!;
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: /^Execution / }) })
+      .first();
+    const cells = row.getByRole('cell');
+    expect(await cells.count()).toBe(6);
+    for (let i = 0; i < 6; i++) {
+      const box = (await cells.nth(i).boundingBox())!;
+      expect(box.x + box.width, `cell ${i}`).toBeLessThanOrEqual(wrapBox.x + wrapBox.width);
+    }
     await screenshot('executions-phone', PHONE);
   }, 60_000);
 });
