@@ -407,6 +407,54 @@ describe('a waiting execution in the browser', () => {
   }, 60_000);
 });
 
+describe('an error workflow in the browser', () => {
+  it('is chosen in the settings, and a failed execution links to the error execution it started and back', async () => {
+    await signedIn();
+    // The error workflow: it only needs to exist (it runs whether or not it is active).
+    const alerts = (await server.api('POST', '/api/v1/workflows', { name: 'Alerts' })).body as { id: string };
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('Fragile');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByLabel('Workflow name').waitFor();
+    await page.getByRole('button', { name: '+ Fail' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).fill('broken on purpose');
+    await page.getByLabel('Error workflow').selectOption({ label: 'Alerts' });
+    // Activating saves the edits first, and publishes them.
+    await page.getByRole('switch', { name: 'Activated' }).click();
+    await page.getByTestId('publish-state').getByText(/Live/).waitFor();
+    const list = (await server.api('GET', '/api/v1/workflows')).body as {
+      items: { id: string; name: string; settings: unknown; trigger: { productionUrl: string } }[];
+    };
+    const fragile = list.items.find((w) => w.name === 'Fragile')!;
+    expect(fragile.settings).toEqual({ errorWorkflowId: alerts.id });
+
+    const res = await fetch(fragile.trigger.productionUrl, { method: 'POST', body: '{}' });
+    const { executionId } = (await res.json()) as { executionId: string };
+    let errorExecutionId: string | null = null;
+    await expect
+      .poll(
+        async () => {
+          const e = (await server.api('GET', `/api/v1/executions/${executionId}`)).body as {
+            errorExecutionId: string | null;
+          };
+          errorExecutionId = e.errorExecutionId;
+          return errorExecutionId;
+        },
+        { timeout: 20_000, interval: 250 },
+      )
+      .not.toBeNull();
+
+    await page.goto(`${server.url}/executions/${executionId}`);
+    await page.getByRole('heading', { name: /Execution\s*Failed/ }).waitFor();
+    await page.getByRole('link', { name: 'an error workflow execution' }).click();
+    await page.getByRole('heading', { name: /Execution.*Error workflow/ }).waitFor();
+    expect(page.url()).toContain(`/executions/${errorExecutionId}`);
+    await page.getByRole('link', { name: new RegExp(`^execution ${executionId.slice(0, 8)}`) }).click();
+    await page.getByRole('heading', { name: /Execution\s*Failed/ }).waitFor();
+    expect(page.url()).toContain(`/executions/${executionId}`);
+  }, 60_000);
+});
+
 describe('credentials and versions in the browser', () => {
   const SECRET = 's3cret-token-5f2a9c';
   let receiver: http.Server;
