@@ -5,9 +5,17 @@
  * and *that* error ("cannot rollback - no transaction is active", SQLITE_ERROR) replaced the real
  * one, so a full disk looked like a bug (500) instead of the store refusing writes (503, see
  * unavailable.ts). Rails and rocicorp's zero fixed theirs the same way: check `inTransaction` first.
+ *
+ * And a transaction begins IMMEDIATE (takes the write lock at once, waiting for it up to
+ * busy_timeout), not DEFERRED: this connection's transactions write, and the writer thread's
+ * connection commits hot writes all the time (sqlite-writer.ts). A deferred transaction that read
+ * first and wrote after such a commit failed at once with SQLITE_BUSY_SNAPSHOT (WAL: its snapshot
+ * is stale, and waiting cannot help), so an API call (activate, deactivate) answered 503
+ * store_unavailable while executions were recorded. Rails made IMMEDIATE its default for the same
+ * reason.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver } from 'kysely';
 
 class RollbackOnlyInTransactionDriver extends SqliteDriver {
   readonly #database: SqliteDatabase.Database;
@@ -15,6 +23,10 @@ class RollbackOnlyInTransactionDriver extends SqliteDriver {
   constructor(database: SqliteDatabase.Database) {
     super({ database });
     this.#database = database;
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

@@ -61,6 +61,25 @@ describe('SQLite writer thread', () => {
     for (const r of rows) expect(await executionsRepo.get(store.db, r.id)).toEqual(r);
   });
 
+  it('a transaction that reads, then writes after the writer thread committed, waits for the lock instead of failing', async () => {
+    // A deferred BEGIN would read from a snapshot that the thread's commit makes stale, and the
+    // write then fails at once with SQLITE_BUSY_SNAPSHOT (an API call answered 503 while
+    // executions were being recorded). BEGIN IMMEDIATE takes the write lock first.
+    const mine = row();
+    const theirs = row();
+    let committed: Promise<boolean[]> | undefined;
+    await store.transaction(async (trx) => {
+      await trx.selectFrom('executions').select('id').limit(1).execute();
+      // The thread's connection commits meanwhile (or waits for our lock, if we hold it).
+      committed = store.writeHot([{ kind: 'insert', row: theirs }]);
+      await new Promise((r) => setTimeout(r, 50));
+      await trx.insertInto('executions').values(mine).execute();
+    });
+    expect(await committed).toEqual([true]);
+    expect(await executionsRepo.get(store.db, mine.id)).toEqual(mine);
+    expect(await executionsRepo.get(store.db, theirs.id)).toEqual(theirs);
+  });
+
   it('writes through the fallback when the thread cannot run', async () => {
     const fallbackCalls: HotWrite[][] = [];
     const writer = new SqliteWriter({
