@@ -51,6 +51,7 @@ export async function executions(
       workflow: { type: 'string' },
       status: { type: 'string' },
       mode: { type: 'string' },
+      where: { type: 'string' },
       limit: { type: 'string' },
       target: { type: 'string' },
       json: { type: 'boolean' },
@@ -72,8 +73,30 @@ export async function executions(
         if (values.workflow) query.set('workflowId', values.workflow);
         if (values.status) query.set('status', values.status);
         if (values.mode) query.set('mode', values.mode);
-        query.set('limit', values.limit ?? '20');
-        const page = await callApi<{ items: Execution[] }>(target, 'GET', `/executions?${query}`);
+        if (values.where) query.set('where', values.where);
+        const limit = Number(values.limit ?? '20');
+        query.set('limit', String(limit));
+        let page = await callApi<{ items: Execution[]; nextCursor: string | null }>(
+          target,
+          'GET',
+          `/executions?${query}`,
+        );
+        // A search (--where) looks at a window of executions per request: follow the cursor until
+        // the page is full or the search is over (at most 100 requests: a million executions).
+        for (
+          let more = 0;
+          values.where && page.items.length < limit && page.nextCursor && more < 100;
+          more++
+        ) {
+          query.set('cursor', page.nextCursor);
+          query.set('limit', String(limit - page.items.length));
+          const next = await callApi<{ items: Execution[]; nextCursor: string | null }>(
+            target,
+            'GET',
+            `/executions?${query}`,
+          );
+          page = { items: [...page.items, ...next.items], nextCursor: next.nextCursor };
+        }
         if (values.json) {
           stdout.write(`${JSON.stringify(page.items, null, 2)}\n`);
           return 0;

@@ -4,6 +4,7 @@
  * executions answers a page with no items and a cursor that continues it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executions as executionsCli } from '../../src/cli/executions.js';
 import { newId, nowIso } from '../../src/ids.js';
 import { SEARCH_WINDOW } from '../../src/store/execution-search.js';
 import { queuedExecution } from '../../src/store/executions.js';
@@ -109,5 +110,30 @@ describe.each([
     const second = await search(`workflowId=${wf.id}&where=body.order_id=needle&cursor=${first.nextCursor}`);
     expect(second.items.map((e: { id: string }) => e.id)).toEqual([needle]);
     expect(second.nextCursor).toBeNull();
+
+    // The CLI follows the cursor until it has found what was asked for (or the search is over).
+    let out = '';
+    const code = await executionsCli(
+      [
+        'list',
+        '--workflow',
+        wf.id,
+        '--where',
+        'body.order_id=needle',
+        '--url',
+        server.url,
+        '--token',
+        server.token,
+      ],
+      {
+        env: {},
+        showHelp: () => 2,
+        stdout: { write: (t: string) => void (out += t) },
+        stderr: { write: () => undefined },
+      },
+    );
+    expect(code).toBe(0);
+    expect(out).toContain(needle);
+    expect(out.trim().split('\n')).toHaveLength(2);
   });
 });
