@@ -139,6 +139,7 @@ export function StepList({
                   (p) => p.field === stepAt || p.field.startsWith(`${stepAt}/`),
                 )}
                 list={props}
+                place={title}
               />
             );
           })}
@@ -207,6 +208,7 @@ function StepCard({
   result,
   problems,
   list,
+  place,
 }: {
   headingId: string;
   step: StepDraft;
@@ -222,6 +224,8 @@ function StepCard({
   problems: FieldProblem[];
   /** What the step's nested lists need (branches, loop bodies). */
   list: ListProps;
+  /** The nested list it is in (“case 1 of route”), said to screen readers with its number. */
+  place?: string;
 }) {
   const id = useId();
   const responseMode = list.responseMode;
@@ -276,7 +280,10 @@ function StepCard({
           {index + 1}
         </span>
         <h3 id={headingId} tabIndex={-1} className="step-title" data-field={at}>
-          <span className="visually-hidden">Step {index + 1}: </span>
+          <span className="visually-hidden">
+            Step {index + 1}
+            {place ? ` of ${place}` : ''}:{' '}
+          </span>
           {typeLabel}
         </h3>
         <div className="step-tools">
