@@ -2,7 +2,7 @@ import { useId } from 'react';
 import type { FieldProblem } from '../../../api';
 import type { StepDraft } from '../../../lib/draft';
 import { RETRY_ON } from '../../../lib/steps/http';
-import { problemAt } from './FlowFields';
+import { problemAt } from './shared';
 
 const ON_LABELS: Record<(typeof RETRY_ON)[number], string> = {
   network: 'a network error (no answer)',

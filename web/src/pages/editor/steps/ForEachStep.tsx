@@ -1,0 +1,23 @@
+/** `forEach` (SPEC 7b): the list to go through and the steps run per element. */
+import { useId } from 'react';
+import { Branch, Expr, type Props } from './shared';
+
+export function ForEachFields(props: Props) {
+  const id = useId();
+  const { step, at, onChange, renderList, label } = props;
+  return (
+    <>
+      <Expr {...props} k="items" title="Items (a list)" placeholder="{{ body.lines }}" />
+      <p className="help">
+        The steps inside run once per element: <code>$item</code> is the element, <code>$index</code> its
+        position (from 0), and <code>$</code> the element for the first step. The output is the list of each
+        run's last output.
+      </p>
+      <Branch id={`${id}-loop`} title="For each element" taken={undefined}>
+        {renderList(step.loopSteps, `${at}/steps`, `the loop of ${label}`, (loopSteps) =>
+          onChange({ loopSteps }),
+        )}
+      </Branch>
+    </>
+  );
+}
