@@ -19,10 +19,11 @@
  * context never serves two at once. Measured: a trivial code step ~0.1 ms per run (0.37 ms at a
  * load average of 13 on 2 cores, where a one-field `set` step took 0.17 ms).
  *
- * Limits. The interrupt handler stops a run past its time, and past its memory: QuickJS's own
- * limit (setMemoryLimit) refuses single allocations past it but its running total misses most
- * allocations in this build, so the size of the module's WebAssembly memory is checked too
- * (`heapBytes`). An out-of-memory run fails its step (never the process), and the module is
+ * Limits. The interrupt handler stops a run past its time. Memory: QuickJS's own limit
+ * (setMemoryLimit) refuses single allocations past it but its running total misses most
+ * allocations in this build, so the module's WebAssembly memory is created with a maximum (the
+ * limit + 32 MiB: `loadCodeSandbox`) — an allocation past it fails inside QuickJS — and its size
+ * is checked by the interrupt handler and after the run (`heapBytes`). An out-of-memory run fails its step (never the process), and the module is
  * dropped and loaded again on next use (WebAssembly memory only grows; the next run should not
  * start from a 64 MB heap); an interrupted run's context is dropped. Near the memory limit
  * QuickJS collects garbage on every allocation that fails, and a built-in looping natively
@@ -134,19 +135,52 @@ let logs: string[] = [];
 /** The module's memory when it was loaded (the sandbox's limit is on top of it). */
 let heapBaseline = 0;
 
-/** Load the WebAssembly module (once per thread); `checkSyntax` needs it loaded. */
-export function loadCodeSandbox(): Promise<void> {
-  loading ??= import('quickjs-emscripten')
-    .then((q) => q.newQuickJSWASMModule())
-    .then((m) => {
-      loaded = m;
-      heapBaseline = heapBytes();
-      return m;
-    })
-    .catch((err: unknown) => {
-      loading = undefined;
-      throw err;
-    });
+/** The memory limit when none is given (HOOKFLOW_CODE_MEMORY_MB's default). */
+const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
+const PAGE = 64 * 1024;
+/** The module's own initial memory (its Emscripten build's INITIAL_MEMORY: 16 MiB). */
+const INITIAL_PAGES = 256;
+/** Room past the limit for QuickJS's own structures and the allocator's fragmentation. */
+const SLACK_PAGES = 256;
+/** The memory limit the loaded (or loading) module's WebAssembly memory is capped for. */
+let cappedFor: number | undefined;
+
+/**
+ * Load the WebAssembly module (once per thread, again for another memory limit); `checkSyntax`
+ * needs it loaded. Its WebAssembly memory is created here with a maximum (initial + the limit +
+ * slack): growing past it fails the allocation inside QuickJS (out of memory) instead of letting
+ * the heap grow to the 2 GB the build allows — measured without the cap: a loop of 1 MB typed
+ * arrays took the thread to 2.1 GB RSS before the interrupt handler ran; with it, 145 MB.
+ */
+export function loadCodeSandbox(memoryBytes = DEFAULT_MEMORY_BYTES): Promise<void> {
+  if (!loading) {
+    cappedFor = memoryBytes;
+    loading = import('quickjs-emscripten')
+      .then((q) => {
+        const maximum = INITIAL_PAGES + Math.ceil(memoryBytes / PAGE) + SLACK_PAGES;
+        // The WebAssembly global (this project's TypeScript lib has no types for it).
+        const { Memory } = (
+          globalThis as unknown as {
+            WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => unknown };
+          }
+        ).WebAssembly;
+        const wasmMemory = new Memory({ initial: INITIAL_PAGES, maximum });
+        type Options = NonNullable<Parameters<typeof q.newVariant>[1]>;
+        return q.newQuickJSWASMModuleFromVariant(
+          q.newVariant(q.RELEASE_SYNC, { wasmMemory: wasmMemory as Options['wasmMemory'] }),
+        );
+      })
+      .then((m) => {
+        loaded = m;
+        heapBaseline = heapBytes();
+        return m;
+      })
+      .catch((err: unknown) => {
+        loading = undefined;
+        cappedFor = undefined;
+        throw err;
+      });
+  }
   return loading.then(() => undefined);
 }
 
@@ -197,7 +231,16 @@ export type CodeResult =
 
 /** Runs a code step's source; throws DeadlineReached when the execution's deadline stopped it. */
 export async function runCode(run: CodeRun): Promise<CodeResult> {
-  await loadCodeSandbox();
+  // The module's memory is capped for one limit: another limit (another engine in this thread,
+  // as in tests) loads it afresh.
+  for (let tries = 0; tries < 3 && (!loaded || cappedFor !== run.memoryBytes); tries++) {
+    if (loading && cappedFor !== run.memoryBytes) {
+      await loading.catch(() => undefined);
+      dropSandbox();
+    }
+    await loadCodeSandbox(run.memoryBytes);
+  }
+  if (!loaded) await loadCodeSandbox(run.memoryBytes);
   const runLogs: string[] = [];
   logs = runLogs;
   const started = Date.now();
@@ -352,6 +395,7 @@ function dropSandbox(): void {
   runtime = undefined;
   loaded = undefined;
   loading = undefined;
+  cappedFor = undefined;
 }
 
 /** An error thrown inside the sandbox: `Name: message` and the first position in the user's code. */

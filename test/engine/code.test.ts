@@ -86,6 +86,16 @@ describe('code step', () => {
     expect(next.output).toBe(2);
   });
 
+  it('an endless loop of typed arrays stops at the memory limit, not at the 2 GB WebAssembly allows', async () => {
+    const before = process.resourceUsage().maxRSS; // KiB
+    const r = await code('const a = []; for (;;) a.push(new Uint8Array(1 << 20));');
+    expect(r.status).toBe('failed');
+    expect(r.error!.message).toMatch(/memory limit of 16 MB/);
+    // The WebAssembly memory is capped (limit + 16 MiB initial + 16 MiB slack); uncapped it grew to ~2 GB.
+    expect(process.resourceUsage().maxRSS - before).toBeLessThan(400 * 1024);
+    expect((await code('return "ok"')).output).toBe('ok');
+  });
+
   it('require, process, fetch and timers are absent, and the message says so', async () => {
     for (const source of [
       'require("fs")',
