@@ -25,10 +25,10 @@
  * limit + 32 MiB: `loadCodeSandbox`) — an allocation past it fails inside QuickJS — and its size
  * is checked by the interrupt handler and after the run (`heapBytes`). An out-of-memory run fails its step (never the process), and the module is
  * dropped and loaded again on next use (WebAssembly memory only grows; the next run should not
- * start from a 64 MB heap); an interrupted run's context is dropped. Near the memory limit
- * QuickJS collects garbage on every allocation that fails, and a built-in looping natively
- * (`new Array(1e5).fill(0)` over and over) checks no interrupt: such a run can overrun its time
- * limit by seconds (measured: 7 s at 16 MB) before it stops. The executor's watchdog
+ * start from a 64 MB heap); an interrupted run's context is dropped. A built-in looping natively
+ * checks no interrupt, so one call can overrun the time limit by its own duration; with the capped
+ * memory, `new Array(1e5).fill(0)` in an endless loop stops at the limit in ~0.3 s (7 s uncapped,
+ * collecting garbage on every failing allocation). The executor's watchdog
  * (queue/engine-runner.ts) still stops the thread past the execution's budget.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
