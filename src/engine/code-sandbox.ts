@@ -23,9 +23,10 @@
  * (setMemoryLimit) refuses single allocations past it but its running total misses most
  * allocations in this build, so the module's WebAssembly memory is created with a maximum (the
  * limit + 32 MiB: `loadCodeSandbox`) — an allocation past it fails inside QuickJS — and its size
- * is checked by the interrupt handler and after the run (`heapBytes`). An out-of-memory run fails its step (never the process), and the module is
- * dropped and loaded again on next use (WebAssembly memory only grows; the next run should not
- * start from a 64 MB heap); an interrupted run's context is dropped. A built-in looping natively
+ * is checked by the interrupt handler and after the run (`heapBytes`). An out-of-memory run
+ * fails its step (never the process), and the module is dropped and loaded again on next use
+ * (WebAssembly memory only grows; the next run should not start from a 64 MB heap); an
+ * interrupted run's context is dropped. A built-in looping natively
  * checks no interrupt, so one call can overrun the time limit by its own duration; with the capped
  * memory, `new Array(1e5).fill(0)` in an endless loop stops at the limit in ~0.3 s (7 s uncapped,
  * collecting garbage on every failing allocation). The executor's watchdog
