@@ -214,6 +214,13 @@ describe.each([
         httpStep('header', `${receiver.url}/header`, creds.header.id),
         httpStep('basic', `${receiver.url}/basic`, creds.basic.id),
         httpStep('query', `${receiver.url}/query?page=2`, creds.query.id),
+        // The old way, a key typed into the step: its request is recorded masked too.
+        {
+          name: 'inline',
+          type: 'http',
+          url: `${receiver.url}/inline`,
+          headers: { 'X-Api-Key': 'inline-key-1234', Accept: 'application/json' },
+        },
       ],
     });
     expectNoSecret(wf, 'workflow');
@@ -239,6 +246,10 @@ describe.each([
     expect(header.request.headers['x-api-key']).toBe('***');
     expect(basic.request.headers.authorization).toBe('***');
     expect(query.request.url).toBe(`${receiver.url}/query?page=2&api_key=***`);
+    expect(execution.steps[4].request.headers).toMatchObject({
+      'x-api-key': '***',
+      accept: 'application/json',
+    });
     expect(bearer.attempts).toEqual([{ at: expect.any(String), status: 200 }]);
     // The receiver echoed the secrets back in its answers: recorded as "***".
     expect(bearer.output.body.headers.authorization).toBe('***');

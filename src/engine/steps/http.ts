@@ -42,8 +42,11 @@ export const PARK_FROM_MS = 1_000;
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 const DEFAULT_BACKOFF_MS = 1_000;
 const RETRY_ON = ['network', '429', '5xx'] as const;
-/** Headers recorded as "***" whatever set them (typed into the step, or a credential). */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+/**
+ * Headers recorded as "***" whatever set them (a credential, or typed into the step the old way):
+ * the record of the request must not become a new place where a key pasted into a step is shown.
+ */
+const SECRET_HEADER = /authorization|cookie|token|secret|password|passwd|api-?key|signature|session|auth/i;
 
 /** One attempt as the step record keeps it (SPEC 7c). */
 export type Attempt = { at: string; status: number } | { at: string; error: string };
@@ -139,7 +142,7 @@ export const httpStep = defineStep({
       headers: Object.fromEntries(
         Object.entries(maskedHeaders(headers, applied)).map(([k, v]) => [
           k,
-          SECRET_HEADERS.has(k) ? '***' : v,
+          SECRET_HEADER.test(k) ? '***' : v,
         ]),
       ),
     };
