@@ -197,6 +197,22 @@ describe('the dry run of flow steps', () => {
     expect(bad.byPath['/steps/0/steps/1']).toBeDefined();
   });
 
+  it('says when the last test run took another branch than the preview', async () => {
+    const record = (branch: unknown) =>
+      ({
+        id: 'e1',
+        workflowVersion: 3,
+        status: 'succeeded',
+        steps: [{ name: 'route', type: 'switch', status: 'succeeded', output: null, error: null, branch }],
+      }) as unknown as Execution;
+    const other = await run([routed], record('default'));
+    expect(other.results[0]!.note).toMatch(
+      /takes case 1.*In the last test run \(v3\) it took the default\.$/,
+    );
+    const same = await run([routed], record(0));
+    expect(same.results[0]!.note).not.toMatch(/last test run/);
+  });
+
   it('says code runs on the server, unless the last test run gave its output', async () => {
     const code: Step = { name: 'c', type: 'code', source: 'return 1' };
     expect((await run([code])).results[0]!.note).toMatch(/code runs on the server/i);

@@ -111,6 +111,14 @@ export function recordsByName(steps: ExecutionStep[] | undefined, into = new Map
   return into;
 }
 
+/** A branch as words: the “then” branch, case 2, the default, no branch. */
+export function branchWords(branch: SimResult['branch']): string {
+  if (branch === 'then' || branch === 'else') return `the “${branch}” branch`;
+  if (branch === 'default') return 'the default';
+  if (typeof branch === 'number') return `case ${branch + 1}`;
+  return 'no branch';
+}
+
 interface Ctx {
   trigger: unknown;
   run: Execution | undefined;
@@ -161,6 +169,17 @@ async function runList(
       result = { output: null, error: (err as Error).message };
     }
     if (!taken) result.notTaken = true;
+    // The server's path beside the preview's: when the last test run went another way (the draft
+    // changed since, or a step the browser cannot run decided it), say which.
+    if (
+      (type === 'if' || type === 'switch') &&
+      ctx.run &&
+      recorded?.status === 'succeeded' &&
+      recorded.branch !== result.branch &&
+      !result.error
+    )
+      result.note =
+        `${result.note ?? ''} In the last test run (v${ctx.run.workflowVersion}) it took ${branchWords(recorded.branch)}.`.trim();
     const run = ctx.run;
     // The server's verdict beside the preview: a step that failed in the last test run is shown
     // failed where it is, with its error (issue 17 #4), whatever the browser's dry run says.
