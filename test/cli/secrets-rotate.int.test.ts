@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main as cli } from '../../src/cli.js';
 import { finishedExecution } from '../engine/int-helpers.js';
+import { createTestDatabase } from '../helpers/postgres.js';
 import { createActiveWorkflow, startTestServer, type TestServer, tempDir } from '../helpers/server.js';
 
 const OLD = 'old-key-0123456789abcdefghijklmnopqrstuv';
@@ -147,6 +148,40 @@ describe('hookflow secrets rotate', () => {
       expect(res.status).not.toBe(200);
     } finally {
       await server.close();
+    }
+  });
+
+  it('re-seals on PostgreSQL (--database-url) in one transaction', async () => {
+    const db = await createTestDatabase();
+    try {
+      const pgStart = (key: string) =>
+        startTestServer({
+          env: {
+            HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
+            HOOKFLOW_DATABASE_URL: db.url,
+            HOOKFLOW_ENCRYPTION_KEY: key,
+          },
+        });
+      let server = await pgStart(OLD);
+      await setUp(server, 'rotate-pg');
+      await server.close();
+      expect(
+        await run(['secrets', 'rotate', '--database-url', db.url], {
+          HOOKFLOW_ENCRYPTION_KEY: OLD,
+          HOOKFLOW_NEW_ENCRYPTION_KEY: NEW,
+        }),
+      ).toBe(0);
+      server = await pgStart(NEW);
+      try {
+        const { status, execution } = await call(server, 'rotate-pg');
+        expect(status).toBe(200);
+        expect(execution.status).toBe('succeeded');
+        expect(auths.at(-1)).toBe('Bearer rotate-me-token');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await db.drop();
     }
   });
 
