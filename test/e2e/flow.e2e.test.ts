@@ -3,7 +3,7 @@
  * one URL routed by `{{ headers."x-github-event" }}` into a case per event type — saved, listened
  * to, called with two event types, and both branches seen in the editor's preview and on the
  * execution pages; at desktop and phone width (390 px). Screenshots go to docs/screenshots
- * (switch-editor.png, switch-execution.png).
+ * (switch-editor.png, switch-execution.png, credentials.png, version-history.png).
  *
  * Then issue 19's UI: a credential created on the Credentials page and chosen in an http step
  * reaches a local receiver (and is never shown back), deleting it while in use says so, and an
@@ -486,6 +486,7 @@ describe('credentials and versions in the browser', () => {
     await page.getByRole('button', { name: 'Create credential' }).click();
     await page.getByRole('rowheader', { name: /Receiver token/ }).waitFor();
     expect(await page.evaluate<string>('document.body.innerText')).not.toContain(SECRET);
+    await screenshot('credentials', DESKTOP);
     await checkPage('credentials');
 
     // A workflow whose http step names it.
@@ -558,6 +559,7 @@ describe('credentials and versions in the browser', () => {
     // The latest against the one before: the name changed.
     await page.getByRole('button', { name: `Compare v${workflow.version} with the latest` }).click();
     await page.getByTestId('version-changes').filter({ hasText: 'Changed: name' }).waitFor();
+    await screenshot('version-history', DESKTOP);
     await checkPage('version history');
 
     await page.getByRole('button', { name: `Restore v${workflow.version}` }).click();
