@@ -556,6 +556,8 @@ describe('credentials and versions in the browser', () => {
     await page.getByRole('link', { name: 'History' }).click();
     await page.getByRole('heading', { name: /^Version history/ }).waitFor();
     await page.getByTestId(`version-${renamed}`).getByText('Latest (draft)').waitFor();
+    // Who saved it: the signed-in account.
+    await page.getByTestId(`version-${renamed}`).getByText('owner@example.com').waitFor();
     // The latest against the one before: the name changed.
     await page.getByRole('button', { name: `Compare v${workflow.version} with the latest` }).click();
     await page.getByTestId('version-changes').filter({ hasText: 'Changed: name' }).waitFor();

@@ -13,6 +13,8 @@ interface VersionItem {
   version: number;
   createdAt: string;
   name: string;
+  /** Who saved it: `token "<name>"` or the account's email; null when unknown (CLI, older versions). */
+  savedBy?: string | null;
 }
 
 type Content = VersionContent & { settings?: unknown };
@@ -181,6 +183,7 @@ export function VersionHistory({ id }: { id: string }) {
               <tr>
                 <th scope="col">Version</th>
                 <th scope="col">Saved</th>
+                <th scope="col">By</th>
                 <th scope="col">Name</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
@@ -198,6 +201,7 @@ export function VersionHistory({ id }: { id: string }) {
                     {v.version === latest && <span className="badge mode-test">Latest (draft)</span>}
                   </th>
                   <td title={formatTime(v.createdAt)}>{formatAgo(v.createdAt)}</td>
+                  <td>{v.savedBy ?? <span className="muted">unknown</span>}</td>
                   <td>{v.name}</td>
                   <td className="actions-cell">
                     <button
