@@ -241,6 +241,14 @@ describe('a switch workflow in the browser', () => {
     await page.getByRole('heading', { name: 'Executions', exact: true }).waitFor();
     const rows = page.getByRole('link', { name: /^Execution / });
     await expect.poll(() => rows.count()).toBe(2);
+    // Searched by a field of the trigger item: only the issues event.
+    await page.getByLabel('Trigger field = value').fill('body.issue.number=7');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(page.url()).toContain('where=body.issue.number%3D7');
+    await page.getByLabel('Trigger field = value').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
     const executions = (await server.api('GET', `/api/v1/executions?workflowId=${workflow.id}`)).body as {
       items: { id: string; trigger: { headers: Record<string, string> } }[];
     };

@@ -19,7 +19,10 @@ export function ExecutionList({ search }: { search: string }) {
     workflowId: params.get('workflowId') ?? '',
     status: params.get('status') ?? '',
     mode: params.get('mode') ?? '',
+    where: params.get('where') ?? '',
   };
+  /** The search box's text, sent (to the URL) on submit. */
+  const [where, setWhere] = useState(filters.where);
   const [items, setItems] = useState<Execution[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [workflows, setWorkflows] = useState<Workflow[]>([]);
@@ -77,7 +80,11 @@ export function ExecutionList({ search }: { search: string }) {
   };
 
   const names = Object.fromEntries(workflows.map((w) => [w.id, w.name]));
-  const filterSelect = (key: keyof typeof filters, label: string, options: [string, string][]) => (
+  const filterSelect = (
+    key: 'workflowId' | 'status' | 'mode',
+    label: string,
+    options: [string, string][],
+  ) => (
     <div className="field compact">
       <label htmlFor={`${id}-${key}`} className="label">
         {label}
@@ -119,13 +126,43 @@ export function ExecutionList({ search }: { search: string }) {
           ['test', 'Test'],
           ['error', 'Error workflow'],
         ])}
+        <form
+          className="field compact where-filter"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setFilter('where', where.trim());
+          }}
+        >
+          <label htmlFor={`${id}-where`} className="label">
+            Trigger field = value
+          </label>
+          <div className="row">
+            <input
+              id={`${id}-where`}
+              className="input mono"
+              value={where}
+              placeholder="body.order_id=o-1"
+              aria-describedby={`${id}-where-help`}
+              onChange={(e) => setWhere(e.target.value)}
+            />
+            <button type="submit" className="button small">
+              Search
+            </button>
+          </div>
+          <p id={`${id}-where-help`} className="visually-hidden">
+            A field of the trigger item, an equals sign and its value, for example body.order_id=o-1
+          </p>
+        </form>
       </search>
       <ErrorMessage error={error} />
       {items === null && !error && <p className="muted">Loading executions…</p>}
       {items !== null && items.length === 0 && (
         <p className="muted">
           No executions
-          {filters.workflowId || filters.status || filters.mode ? ' match these filters' : ' yet'}. Each
+          {filters.workflowId || filters.status || filters.mode || filters.where
+            ? ' match these filters'
+            : ' yet'}
+          {filters.where && cursor ? ' among the latest searched: load more to search older ones' : ''}. Each
           request to a webhook URL starts one.
         </p>
       )}
