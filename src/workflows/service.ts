@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { Value } from 'typebox/value';
-import { validateStepsAsync } from '../engine/run.js';
+import { validateStepsAsync } from '../engine/validate.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';

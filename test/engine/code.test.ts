@@ -4,7 +4,8 @@
  * works), what the sandbox does not have, and the syntax check on save.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Engine, validateSteps, validateStepsAsync } from '../../src/engine/run.js';
+import { Engine } from '../../src/engine/run.js';
+import { validateSteps, validateStepsAsync } from '../../src/engine/validate.js';
 import type { Step, Workflow } from '../../src/workflows/model.js';
 
 const engine = new Engine({

@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
-import { Engine, type RunResult, validateSteps } from '../../src/engine/run.js';
+import { Engine, type RunResult } from '../../src/engine/run.js';
+import { validateSteps } from '../../src/engine/validate.js';
 import type { Step, Workflow } from '../../src/workflows/model.js';
 
 const engine = new Engine({

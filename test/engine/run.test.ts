@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
-import { Engine, OutOfSlice, validateSteps } from '../../src/engine/run.js';
+import { Engine, OutOfSlice } from '../../src/engine/run.js';
+import { validateSteps } from '../../src/engine/validate.js';
 import type { Step, Workflow } from '../../src/workflows/model.js';
 
 let server: http.Server;
@@ -296,7 +297,11 @@ describe('validateSteps', () => {
     [
       'an unknown type',
       [{ name: 'a', type: 'email' }],
-      { field: '/steps/0/type', message: /unknown step type "email" \(known: set, filter, http, respond, if, switch, forEach, code, wait, fail\)/ },
+      {
+        field: '/steps/0/type',
+        message:
+          /unknown step type "email" \(known: set, filter, http, respond, if, switch, forEach, code, wait, fail\)/,
+      },
     ],
     [
       'a duplicate name',

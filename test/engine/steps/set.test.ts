@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateSteps } from '../../../src/engine/run.js';
+import { validateSteps } from '../../../src/engine/validate.js';
 import { setStep } from '../../../src/engine/steps/set.js';
 import { stepContext } from './helpers.js';
 

@@ -5,6 +5,7 @@
  * `http` and `code` do not run in the browser (one would send a request, the other runs in the
  * server's sandbox): their output comes from the last test run, when there is one.
  */
+import { jsonEqual } from '../../../src/shared/json-equal';
 import { responseHeaders } from '../../../src/shared/response-headers';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../types';
 import { render, type Scope } from './expressions';
@@ -70,23 +71,6 @@ function respondHeaders(headers: unknown): Record<string, string> {
   return responseHeaders(isObject(headers) ? headers : {}, (_name, message) => {
     throw new Error(message);
   });
-}
-
-/** JSON equality, as the engine compares a `switch` value with a case's `equals` (src/engine/run.ts). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
-  }
-  const ka = Object.keys(a);
-  const bb = b as Record<string, unknown>;
-  return (
-    ka.length === Object.keys(bb).length &&
-    ka.every((k) => Object.hasOwn(bb, k) && jsonEqual((a as Record<string, unknown>)[k], bb[k]))
-  );
 }
 
 /** A condition's value as the engine reads it: true, or false/nothing; anything else is an error. */
