@@ -6,7 +6,11 @@
 import Type from 'typebox';
 import type { FieldError } from '../../errors.js';
 import { pointerEscape } from '../expressions.js';
-import { headerValueProblem, RESERVED_RESPONSE_HEADERS, responseHeaders } from '../../shared/response-headers.js';
+import {
+  headerValueProblem,
+  RESERVED_RESPONSE_HEADERS,
+  responseHeaders,
+} from '../../shared/response-headers.js';
 import { defineStep, Expr, HeaderMap, StepFailure } from './types.js';
 
 export const respondStep = defineStep({
