@@ -460,6 +460,27 @@ describe('an error workflow in the browser', () => {
     await page.getByRole('link', { name: new RegExp(`^execution ${executionId.slice(0, 8)}`) }).click();
     await page.getByRole('heading', { name: /Execution\s*Failed/ }).waitFor();
     expect(page.url()).toContain(`/executions/${executionId}`);
+
+    // A call the trigger refuses (a JSON body that does not parse) is listed on the workflow's page.
+    const refused = await fetch(fragile.trigger.productionUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"oops"',
+    });
+    expect(refused.status).toBe(400);
+    await page.goto(`${server.url}/workflows/${fragile.id}`);
+    const panel = page.getByRole('region', { name: 'Refused calls' });
+    // Kept in the store in the background: Refresh until it is there.
+    await expect
+      .poll(
+        async () => {
+          await panel.getByRole('button', { name: 'Refresh' }).click();
+          return panel.getByRole('cell', { name: /POST production URL/ }).count();
+        },
+        { timeout: 10_000, interval: 500 },
+      )
+      .toBe(1);
+    await panel.getByText('invalid_body').waitFor();
   }, 60_000);
 });
 

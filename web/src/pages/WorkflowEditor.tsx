@@ -27,6 +27,7 @@ import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
 import { PublishDialog, type PublishReview } from './editor/PublishDialog';
+import { RejectionsPanel } from './editor/RejectionsPanel';
 import { SettingsPanel } from './editor/SettingsPanel';
 import { StepsPanel } from './editor/StepsPanel';
 import { TestPanel } from './editor/TestPanel';
@@ -520,6 +521,7 @@ export function WorkflowEditor({ id }: { id: string }) {
             onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
             problems={problems}
           />
+          <RejectionsPanel workflowId={id} />
         </div>
         <div className="area-steps">
           <StepsPanel
