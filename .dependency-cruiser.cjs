@@ -88,9 +88,10 @@ module.exports = {
       from: { path: '^src/model/' },
       to: { path: '^src/', pathNot: '^src/(model/|shared/|(errors|config|ids|log)\\.ts$)' },
     },
-    // Not yet a rule: src/workflows/ holds both the domain model (model.ts, paths.ts, trigger.ts)
-    // and a service, and its model files import engine/expressions.ts (template checks) and the
-    // step types' schemas. Moving the workflow model to src/model/ is the rest of issue 16 part 3.
+    // The workflow's shape (src/model/workflow.ts: trigger, auth, response, options, steps,
+    // settings) and the walk over nested steps live in src/model/ under the rule above; what checks
+    // a workflow against the rest of the system (trigger.ts: secrets and templates; paths.ts and
+    // references.ts: the store) stays in src/workflows/ beside the service.
     {
       name: 'engine-below-http-webhooks-queue-store',
       severity: 'error',

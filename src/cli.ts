@@ -23,9 +23,9 @@ import type { Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { credentialsRepo } from './store/credentials.js';
 import { rowToWorkflow, workflowsRepo } from './store/workflows.js';
-import type { WorkflowCreate } from './workflows/model.js';
+import type { WorkflowCreate } from './model/workflow.js';
 import { WorkflowService } from './workflows/service.js';
-import { credentialRefs } from './workflows/step-walk.js';
+import { credentialRefs } from './model/step-walk.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SecretBox } from '../security/secrets.js';
 import type { Store } from '../store/store.js';
-import { SECRET_FIELDS } from '../workflows/model.js';
+import { SECRET_FIELDS } from '../model/workflow.js';
 import { PATHS_LOCK } from '../workflows/service.js';
 
 export interface RotateCounts {

@@ -12,12 +12,12 @@ import { Value } from 'typebox/value';
 import type { RunCredential } from '../engine/credentials.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
-import { MASK } from '../workflows/model.js';
+import { MASK } from '../model/workflow.js';
 import type { SecretBox } from '../security/secrets.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { CredentialRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
-import { credentialRefs } from '../workflows/step-walk.js';
+import { credentialRefs } from '../model/step-walk.js';
 import { validationFailed } from '../workflows/service.js';
 import {
   CREDENTIAL_DATA,

@@ -13,7 +13,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { FieldError } from '../errors.js';
 import { nowIso } from '../ids.js';
-import type { Step, Workflow } from '../workflows/model.js';
+import type { Step, Workflow } from '../model/workflow.js';
 import {
   compileTemplate,
   DEFAULT_BUDGET,

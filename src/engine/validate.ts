@@ -7,7 +7,7 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { FieldError } from '../errors.js';
-import type { Step } from '../workflows/model.js';
+import type { Step } from '../model/workflow.js';
 import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
 import { compileTemplate } from './expressions.js';
 import { FLOW_TYPES, nestedLists } from './steps/flow.js';

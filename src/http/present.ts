@@ -2,7 +2,7 @@
 import type { StepResult } from '../engine/run.js';
 import { withStepInputs } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import { maskAuth } from '../workflows/trigger.js';
 
 export function presentWorkflow(w: Workflow, baseUrl: string) {

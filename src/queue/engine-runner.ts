@@ -24,7 +24,7 @@ import { Worker as Thread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { EngineOptions, RunContext, RunResult } from '../engine/run.js';
 import { threadModule } from '../thread-module.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import type { StepResponse } from '../bus/bus.js';
 
 /** Past an execution's budget, how long the engine gets to stop it before the thread is. */

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { NewExecutionRow } from '../store/schema.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import type { Bus } from '../bus/bus.js';
 
 export type Offered = 'ran' | 'claimed' | 'queued';

@@ -8,7 +8,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { Engine } from '../engine/run.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import { parseDefinition } from '../store/workflows.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import {
   failedRun,
   PURE_BATCH_SLICE_MS,

@@ -18,7 +18,7 @@ import { type Engine, type EngineOptions, OutOfSlice, type RunResult } from '../
 import { nowIso } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import type { NewExecutionRow } from '../store/schema.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 
 /** What the thread's engine needs from config.engine (pure steps never reach the network). */
 export type PureRunOptions = Pick<

@@ -4,7 +4,7 @@
  * saved version never changes, so a version found is kept; the cap bounds memory. One not found
  * is not kept (looked up again next time): it is a deleted workflow's, and rare.
  */
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 
 const MAX_CACHED_VERSIONS = 1000;
 

@@ -22,7 +22,7 @@ import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import { workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
 import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';

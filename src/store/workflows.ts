@@ -1,4 +1,4 @@
-import type { Step, TriggerConfig, Workflow, WorkflowSettings } from '../workflows/model.js';
+import type { Step, TriggerConfig, Workflow, WorkflowSettings } from '../model/workflow.js';
 import type { Db } from './store.js';
 import type { WorkflowRow } from './schema.js';
 

@@ -2,7 +2,7 @@
  * CORS for webhook URLs (SPEC 5b `allowedOrigins`): the matching origin is echoed (not only the
  * first one listed: FIELD-NOTES 11), and a preflight lists the trigger's real methods.
  */
-import type { TriggerConfig } from '../workflows/model.js';
+import type { TriggerConfig } from '../model/workflow.js';
 
 const MAX_AGE_SECONDS = '600';
 

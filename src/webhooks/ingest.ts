@@ -21,7 +21,7 @@ import type { ExecutionEntry } from '../queue/entry.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Database, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 
 export type IngestWrite = (trx: Transaction<Database>) => Promise<void>;
 

@@ -12,7 +12,7 @@ import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';
-import type { AuthConfig, Workflow } from '../workflows/model.js';
+import type { AuthConfig, Workflow } from '../model/workflow.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuth } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';

@@ -8,7 +8,7 @@ import type { StepResponse } from '../bus/bus.js';
 import { executionsRepo, isFinished } from '../store/executions.js';
 import { findRecord, type RecordLike } from '../engine/records.js';
 import type { Db } from '../store/store.js';
-import type { TriggerConfig } from '../workflows/model.js';
+import type { TriggerConfig } from '../model/workflow.js';
 import type { WaitResult } from './waiter.js';
 
 export interface Outcome {

@@ -11,7 +11,7 @@ import type { Bus } from '../bus/bus.js';
 import type { TestEventRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import { assertNoListenerConflict } from '../workflows/paths.js';
 import { workflowNotFound } from '../workflows/service.js';
 import { learn } from './schema/infer.js';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../workflows/model.js';
+import type { Workflow } from '../model/workflow.js';
 import { TriggerRegistry } from './registry.js';
 
 export type Mode = 'test' | 'production';

@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { pathShape } from '../shared/path.js';
-import type { TriggerConfig, Workflow } from './model.js';
+import type { TriggerConfig, Workflow } from '../model/workflow.js';
 
 /** 409 when another active workflow's published trigger serves one of the same methods on the same path shape. */
 export async function assertPathFree(db: Db, workflow: Pick<Workflow, 'id' | 'trigger'>): Promise<void> {

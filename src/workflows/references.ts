@@ -6,8 +6,8 @@
 import type { FieldError } from '../errors.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { Db } from '../store/store.js';
-import type { Workflow } from './model.js';
-import { credentialRefs } from './step-walk.js';
+import type { Workflow } from '../model/workflow.js';
+import { credentialRefs } from '../model/step-walk.js';
 
 export async function checkReferences(db: Db, workflow: Workflow): Promise<FieldError[]> {
   const errors: FieldError[] = [];

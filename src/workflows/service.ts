@@ -26,7 +26,7 @@ import {
   type WorkflowCreate,
   type WorkflowPatch,
   type WorkflowSettings,
-} from './model.js';
+} from '../model/workflow.js';
 import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
 import { buildTrigger, maskAuth } from './trigger.js';

@@ -16,7 +16,7 @@ import {
   type TriggerConfig,
   type TriggerInput,
   type TriggerOptions,
-} from './model.js';
+} from '../model/workflow.js';
 
 export function buildTrigger(
   input: TriggerInput | undefined,

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/run.js';
 import { validateSteps, validateStepsAsync } from '../../src/engine/validate.js';
-import type { Step, Workflow } from '../../src/workflows/model.js';
+import type { Step, Workflow } from '../../src/model/workflow.js';
 
 const engine = new Engine({
   allowPrivateNetwork: false,

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
 import { Engine, type RunResult } from '../../src/engine/run.js';
 import { validateSteps } from '../../src/engine/validate.js';
-import type { Step, Workflow } from '../../src/workflows/model.js';
+import type { Step, Workflow } from '../../src/model/workflow.js';
 
 const engine = new Engine({
   allowPrivateNetwork: true,

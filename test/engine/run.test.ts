@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
 import { Engine, OutOfSlice } from '../../src/engine/run.js';
 import { validateSteps } from '../../src/engine/validate.js';
-import type { Step, Workflow } from '../../src/workflows/model.js';
+import type { Step, Workflow } from '../../src/model/workflow.js';
 
 let server: http.Server;
 let base: string;

@@ -28,7 +28,7 @@ import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
 import { learn } from '../../src/webhooks/schema/infer.js';
-import type { Workflow } from '../../src/workflows/model.js';
+import type { Workflow } from '../../src/model/workflow.js';
 
 export interface OpenedStore {
   store: Store;

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
-import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../workflows/model.js';
+import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../model/workflow.js';
 import { decodeVersionCursor } from '../../workflows/service.js';
 import { actorOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';

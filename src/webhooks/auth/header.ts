@@ -1,4 +1,4 @@
-import type { AuthConfig } from '../../workflows/model.js';
+import type { AuthConfig } from '../../model/workflow.js';
 import { header, safeEqual, unauthorized, type Verifier } from './types.js';
 
 type HeaderAuth = Extract<AuthConfig, { type: 'header' }>;

@@ -3,7 +3,7 @@
  * A verifier throws AppError('unauthorized') or returns what the item should know: which
  * header(s) carried the credential (stored as "***") and, for JWT, the verified claims.
  */
-import type { AuthConfig } from '../../workflows/model.js';
+import type { AuthConfig } from '../../model/workflow.js';
 import { verifyBasic } from './basic.js';
 import { verifyHeader } from './header.js';
 import { verifyHmac } from './hmac.js';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { errors, importSPKI, jwtVerify } from 'jose';
 import type { AppError } from '../../errors.js';
-import type { AuthConfig } from '../../workflows/model.js';
+import type { AuthConfig } from '../../model/workflow.js';
 import { header, unauthorized, type Verifier } from './types.js';
 
 type Jwt = Extract<AuthConfig, { type: 'jwt' }>;

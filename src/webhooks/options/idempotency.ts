@@ -6,7 +6,7 @@
  */
 import { compileTemplate, renderTemplate, type Template } from '../../engine/expressions.js';
 import type { Db } from '../../store/store.js';
-import type { TriggerOptions } from '../../workflows/model.js';
+import type { TriggerOptions } from '../../model/workflow.js';
 
 export const DEFAULT_WINDOW_SECONDS = 86_400;
 const MAX_KEY_LENGTH = 512;

@@ -5,7 +5,7 @@
  */
 import type { Bus } from '../../bus/bus.js';
 import { AppError } from '../../errors.js';
-import type { Workflow } from '../../workflows/model.js';
+import type { Workflow } from '../../model/workflow.js';
 import type { TriggerItem } from '../item.js';
 import { diffAgainstSchema } from '../schema/diff.js';
 import type { JsonSchema, LearnedSchema } from '../schema/json-schema.js';

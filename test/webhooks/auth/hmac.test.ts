@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { AuthConfig } from '../../../src/workflows/model.js';
+import type { AuthConfig } from '../../../src/model/workflow.js';
 import { verifyAuth } from '../../../src/webhooks/auth/index.js';
 import { nowSeconds, request, unauthorized } from './helpers.js';
 

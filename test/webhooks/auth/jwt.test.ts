@@ -5,7 +5,7 @@
 import { type CryptoKey, exportSPKI, generateKeyPair, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuth } from '../../../src/webhooks/auth/index.js';
-import type { AuthConfig } from '../../../src/workflows/model.js';
+import type { AuthConfig } from '../../../src/model/workflow.js';
 import { nowSeconds, request, unauthorized } from './helpers.js';
 
 type Jwt = Extract<AuthConfig, { type: 'jwt' }>;

@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AppError } from '../../../errors.js';
-import type { AuthConfig } from '../../../workflows/model.js';
+import type { AuthConfig } from '../../../model/workflow.js';
 import { type AuthInput, type AuthResult, header, unauthorized } from '../types.js';
 
 export type HmacAuth = Extract<AuthConfig, { type: 'hmac' }>;

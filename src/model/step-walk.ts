@@ -3,7 +3,7 @@
  * cases[].steps/default, `forEach` steps), each with its JSON pointer from the workflow root
  * (`/steps/2/then/0`), so that checks made on save name the field exactly.
  */
-import type { Step } from './model.js';
+import type { Step } from './workflow.js';
 
 export interface PlacedStep {
   step: Step;
