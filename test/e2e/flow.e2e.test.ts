@@ -373,6 +373,43 @@ describe('a loop with a code step in the browser', () => {
   }, 120_000);
 });
 
+describe('a long loop in the browser', () => {
+  it('shows the first 100 iterations and how many there were', async () => {
+    await signedIn();
+    const created = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'Many lines',
+        steps: [
+          {
+            name: 'each',
+            type: 'forEach',
+            items: '{{ [1..150] }}',
+            steps: [{ name: 'double', type: 'set', fields: { n: '{{ $item * 2 }}' } }],
+          },
+        ],
+      })
+    ).body as { id: string; trigger: { testUrl: string } };
+    await page.goto(`${server.url}/workflows/${created.id}`);
+    await page.getByLabel('Workflow name').waitFor();
+    await sendEvent(created.trigger.testUrl, 'order', {});
+    let id: string | undefined;
+    await expect
+      .poll(async () => {
+        const list = (await server.api('GET', `/api/v1/executions?workflowId=${created.id}`)).body as {
+          items: { id: string; status: string }[];
+        };
+        id = list.items[0]?.id;
+        return list.items[0]?.status;
+      })
+      .toBe('succeeded');
+    await page.goto(`${server.url}/executions/${id}`);
+    await page.getByText('150 iterations').waitFor();
+    await page.getByText('the first 100 are shown').waitFor();
+    const iterations = page.getByRole('list', { name: 'Iterations of each' });
+    await expect(iterations.locator(':scope > li').count()).resolves.toBe(100);
+  }, 60_000);
+});
+
 describe('a waiting execution in the browser', () => {
   it('shows the wait step and the time the execution resumes', async () => {
     await signedIn();
