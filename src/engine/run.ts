@@ -10,8 +10,6 @@
  * once (expressions parsed, validators built) and cached: versions never change once saved.
  */
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
-import type { FieldError } from '../errors.js';
 import { nowIso } from '../ids.js';
 import type { Step, Workflow } from '../model/workflow.js';
 import {
@@ -30,15 +28,8 @@ import type { RunCredentials } from './credentials.js';
 import { createOutbound, type Outbound } from './network.js';
 import { jsonEqual } from '../shared/json-equal.js';
 import { stepType } from './steps/index.js';
-import { MAX_NESTING, schemaErrors, stepConfig, validators } from './validate.js';
-import { FLOW_TYPES, nestedLists } from './steps/flow.js';
-import {
-  renderedSchema,
-  StepFailure,
-  type StepContext,
-  type StepOutcome,
-  type StepType,
-} from './steps/types.js';
+import { schemaErrors, stepConfig, validators } from './validate.js';
+import { StepFailure, type StepContext, type StepOutcome, type StepType } from './steps/types.js';
 
 export interface StepResult {
   name: string;

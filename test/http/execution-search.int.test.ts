@@ -128,7 +128,11 @@ describe.each([
       {
         env: {},
         showHelp: () => 2,
-        stdout: { write: (t: string) => void (out += t) },
+        stdout: {
+          write: (t: string) => {
+            out += t;
+          },
+        },
         stderr: { write: () => undefined },
       },
     );
