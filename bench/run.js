@@ -369,6 +369,8 @@ function loadFigures(result) {
   return {
     requestsPerSec: result.requests.average,
     p50Ms: result.latency.p50,
+    // autocannon's percentiles are whole milliseconds; the mean has decimals (one sender: < 1 ms).
+    meanMs: result.latency.mean,
     p99Ms: result.latency.p99,
     ok2xx: result['2xx'],
     non2xx: result.non2xx,
@@ -562,6 +564,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
     cases[name] = {
       requestsPerSec: mean(rs.map((r) => r.requestsPerSec)),
       p50Ms: mean(rs.map((r) => r.p50Ms)),
+      meanMs: mean(rs.map((r) => r.meanMs)),
       p99Ms: Math.max(...rs.map((r) => r.p99Ms)),
       non2xx: sum(rs.map((r) => r.non2xx)),
       errors: sum(rs.map((r) => r.errors + r.timeouts)),
@@ -631,11 +634,13 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
         `≥ ${t.sqliteWorkflowToFloor}`,
         cases.workflow.worstRatioToFloor >= t.sqliteWorkflowToFloor,
       ),
+      // The target is a median; autocannon's median is whole milliseconds, so its mean stands in
+      // (for one sender, with no queueing, the mean is at least the median's order).
       target(
-        'one sender: webhook p50 at 1 connection',
-        cases.single.p50Ms,
+        'one sender: webhook mean latency at 1 connection (p50 target; autocannon p50 is whole ms)',
+        cases.single.meanMs,
         `< ${t.singleP50Ms} ms`,
-        cases.single.p50Ms < t.singleP50Ms,
+        cases.single.meanMs < t.singleP50Ms,
       ),
     );
   }
@@ -865,8 +870,8 @@ function printReport(r) {
               ? `${(t.value * 100).toFixed(1)} %`
               : t.name.includes('backlog')
                 ? `${t.value.toFixed(2)} s`
-                : t.name.includes('p99') || t.name.includes('p50')
-                  ? `${t.value} ms`
+                : t.name.includes('p99') || t.name.includes('latency')
+                  ? `${Number(t.value.toFixed(3))} ms`
                   : num(t.value);
     console.log(`  ${t.met ? '✓' : '✗'} ${t.name}: ${value} (target ${t.wanted})`);
   }
