@@ -1,16 +1,8 @@
 /** Credentials (SPEC 7c): the types, their fields, and the form's values as the API's `data`. */
 
-export type CredentialType = 'bearer' | 'header' | 'basic' | 'query';
-
-export interface Credential {
-  id: string;
-  name: string;
-  type: CredentialType;
-  /** Each field it holds, shown as "***" (values are never returned). */
-  data: Record<string, '***'>;
-  createdAt: string;
-  updatedAt: string;
-}
+// The server's own types (type-only: erased from the bundle), not copies.
+export type { Credential, CredentialType } from '../../../src/credentials/model';
+import type { CredentialType } from '../../../src/credentials/model';
 
 export interface CredentialField {
   key: string;
