@@ -144,11 +144,27 @@ async function screenshot(name: string, viewport: { width: number; height: numbe
   await page.setViewportSize(DESKTOP);
 }
 
+/**
+ * Scrolls `target` into view. React may replace the element between Playwright resolving the locator
+ * and scrolling (a late fetch re-renders the step list), and `scrollIntoViewIfNeeded` does not
+ * re-resolve on its own then, so a detached element is tried again.
+ */
+async function scrollTo(target: Locator) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await target.scrollIntoViewIfNeeded();
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !/not attached/i.test(String(error))) throw error;
+    }
+  }
+}
+
 /** The window at `viewport`, with `target` in the middle of it (a picture of one place, not the page). */
 async function shotAt(target: Locator, name: string, viewport: { width: number; height: number }) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.setViewportSize(viewport);
-  await target.scrollIntoViewIfNeeded();
+  await scrollTo(target);
   // Its top just below the editor's sticky header.
   const box = (await target.boundingBox())!;
   await page.evaluate(`window.scrollBy(0, ${Math.round(box.y) - 130})`);
@@ -308,7 +324,7 @@ describe('the editor tells the truth (issue 17)', () => {
     await note.waitFor();
     for (const [width, viewport] of WIDTHS) {
       await page.setViewportSize(viewport);
-      await note.scrollIntoViewIfNeeded();
+      await scrollTo(note);
       expect(await note.isVisible(), width).toBe(true);
       // Marked red, with the server's error, the field and the position in the expression.
       expect(await notify.getAttribute('class')).toContain('step-failed');
@@ -416,7 +432,7 @@ describe('the editor tells the truth (issue 17)', () => {
     for (const [width, viewport] of WIDTHS) {
       await page.setViewportSize(viewport);
       const button = page.getByRole('button', { name: 'Insert field into Value of id' });
-      await button.scrollIntoViewIfNeeded();
+      await scrollTo(button);
       // The accessible name contains what the button shows (WCAG 2.5.3).
       expect((await button.textContent())?.replace(/\{ \}/, '').trim()).toBe('Insert field');
       await button.click();
