@@ -3,7 +3,7 @@
  * store/bus → model/shared → errors/config"), as rules `npm run lint` checks on src/ and web/src.
  *
  * Only edges an `import` spells are seen. One edge it cannot see, said here so nobody is surprised:
- * the SQLite writer thread (src/store/sqlite-writer-thread.ts) loads the engine's pure runner
+ * the SQLite writer thread (src/store/sqlite/writer-thread.ts) loads the engine's pure runner
  * (src/queue/pure-run-thread.ts) by a URL main.ts hands it (`import(runnerSpec.module)`), so the
  * store runs queue and engine code although no store file imports them. Issue 16 part 1 (one
  * execution entry) is to remove that edge; until then the rules below hold for what is written.

@@ -1,5 +1,5 @@
 /**
- * Loaded by SQLite's writer thread (store/sqlite-writer-thread.ts) when the process runs an
+ * Loaded by SQLite's writer thread (store/sqlite/writer-thread.ts) when the process runs an
  * executor: runs pure workflows before their rows are inserted (see pure-run.ts), reading workflow
  * versions through the thread's own connection. Versions never change once saved, so they are
  * cached (VersionCache, as the executor does; the engine caches their compiled form).

@@ -90,7 +90,7 @@ export class GroupCommit {
    * Callback transactions run one at a time, each waiting for the previous one to be durable: what
    * queues up meanwhile is the next batch. (Starting the next one without waiting for the fsync was
    * measured: smaller batches, more commits, 20–60 % more CPU per request on the event loop.) Hot
-   * batches are committed off the event loop (sqlite-writer.ts), so there writes already waiting
+   * batches are committed off the event loop (sqlite/writer.ts), so there writes already waiting
    * when a batch is sent go as the next batch at once, HOT_PIPELINE deep (the writer runs them in
    * order); once the queue has drained, the loop waits for the oldest batch in flight, and what
    * queues up meanwhile makes one bigger batch. (A pump sending whenever a slot is free was measured:

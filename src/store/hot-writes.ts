@@ -1,6 +1,6 @@
 /**
  * Running hot writes (store.ts `HotWrite`) with a dialect's statements, and the portable Kysely
- * statements. Apart from store.ts because the dialects (sqlite.ts, postgres.ts) use these while
+ * statements. Apart from store.ts because the dialects (sqlite/store.ts, postgres/store.ts) use these while
  * store.ts's factory loads the dialects: in one module they made an import cycle.
  */
 import type { Transaction } from 'kysely';

@@ -6,11 +6,11 @@ import { Migrator } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { migrationProvider } from './migrations/index.js';
-import type { ThreadRunner } from './sqlite-writer.js';
+import type { ThreadRunner } from './sqlite/writer.js';
 import type { Store } from './store.js';
 
 export interface StoreOptions {
-  /** SQLite: what the writer thread loads to run pure workflows (see sqlite-writer.ts). */
+  /** SQLite: what the writer thread loads to run pure workflows (see sqlite/writer.ts). */
   runner?: ThreadRunner | undefined;
 }
 
@@ -21,8 +21,8 @@ export async function openStore(
 ): Promise<Store> {
   // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
   const store = config.databaseUrl
-    ? await (await import('./postgres.js')).openPostgres(config.databaseUrl, log)
-    : await (await import('./sqlite.js')).openSqlite(config, log, options.runner);
+    ? await (await import('./postgres/store.js')).openPostgres(config.databaseUrl, log)
+    : await (await import('./sqlite/store.js')).openSqlite(config, log, options.runner);
   try {
     await migrate(store, log);
   } catch (err) {

@@ -65,7 +65,7 @@ export interface HotStatements {
  * A hot write as data: what ingest (an accepted request's execution) and the executor (a result)
  * write on their own, with no other statement of theirs in the same transaction. As data rather
  * than a callback, a store may run a batch of them anywhere, even on another thread (SQLite does:
- * sqlite-writer.ts).
+ * sqlite/writer.ts).
  */
 export type HotWrite =
   /**

@@ -5,7 +5,7 @@
  * `store_unavailable` with Retry-After, not 500, and mark the store not ready (health.ts).
  *
  * Errors are classified by their `code` only (plus two driver messages that carry none), because
- * errors of SQLite's writer thread cross postMessage as `{ message, code }` (sqlite-writer.ts):
+ * errors of SQLite's writer thread cross postMessage as `{ message, code }` (sqlite/writer.ts):
  * a class or a prototype would not survive the trip, the code does.
  */
 import { AppError } from '../errors.js';

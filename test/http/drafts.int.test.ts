@@ -11,7 +11,7 @@ import pg from 'pg';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { SQLITE_FILE } from '../../src/store/sqlite.js';
+import { SQLITE_FILE } from '../../src/store/sqlite/store.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import {
   createActiveWorkflow,

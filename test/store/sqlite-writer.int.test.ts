@@ -1,5 +1,5 @@
 /**
- * The SQLite writer thread (src/store/sqlite-writer.ts): hot writes are committed by the thread's
+ * The SQLite writer thread (src/store/sqlite/writer.ts): hot writes are committed by the thread's
  * own connection and seen at once by the event loop's; when the thread cannot run, writes go to
  * the fallback instead of failing.
  */
@@ -13,7 +13,7 @@ import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
-import { SqliteWriter } from '../../src/store/sqlite-writer.js';
+import { SqliteWriter } from '../../src/store/sqlite/writer.js';
 import { openStore } from '../../src/store/open.js';
 import type { HotWrite, Store } from '../../src/store/store.js';
 

@@ -33,7 +33,7 @@ describe('isStoreUnavailable', () => {
     ['pg: connection ended under a query', new Error('Connection terminated unexpectedly')],
     ['pg: pool connect timeout', new Error('timeout exceeded when trying to connect')],
     ['Node: every address refused', new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])],
-    // What the SQLite writer thread's reply becomes on the event loop (sqlite-writer.ts): only
+    // What the SQLite writer thread's reply becomes on the event loop (sqlite/writer.ts): only
     // message and code cross postMessage.
     ['SQLite writer thread reply', coded(structuredClone({ code: 'SQLITE_FULL' }).code)],
     ['our own 503', storeUnavailable(coded('SQLITE_FULL'))],

@@ -14,10 +14,10 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { threadModule } from '../thread-module.js';
-import type { NewExecutionRow } from './schema.js';
-import { completeParams, insertParams, type SqlValue } from './sqlite-statements.js';
-import type { HotWrite } from './store.js';
+import { threadModule } from '../../thread-module.js';
+import type { NewExecutionRow } from '../schema.js';
+import { completeParams, insertParams, type SqlValue } from './statements.js';
+import type { HotWrite } from '../store.js';
 
 /** A module the thread loads to run pure workflows before inserting them (queue/pure-run-thread.ts). */
 export interface ThreadRunner {
@@ -101,7 +101,7 @@ export class SqliteWriter {
     this.#log = log;
     this.runsPure = runner !== undefined;
     const data: ThreadData = { file, synchronous, runner };
-    this.#worker = new Worker(threadModule('store/sqlite-writer-thread.js'), {
+    this.#worker = new Worker(threadModule('store/sqlite/writer-thread.js'), {
       workerData: data,
       // What the thread allocates per batch dies young; V8's default young generation (up to
       // 3 × 16 MB) only held it longer: peak RSS under the workflow load 217 → 190 MB with 8 MB,

@@ -8,7 +8,7 @@
  *
  * And a transaction begins IMMEDIATE (takes the write lock at once, waiting for it up to
  * busy_timeout), not DEFERRED: this connection's transactions write, and the writer thread's
- * connection commits hot writes all the time (sqlite-writer.ts). A deferred transaction that read
+ * connection commits hot writes all the time (writer.ts). A deferred transaction that read
  * first and wrote after such a commit failed at once with SQLITE_BUSY_SNAPSHOT (WAL: its snapshot
  * is stale, and waiting cannot help), so an API call (activate, deactivate) answered 503
  * store_unavailable while executions were recorded. Rails made IMMEDIATE its default for the same

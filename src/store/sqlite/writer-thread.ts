@@ -1,5 +1,5 @@
 /**
- * The SQLite writer thread (see sqlite-writer.ts): its own connection to the database file, the
+ * The SQLite writer thread (see sqlite/writer.ts): its own connection to the database file, the
  * hot statements prepared once, and one transaction per batch at synchronous=FULL. Blocking on
  * the commit's fsync is this thread's whole job; the event loop of the process never waits for it.
  * (Committing at NORMAL and syncing the WAL on the thread's libuv pool while the next batch is
@@ -14,9 +14,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import type { NewExecutionRow } from './schema.js';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, insertParams, type SqlValue } from './sqlite-statements.js';
-import type { RunFinished, ThreadData, ThreadReply, ThreadRequest } from './sqlite-writer.js';
+import type { NewExecutionRow } from '../schema.js';
+import { COMPLETE_EXECUTION, INSERT_EXECUTION, insertParams, type SqlValue } from './statements.js';
+import type { RunFinished, ThreadData, ThreadReply, ThreadRequest } from './writer.js';
 
 type Runner = (row: NewExecutionRow, batchStart: number) => Promise<{ crash?: string; deferred?: true }>;
 

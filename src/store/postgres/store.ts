@@ -13,10 +13,10 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from './schema.js';
-import { kyselyHotStatements, runHotWrites } from './hot-writes.js';
-import type { DialectCapabilities, Store } from './store.js';
-import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
+import type { Database } from '../schema.js';
+import { kyselyHotStatements, runHotWrites } from '../hot-writes.js';
+import type { DialectCapabilities, Store } from '../store.js';
+import { isStoreUnavailable, storeUnavailable } from '../unavailable.js';
 
 const CAPS: DialectCapabilities = { name: 'postgres', binaryType: 'bytea', skipLocked: true, shared: true };
 

@@ -1,9 +1,9 @@
 /**
  * The hot statements' SQL and parameters on SQLite, shared by the event loop's connection
- * (sqlite.ts) and the writer thread's (sqlite-writer-thread.ts).
+ * (store.ts) and the writer thread's (writer-thread.ts).
  */
-import type { NewExecutionRow } from './schema.js';
-import type { ExecutionCompletion } from './store.js';
+import type { NewExecutionRow } from '../schema.js';
+import type { ExecutionCompletion } from '../store.js';
 
 export const INSERT_EXECUTION = `insert into executions (id, workflow_id, workflow_version, mode, status, trigger,
     steps, error, attempt, retry_of, run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings)

@@ -3,14 +3,14 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import { splitBlob } from './blobs.js';
-import type { Database } from './schema.js';
-import { HookflowSqliteDialect } from './sqlite-dialect.js';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './sqlite-statements.js';
-import { SqliteWriter, type ThreadRunner } from './sqlite-writer.js';
-import { runHotWrites } from './hot-writes.js';
-import type { DialectCapabilities, HotStatements, Store } from './store.js';
+import type { Config } from '../../config.js';
+import { splitBlob } from '../blobs.js';
+import type { Database } from '../schema.js';
+import { HookflowSqliteDialect } from './dialect.js';
+import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './statements.js';
+import { SqliteWriter, type ThreadRunner } from './writer.js';
+import { runHotWrites } from '../hot-writes.js';
+import type { DialectCapabilities, HotStatements, Store } from '../store.js';
 
 const CAPS: DialectCapabilities = { name: 'sqlite', binaryType: 'blob', skipLocked: false, shared: false };
 
@@ -31,10 +31,10 @@ export async function openSqlite(
   database.pragma('busy_timeout = 5000');
   // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the OS caches the file
   // too, and this connection mostly reads (API, claims) and deletes (retention) now that the hot
-  // writes have their own (sqlite-writer.ts). 4 MB keeps the process under its memory bound.
+  // writes have their own (writer.ts). 4 MB keeps the process under its memory bound.
   database.pragma('cache_size = -4096');
   database.pragma('foreign_keys = ON');
-  // Its rollback keeps a full disk's SQLITE_FULL visible (sqlite-dialect.ts).
+  // Its rollback keeps a full disk's SQLITE_FULL visible (dialect.ts).
   const db = new Kysely<Database>({ dialect: new HookflowSqliteDialect(database) });
   const wal = config.sqliteSynchronous === 'FULL' ? new WalSync(`${file}-wal`, file) : undefined;
   const normal = database.prepare('pragma synchronous = NORMAL');
