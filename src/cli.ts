@@ -38,6 +38,7 @@ const CONFIG_HELP = `Configuration (flag or environment variable):
   --data-dir, HOOKFLOW_DATA_DIR         folder of the SQLite database (default ./data)
   --database-url, HOOKFLOW_DATABASE_URL postgres://… to use PostgreSQL instead of SQLite
   --log-level, HOOKFLOW_LOG_LEVEL       fatal|error|warn|info|debug|trace|silent (default info)
+  HOOKFLOW_LOG_FORMAT                   auto|json|pretty: log lines readable on a terminal (auto), else JSON
   HOOKFLOW_MAX_BODY_BYTES               largest request body (default 16777216)
   HOOKFLOW_ENCRYPTION_KEY               key for secrets at rest
   HOOKFLOW_SQLITE_SYNCHRONOUS           FULL (default) or NORMAL
@@ -203,7 +204,7 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
   if (positionals.length > 0)
     throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow ${name} --help\`.`);
   const config = configFrom(args);
-  const log = createLogger(config.log.level);
+  const log = createLogger(config.log.level, 1, config.log.format);
   // V8 "pretenures" allocation sites whose objects often survive a scavenge: it allocates them
   // in the old generation from then on. Under load it did so for JSONata's evaluation objects
   // (they span many microtask turns), so every execution left ~6 KB of garbage that only a full

@@ -108,6 +108,11 @@ export interface Config {
   log: {
     /** HOOKFLOW_LOG_LEVEL / --log-level: fatal | error | warn | info | debug | trace | silent. */
     level: string;
+    /**
+     * HOOKFLOW_LOG_FORMAT: `json` (a JSON document a line, for machines), `pretty` (readable lines,
+     * for people), or `auto` (the default): pretty when the server's stdout is a terminal.
+     */
+    format: 'auto' | 'json' | 'pretty';
   };
 }
 
@@ -239,6 +244,7 @@ const SETTINGS = {
     flag: 'log-level',
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
+  logFormat: { env: 'HOOKFLOW_LOG_FORMAT', parse: oneOf('auto', 'json', 'pretty') },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof SETTINGS;
@@ -317,7 +323,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       codeTimeoutMs: v.codeTimeoutMs ?? 1_000,
     },
     security: { encryptionKey: v.encryptionKey },
-    log: { level: v.logLevel ?? 'info' },
+    log: { level: v.logLevel ?? 'info', format: v.logFormat ?? 'auto' },
   };
   return deepFreeze(config);
 }

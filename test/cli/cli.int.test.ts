@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/server.js';
-import { runCli, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { BIN, freePort, runCli, type ServerProcess, startServerProcess } from '../helpers/process.js';
 
 const children: ServerProcess[] = [];
 afterAll(() => {
@@ -44,6 +45,75 @@ describe('hookflow CLI', () => {
       expect(ran.stdout).toMatch(/Usage/);
     },
   );
+
+  /** `hookflow start` with its output in `mode`: a terminal (util-linux `script` gives it a PTY) or pipes. */
+  async function startOutput(mode: 'terminal' | 'pipes', env: Record<string, string> = {}) {
+    const port = await freePort();
+    const command = `exec ${process.execPath} ${BIN} start`;
+    const child =
+      mode === 'terminal'
+        ? spawn('script', ['-qfec', command, '/dev/null'], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: runEnv(),
+          })
+        : spawn(process.execPath, [BIN, 'start'], { stdio: ['ignore', 'pipe', 'pipe'], env: runEnv() });
+    function runEnv() {
+      return {
+        ...process.env,
+        HOOKFLOW_LOG_LEVEL: 'info',
+        HOOKFLOW_HOST: '127.0.0.1',
+        HOOKFLOW_PORT: String(port),
+        HOOKFLOW_BASE_URL: `http://127.0.0.1:${port}`,
+        HOOKFLOW_DATA_DIR: tempDir(),
+        ...env,
+      };
+    }
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const deadline = Date.now() + 20_000;
+    while (!`${stdout}${stderr}`.includes('hookflow is ready') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('close', r));
+    return { stdout, stderr, base: `http://127.0.0.1:${port}` };
+  }
+
+  it('prints readable lines on a terminal, ending with where the UI is and what to do first (issue 16)', async () => {
+    const { stdout, base } = await startOutput('terminal');
+    const lines = stdout.split(/\r?\n/).filter((l) => l.trim() !== '');
+    const listening = lines.findIndex((l) => l.includes('hookflow is listening'));
+    expect(listening, stdout).toBeGreaterThanOrEqual(0);
+    // pino-pretty's line ("[12:00:00] INFO: hookflow is listening …"), not a JSON document.
+    expect(lines[listening]).toMatch(/INFO.*hookflow is listening/);
+    expect(lines[listening]!.trim().startsWith('{')).toBe(false);
+    expect(lines.some((l) => l.trim().startsWith('{"level"'))).toBe(false);
+    const ready = lines.findIndex((l) => l.includes('hookflow is ready'));
+    expect(ready).toBeGreaterThan(listening);
+    expect(lines[ready]).toContain(`Open ${base}/ in a browser to create the owner account`);
+  });
+
+  it('logs a JSON document a line when its output is not a terminal, and with HOOKFLOW_LOG_FORMAT=json anywhere', async () => {
+    for (const [mode, env] of [
+      ['pipes', {}],
+      ['terminal', { HOOKFLOW_LOG_FORMAT: 'json' }],
+    ] as const) {
+      const { stdout, stderr } = await startOutput(mode, env);
+      // Under `script` stdout and stderr share the terminal: the announcement is the only other line.
+      const lines = stdout
+        .split(/\r?\n/)
+        .filter((l) => l.trim() !== '' && !l.includes('hookflow is ready') && !l.startsWith('Webhooks:'));
+      expect(lines.length, mode).toBeGreaterThan(0);
+      for (const line of lines) expect(() => JSON.parse(line), `${mode}: ${line}`).not.toThrow();
+      expect(
+        lines.some((l) => JSON.parse(l).msg === 'hookflow is listening'),
+        mode,
+      ).toBe(true);
+      expect(`${stdout}${stderr}`, mode).toContain('hookflow is ready');
+    }
+  });
 
   it('creates a token that the running server accepts, then shuts down gracefully on SIGTERM', async () => {
     const dataDir = tempDir();
