@@ -119,10 +119,19 @@ interface ListEnd {
 
 const stepList = (value: unknown): Step[] => (Array.isArray(value) ? (value.filter(isObject) as Step[]) : []);
 
+/** How a list of steps is gone through. */
+interface Pass {
+  /** False: the list is previewed with the input it would get, marked not taken. */
+  taken: boolean;
+  /** Inside a forEach: the element ($item, $index) it runs for. */
+  loop: { item: unknown; index: number } | undefined;
+  /** Whether its steps' scopes and results are kept for the editor (a loop's first pass only). */
+  keep: boolean;
+}
+
 /**
  * Runs a list of steps. `outputs` is `$steps` (shared with the caller for the branch that is taken;
- * a copy for one that is not, whose outputs no later step could see). `taken` false: the list is
- * previewed with the input it would get, marked not taken.
+ * a copy for one that is not, whose outputs no later step could see).
  */
 async function runList(
   steps: Step[],
@@ -130,10 +139,9 @@ async function runList(
   start: unknown,
   outputs: Record<string, unknown>,
   ctx: Ctx,
-  taken: boolean,
-  loop: { item: unknown; index: number } | undefined,
-  keep: boolean,
+  pass: Pass,
 ): Promise<ListEnd> {
+  const { taken, loop, keep } = pass;
   let input = start;
   let stopped: ListEnd['stopped'];
   for (const [i, step] of steps.entries()) {
@@ -148,7 +156,7 @@ async function runList(
     let result: SimResult;
     let end: ListEnd['stopped'];
     try {
-      ({ result, end } = await runStep(type, config, scope, recorded, path, outputs, ctx, taken, loop, keep));
+      ({ result, end } = await runStep(type, config, scope, recorded, path, outputs, ctx, pass));
     } catch (err) {
       result = { output: null, error: (err as Error).message };
     }
@@ -196,10 +204,9 @@ async function runStep(
   path: string,
   outputs: Record<string, unknown>,
   ctx: Ctx,
-  taken: boolean,
-  loop: { item: unknown; index: number } | undefined,
-  keep: boolean,
+  pass: Pass,
 ): Promise<{ result: SimResult; end?: ListEnd['stopped'] }> {
+  const { taken, loop, keep } = pass;
   const input = scope.input;
   const fromRun = (what: string): SimResult =>
     recorded
@@ -282,26 +289,11 @@ async function runStep(
     case 'if': {
       const branch = truth(await render(config.condition, scope)) ? 'then' : 'else';
       const other = branch === 'then' ? 'else' : 'then';
-      const chosen = await runList(
-        stepList(config[branch]),
-        `${path}/${branch}`,
-        input,
-        outputs,
-        ctx,
-        taken,
-        loop,
-        keep,
-      );
-      await runList(
-        stepList(config[other]),
-        `${path}/${other}`,
-        input,
-        { ...outputs },
-        ctx,
-        false,
-        loop,
-        keep,
-      );
+      const chosen = await runList(stepList(config[branch]), `${path}/${branch}`, input, outputs, ctx, pass);
+      await runList(stepList(config[other]), `${path}/${other}`, input, { ...outputs }, ctx, {
+        ...pass,
+        taken: false,
+      });
       return {
         result: {
           output: chosen.output,
@@ -340,9 +332,7 @@ async function runStep(
           input,
           branch === i ? outputs : { ...outputs },
           ctx,
-          taken && branch === i,
-          loop,
-          keep,
+          { ...pass, taken: taken && branch === i },
         );
         if (branch === i) chosen = end;
       }
@@ -352,9 +342,7 @@ async function runStep(
         input,
         branch === 'default' ? outputs : { ...outputs },
         ctx,
-        taken && branch === 'default',
-        loop,
-        keep,
+        { ...pass, taken: taken && branch === 'default' },
       );
       if (branch === 'default') chosen = def;
       const shown = rendered ? ` (value ${JSON.stringify(value) ?? 'nothing'})` : '';
@@ -375,43 +363,26 @@ async function runStep(
     case 'forEach': {
       const items = await render(config.items, scope);
       const steps = stepList(config.steps);
-      if (!Array.isArray(items)) {
-        // The nested steps still get scopes (with no element) so their fields can be edited.
-        await runList(
-          steps,
-          `${path}/steps`,
-          undefined,
-          { ...outputs },
-          ctx,
-          false,
-          { item: undefined, index: 0 },
+      // With no element to run on, the nested steps still get scopes (with no element, not taken) so
+      // their fields can be edited.
+      const previewEmpty = () =>
+        runList(steps, `${path}/steps`, undefined, { ...outputs }, ctx, {
+          taken: false,
+          loop: { item: undefined, index: 0 },
           keep,
-        );
+        });
+      if (!Array.isArray(items)) {
+        await previewEmpty();
         throw new Error(`The items must be a list, but they gave ${JSON.stringify(items) ?? 'nothing'}.`);
       }
       const out: unknown[] = [];
-      if (items.length === 0)
-        await runList(
-          steps,
-          `${path}/steps`,
-          undefined,
-          { ...outputs },
-          ctx,
-          false,
-          { item: undefined, index: 0 },
-          keep,
-        );
+      if (items.length === 0) await previewEmpty();
       for (const [index, item] of items.slice(0, PREVIEW_ITERATIONS).entries()) {
-        const end = await runList(
-          steps,
-          `${path}/steps`,
-          item,
-          index === 0 ? outputs : { ...outputs },
-          ctx,
+        const end = await runList(steps, `${path}/steps`, item, index === 0 ? outputs : { ...outputs }, ctx, {
           taken,
-          { item, index },
-          keep && index === 0,
-        );
+          loop: { item, index },
+          keep: keep && index === 0,
+        });
         if (end.stopped === 'failed')
           return {
             result: { output: null, note: `Element ${index + 1} would fail the run.` },
@@ -447,7 +418,7 @@ export async function simulate(
     execution: { id: 'preview', mode: 'test', workflowId, attempt: 1 },
     byPath: {},
   };
-  await runList(steps, '/steps', item, {}, ctx, true, undefined, true);
+  await runList(steps, '/steps', item, {}, ctx, { taken: true, loop: undefined, keep: true });
   const top = steps.map((_, i) => ctx.byPath[`/steps/${i}`]!);
   return { scopes: top.map((e) => e.scope), results: top.map((e) => e.result), byPath: ctx.byPath };
 }
