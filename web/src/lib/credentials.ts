@@ -12,6 +12,14 @@ export interface CredentialField {
   placeholder?: string;
 }
 
+/** The fields of a secret sent under a name the user picks (a header, a query parameter). */
+function namedValue(noun: string, placeholder: string): CredentialField[] {
+  return [
+    { key: 'name', label: `${noun} name`, secret: false, placeholder },
+    { key: 'value', label: `${noun} value`, secret: true },
+  ];
+}
+
 export const CREDENTIAL_TYPES: {
   type: CredentialType;
   label: string;
@@ -28,10 +36,7 @@ export const CREDENTIAL_TYPES: {
     type: 'header',
     label: 'Header',
     help: 'Sent as a request header of that name.',
-    fields: [
-      { key: 'name', label: 'Header name', secret: false, placeholder: 'X-Api-Key' },
-      { key: 'value', label: 'Header value', secret: true },
-    ],
+    fields: namedValue('Header', 'X-Api-Key'),
   },
   {
     type: 'basic',
@@ -46,10 +51,7 @@ export const CREDENTIAL_TYPES: {
     type: 'query',
     label: 'Query parameter',
     help: "Added to the URL's query string.",
-    fields: [
-      { key: 'name', label: 'Parameter name', secret: false, placeholder: 'api_key' },
-      { key: 'value', label: 'Parameter value', secret: true },
-    ],
+    fields: namedValue('Parameter', 'api_key'),
   },
 ];
 
