@@ -1,15 +1,7 @@
-import type { StepForm } from './types';
+import { textForm } from './textForm';
 
-export const failForm: StepForm = {
-  type: 'fail',
-  label: 'Fail',
-  description: 'Stop the run as failed, with a message',
-  keys: ['message'],
-  init(d) {
-    d.message = '';
-  },
-  write(d, step, at, problems) {
-    step.message = d.message;
-    if (d.message.trim() === '') problems.push({ field: `${at}/message`, message: 'needs a message' });
-  },
-};
+export const failForm = textForm(
+  { type: 'fail', label: 'Fail', description: 'Stop the run as failed, with a message' },
+  'message',
+  'needs a message',
+);

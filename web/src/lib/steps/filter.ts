@@ -1,12 +1,7 @@
-import type { StepForm } from './types';
+import { textForm } from './textForm';
 
-export const filterForm: StepForm = {
-  type: 'filter',
-  label: 'Filter',
-  description: 'Stop the run unless a condition is true',
-  keys: ['condition'],
-  write(d, step, at, problems) {
-    step.condition = d.condition;
-    if (d.condition.trim() === '') problems.push({ field: `${at}/condition`, message: 'needs a condition' });
-  },
-};
+export const filterForm = textForm(
+  { type: 'filter', label: 'Filter', description: 'Stop the run unless a condition is true' },
+  'condition',
+  'needs a condition',
+);

@@ -1,15 +1,15 @@
 /** The steps that hold steps (SPEC 7b; src/engine/steps/flow.ts): `if`, `switch`, `forEach`. */
 import type { StepForm } from './types';
-import { textToBody } from './values';
+import { requiredText, textToBody } from './values';
 
 export const ifForm: StepForm = {
   type: 'if',
   label: 'If',
   description: 'Run one list of steps when a condition is true, another when it is not',
   keys: ['condition', 'then', 'else'],
+  lists: (d) => [d.thenSteps, d.elseSteps],
   write(d, step, at, problems, writeList) {
-    step.condition = d.condition;
-    if (d.condition.trim() === '') problems.push({ field: `${at}/condition`, message: 'needs a condition' });
+    requiredText(d, step, 'condition', at, problems, 'needs a condition');
     step.then = writeList(d.thenSteps, `${at}/then`);
     // An empty `else` and none do the same (the step outputs its input): sent only when it has steps.
     if (d.elseSteps.length > 0) step.else = writeList(d.elseSteps, `${at}/else`);
@@ -21,6 +21,7 @@ export const switchForm: StepForm = {
   label: 'Switch',
   description: 'Route by a value: run the steps of the first matching case',
   keys: ['value', 'cases', 'default'],
+  lists: (d) => [...d.cases.map((c) => c.steps), d.defaultSteps],
   write(d, step, at, problems, writeList) {
     const usesEquals = d.cases.some((c) => c.kind === 'equals');
     if (d.value.trim() !== '') step.value = d.value;
@@ -48,13 +49,9 @@ export const forEachForm: StepForm = {
   label: 'For each',
   description: 'Run steps once per element of a list, with $item and $index',
   keys: ['items', 'steps'],
-  init(d) {
-    d.items = '';
-  },
+  lists: (d) => [d.loopSteps],
   write(d, step, at, problems, writeList) {
-    step.items = d.items;
-    if (d.items.trim() === '')
-      problems.push({ field: `${at}/items`, message: 'needs the list to go through, e.g. {{ body.lines }}' });
+    requiredText(d, step, 'items', at, problems, 'needs the list to go through, e.g. {{ body.lines }}');
     step.steps = writeList(d.loopSteps, `${at}/steps`);
   },
 };

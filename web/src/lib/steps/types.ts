@@ -83,6 +83,8 @@ export interface StepForm {
   keys: string[];
   /** A new step's form: what it needs to start with. */
   init?(d: StepDraft): void;
+  /** The step lists it holds (`if`, `switch`, `forEach`), in the order they appear. */
+  lists?(d: StepDraft): StepDraft[][];
   /** The form's fields into `step`; problems found before the server would see them. */
   write(d: StepDraft, step: Step, at: string, problems: FieldProblem[], writeList: WriteList): void;
 }

@@ -1,6 +1,7 @@
 /** Form text ↔ JSON values, shared by the step forms (lib/steps/*) and the trigger form (lib/draft.ts). */
 import type { FieldProblem } from '../../api';
-import type { Row } from './types';
+import type { Step } from '../../types';
+import type { Row, StepDraft } from './types';
 
 let counter = 0;
 export const newKey = () => `k${++counter}`;
@@ -82,4 +83,20 @@ export function numberish(text: string): number | string | undefined {
   const t = text.trim();
   if (t === '') return undefined;
   return /^\d+$/.test(t) ? Number(t) : t;
+}
+
+/** The step fields that are one text, which the step cannot run without. */
+export type RequiredTextKey = 'condition' | 'items' | 'source' | 'until' | 'message';
+
+/** A text field the step cannot run without: copied to the step as typed, and a problem at it when blank. */
+export function requiredText(
+  d: StepDraft,
+  step: Step,
+  key: RequiredTextKey,
+  at: string,
+  problems: FieldProblem[],
+  message: string,
+): void {
+  step[key] = d[key];
+  if (d[key].trim() === '') problems.push({ field: `${at}/${key}`, message });
 }

@@ -1,5 +1,5 @@
 import type { StepForm } from './types';
-import { numberish } from './values';
+import { numberish, requiredText } from './values';
 
 export const waitForm: StepForm = {
   type: 'wait',
@@ -11,12 +11,7 @@ export const waitForm: StepForm = {
   },
   write(d, step, at, problems) {
     if (d.waitBy === 'until') {
-      step.until = d.until;
-      if (d.until.trim() === '')
-        problems.push({
-          field: `${at}/until`,
-          message: 'needs a time (ISO-8601, or an expression giving one)',
-        });
+      requiredText(d, step, 'until', at, problems, 'needs a time (ISO-8601, or an expression giving one)');
       return;
     }
     const seconds = numberish(d.seconds);
