@@ -11,7 +11,13 @@ import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
 import { CredentialPicker } from './steps/CredentialPicker';
 import { RetryFields } from './steps/RetryFields';
-import { FLOW_FORM_TYPES, FLOW_INLINE_FIELDS, FlowFields, type RenderList } from './steps/FlowFields';
+import {
+  FLOW_FORM_TYPES,
+  FLOW_INLINE_FIELDS,
+  FlowFields,
+  problemAt,
+  type RenderList,
+} from './steps/FlowFields';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
@@ -272,6 +278,15 @@ function StepCard({
       toValue={key === 'body' ? textToBody : undefined}
     />
   );
+  const rows = (key: keyof typeof ROWS) => (
+    <Rows
+      {...ROWS[key]}
+      rows={step[key]}
+      onChange={(value) => onChange({ [key]: value })}
+      context={context}
+      autoName={key === 'fields'}
+    />
+  );
 
   return (
     <li className={`step${result?.lastRun?.failed ? ' step-failed' : ''}`} aria-labelledby={headingId}>
@@ -343,16 +358,7 @@ function StepCard({
 
       {step.type === 'set' && (
         <>
-          <Rows
-            title="Fields"
-            addLabel="Add field"
-            nameLabel="Field name"
-            valueLabel="Value"
-            rows={step.fields}
-            onChange={(fields) => onChange({ fields })}
-            context={context}
-            autoName
-          />
+          {rows('fields')}
           <label className="check">
             <input
               type="checkbox"
@@ -388,24 +394,8 @@ function StepCard({
             field={`${at}/credential`}
             error={problemAt(problems, `${at}/credential`)}
           />
-          <Rows
-            title="Headers"
-            addLabel="Add header"
-            nameLabel="Header"
-            valueLabel="Value"
-            rows={step.headers}
-            onChange={(headers) => onChange({ headers })}
-            context={context}
-          />
-          <Rows
-            title="Query"
-            addLabel="Add parameter"
-            nameLabel="Parameter"
-            valueLabel="Value"
-            rows={step.query}
-            onChange={(query) => onChange({ query })}
-            context={context}
-          />
+          {rows('headers')}
+          {rows('query')}
           {step.method !== 'GET' &&
             step.method !== 'HEAD' &&
             expr('body', 'Body (JSON or text)', {
@@ -433,15 +423,7 @@ function StepCard({
             </p>
           )}
           {expr('status', 'Status', { placeholder: '200' })}
-          <Rows
-            title="Headers"
-            addLabel="Add header"
-            nameLabel="Header"
-            valueLabel="Value"
-            rows={step.headers}
-            onChange={(headers) => onChange({ headers })}
-            context={context}
-          />
+          {rows('headers')}
           {expr('body', 'Body (JSON or text; empty sends the input)', {
             multiline: true,
             placeholder: '{"ok": true}',
@@ -499,21 +481,22 @@ function StepCard({
   );
 }
 
-function problemAt(problems: FieldProblem[], field: string): string | undefined {
-  const found = problems.filter((p) => p.field === field || p.field.startsWith(`${field}/`));
-  return found.length ? found.map((p) => p.message).join('; ') : undefined;
-}
-
 function describeField(field: string, at: string): string {
   const rest = field.slice(at.length).replace(/^\//, '');
   return rest ? `${rest.replace(/\//g, ' › ')}:` : 'This step';
 }
 
+/** What each list of name–value rows is called, by the step field that holds it. */
+const ROWS = {
+  fields: { title: 'Fields', addLabel: 'Add field', nameLabel: 'Field name' },
+  headers: { title: 'Headers', addLabel: 'Add header', nameLabel: 'Header' },
+  query: { title: 'Query', addLabel: 'Add parameter', nameLabel: 'Parameter' },
+} as const;
+
 function Rows({
   title,
   addLabel,
   nameLabel,
-  valueLabel,
   rows,
   onChange,
   context,
@@ -522,7 +505,6 @@ function Rows({
   title: string;
   addLabel: string;
   nameLabel: string;
-  valueLabel: string;
   rows: Row[];
   onChange: (rows: Row[]) => void;
   context: StepContext;
@@ -550,7 +532,7 @@ function Rows({
           </div>
           <div className="kv-value">
             <ExpressionInput
-              label={`${valueLabel}${r.name ? ` of ${r.name}` : rows.length > 1 ? ` ${i + 1}` : ''}`}
+              label={`Value${r.name ? ` of ${r.name}` : rows.length > 1 ? ` ${i + 1}` : ''}`}
               value={r.value}
               onChange={(value, picked) =>
                 set(
