@@ -1,11 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import { type ApiError, api, asApiError } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
-import { FieldTable } from '../components/FieldTable';
-import { JsonView } from '../components/JsonView';
+import { RequestTabs } from '../components/RequestTabs';
 import { ModeBadge, StatusBadge } from '../components/StatusBadge';
-import { Tabs } from '../components/Tabs';
-import { requestFields } from '../lib/flatten';
 import { formatDuration, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
@@ -236,19 +233,7 @@ export function ExecutionDetail({ id }: { id: string }) {
             {e.trigger.method} /{e.trigger.path} · received {formatTime(e.trigger.receivedAt)}
           </span>
         </h2>
-        <Tabs
-          label="Trigger item"
-          selected={triggerTab}
-          onSelect={setTriggerTab}
-          tabs={[
-            {
-              id: 'table',
-              label: 'Table',
-              content: <FieldTable caption="Fields of the trigger item" value={requestFields(e.trigger)} />,
-            },
-            { id: 'json', label: 'JSON', content: <JsonView value={e.trigger} label="Trigger item" /> },
-          ]}
-        />
+        <RequestTabs item={e.trigger} label="Trigger item" selected={triggerTab} onSelect={setTriggerTab} />
       </section>
 
       <section className="card" aria-labelledby={`${headingId}-steps`}>

@@ -2,12 +2,9 @@ import { useEffect, useId, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
 import { ErrorMessage } from '../../components/ErrorMessage';
 import { Notice } from '../../components/Notice';
-import { FieldTable } from '../../components/FieldTable';
-import { JsonView } from '../../components/JsonView';
 import { SchemaTree } from '../../components/SchemaTree';
 import { StatusBadge } from '../../components/StatusBadge';
-import { Tabs } from '../../components/Tabs';
-import { requestFields } from '../../lib/flatten';
+import { RequestTabs } from '../../components/RequestTabs';
 import { formatCountdown, formatTime } from '../../lib/format';
 import { Link } from '../../router';
 import type { TestEvents } from './useTestEvents';
@@ -194,23 +191,13 @@ export function TestPanel({
             {formatTime(selected.receivedAt)} ·{' '}
             {String(selected.item.headers?.['content-type'] ?? 'no content type')}
           </p>
-          <Tabs
+          <RequestTabs
+            item={selected.item}
             label="Captured request"
+            jsonLabel="Captured request (JSON)"
             selected={tab}
             onSelect={setTab}
-            tabs={[
-              {
-                id: 'table',
-                label: 'Table',
-                content: (
-                  <FieldTable caption="Fields of the captured request" value={requestFields(selected.item)} />
-                ),
-              },
-              {
-                id: 'json',
-                label: 'JSON',
-                content: <JsonView value={selected.item} label="Captured request (JSON)" />,
-              },
+            more={[
               {
                 id: 'schema',
                 label: 'Schema',
