@@ -2,6 +2,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
+import { TextField } from '../components/TextField';
 import { useTitle } from '../lib/title';
 import type { User } from '../types';
 
@@ -65,56 +66,33 @@ export function AuthPage({
             : 'Sign in to manage workflows and see their executions.'}
         </p>
         <Notice text={notice} />
-        <div className="field">
-          <label htmlFor={`${id}-email`} className="label">
-            Email
-          </label>
-          <input
-            id={`${id}-email`}
-            className="input"
-            type="email"
-            autoComplete={setup ? 'email' : 'username'}
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-password`} className="label">
-            Password
-          </label>
-          <input
-            id={`${id}-password`}
-            className="input"
-            type="password"
-            autoComplete={setup ? 'new-password' : 'current-password'}
-            required
-            minLength={setup ? MIN_PASSWORD : undefined}
-            aria-describedby={setup ? `${id}-password-help` : undefined}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-          {setup && (
-            <p id={`${id}-password-help`} className="help">
-              At least {MIN_PASSWORD} characters.
-            </p>
-          )}
-        </div>
+        <TextField
+          label="Email"
+          type="email"
+          autoComplete={setup ? 'email' : 'username'}
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete={setup ? 'new-password' : 'current-password'}
+          required
+          minLength={setup ? MIN_PASSWORD : undefined}
+          help={setup ? `At least ${MIN_PASSWORD} characters.` : undefined}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         {setup && (
-          <div className="field">
-            <label htmlFor={`${id}-confirm`} className="label">
-              Password again
-            </label>
-            <input
-              id={`${id}-confirm`}
-              className="input"
-              type="password"
-              autoComplete="new-password"
-              required
-              value={confirm}
-              onChange={(e) => setConfirm(e.target.value)}
-            />
-          </div>
+          <TextField
+            label="Password again"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+          />
         )}
         {problem && (
           <p className="field-error" role="alert">
