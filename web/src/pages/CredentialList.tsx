@@ -1,8 +1,10 @@
-import { type FormEvent, useEffect, useId, useState } from 'react';
-import { type ApiError, api, asApiError, qs } from '../api';
+import { type FormEvent, useId, useState } from 'react';
+import { type ApiError, api } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { ListTable, RowAction } from '../components/ListTable';
 import { Notice } from '../components/Notice';
+import { TextField } from '../components/TextField';
 import {
   CREDENTIAL_TYPES,
   type Credential,
@@ -12,7 +14,8 @@ import {
 } from '../lib/credentials';
 import { formatAgo, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
-import type { Page } from '../types';
+import { useAction } from '../lib/useAction';
+import { usePagedList } from '../lib/usePagedList';
 
 /** The type-specific fields of a credential form; values are typed in, never shown back. */
 function DataFields({
@@ -26,25 +29,20 @@ function DataFields({
   onChange: (values: Record<string, string>) => void;
   rotating?: boolean;
 }) {
-  const id = useId();
   return (
     <>
       {credentialType(type)?.fields.map((f) => (
-        <div className="field" key={f.key}>
-          <label htmlFor={`${id}-${f.key}`} className="label">
-            {rotating ? `New ${f.label.toLowerCase()}` : f.label}
-          </label>
-          <input
-            id={`${id}-${f.key}`}
-            className="input mono"
-            type={f.secret ? 'password' : 'text'}
-            autoComplete={f.secret ? 'new-password' : 'off'}
-            spellCheck={false}
-            value={values[f.key] ?? ''}
-            placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
-            onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
-          />
-        </div>
+        <TextField
+          key={f.key}
+          label={rotating ? `New ${f.label.toLowerCase()}` : f.label}
+          className="input mono"
+          type={f.secret ? 'password' : 'text'}
+          autoComplete={f.secret ? 'new-password' : 'off'}
+          spellCheck={false}
+          value={values[f.key] ?? ''}
+          placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
+          onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
+        />
       ))}
     </>
   );
@@ -57,41 +55,20 @@ function DataFields({
 export function CredentialList() {
   useTitle('Credentials');
   const id = useId();
-  const [items, setItems] = useState<Credential[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const { items, setItems, hasMore, more } = usePagedList<Credential>('/credentials', 100, setError);
   const [notice, setNotice] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [type, setType] = useState<CredentialType>('bearer');
   const [values, setValues] = useState<Record<string, string>>({});
-  const [creating, setCreating] = useState(false);
+  const creation = useAction(setError);
   const [rotating, setRotating] = useState<{ credential: Credential; values: Record<string, string> } | null>(
     null,
   );
   const [deleting, setDeleting] = useState<Credential | null>(null);
   const [deleteError, setDeleteError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  useEffect(() => {
-    api<Page<Credential>>('GET', `/credentials${qs({ limit: 100 })}`).then(
-      (page) => {
-        setItems(page.items);
-        setCursor(page.nextCursor);
-      },
-      (err) => setError(asApiError(err)),
-    );
-  }, []);
-
-  const more = async () => {
-    if (!cursor) return;
-    try {
-      const page = await api<Page<Credential>>('GET', `/credentials${qs({ limit: 100, cursor })}`);
-      setItems((list) => [...(list ?? []), ...page.items]);
-      setCursor(page.nextCursor);
-    } catch (err) {
-      setError(asApiError(err));
-    }
-  };
+  // Rotating and deleting happen in a dialog, one at a time.
+  const change = useAction(setError);
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
@@ -102,18 +79,13 @@ export function CredentialList() {
       setNotice(`Fill in: ${missing.join(', ')}.`);
       return;
     }
-    setCreating(true);
-    try {
+    await creation.run(async () => {
       const c = await api<Credential>('POST', '/credentials', { name: name.trim(), type, data });
       setItems((list) => [c, ...(list ?? [])]);
       setName('');
       setValues({});
       setNotice(`Created "${c.name}". Choose it in an HTTP request step's Credential field.`);
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setCreating(false);
-    }
+    });
   };
 
   const rotate = async () => {
@@ -124,36 +96,28 @@ export function CredentialList() {
       setRotating(null);
       return;
     }
-    setBusy(true);
-    try {
+    await change.run(async () => {
       const c = await api<Credential>('PATCH', `/credentials/${encodeURIComponent(credential.id)}`, { data });
       setItems((list) => list?.map((x) => (x.id === c.id ? c : x)) ?? null);
       setNotice(`Rotated "${c.name}": every workflow using it sends the new value from its next run.`);
-      setRotating(null);
-    } catch (err) {
-      setError(asApiError(err));
-      setRotating(null);
-    } finally {
-      setBusy(false);
-    }
+    });
+    setRotating(null);
   };
 
   const remove = async () => {
     if (!deleting) return;
     const c = deleting;
-    setBusy(true);
     setDeleteError(null);
-    try {
-      await api('DELETE', `/credentials/${encodeURIComponent(c.id)}`);
-      setItems((list) => list?.filter((x) => x.id !== c.id) ?? null);
-      setNotice(`Deleted "${c.name}".`);
-      setDeleting(null);
-    } catch (err) {
+    await change.run(
+      async () => {
+        await api('DELETE', `/credentials/${encodeURIComponent(c.id)}`);
+        setItems((list) => list?.filter((x) => x.id !== c.id) ?? null);
+        setNotice(`Deleted "${c.name}".`);
+        setDeleting(null);
+      },
       // 409 credential_in_use: said in the dialog, which names the workflows using it.
-      setDeleteError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
+      { onError: setDeleteError },
+    );
   };
 
   const kind = credentialType(type)!;
@@ -170,20 +134,14 @@ export function CredentialList() {
 
       <form className="card" onSubmit={create} aria-labelledby={`${id}-new`}>
         <h2 id={`${id}-new`}>New credential</h2>
-        <div className="field">
-          <label htmlFor={`${id}-name`} className="label">
-            Name
-          </label>
-          <input
-            id={`${id}-name`}
-            className="input"
-            value={name}
-            maxLength={256}
-            required
-            placeholder="Stripe live key"
-            onChange={(e) => setName(e.target.value)}
-          />
-        </div>
+        <TextField
+          label="Name"
+          value={name}
+          maxLength={256}
+          required
+          placeholder="Stripe live key"
+          onChange={(e) => setName(e.target.value)}
+        />
         <div className="field">
           <label htmlFor={`${id}-type`} className="label">
             Type
@@ -209,8 +167,8 @@ export function CredentialList() {
           </p>
         </div>
         <DataFields type={type} values={values} onChange={setValues} />
-        <button type="submit" className="button primary" disabled={creating || name.trim() === ''}>
-          {creating ? 'Creating…' : 'Create credential'}
+        <button type="submit" className="button primary" disabled={creation.busy || name.trim() === ''}>
+          {creation.busy ? 'Creating…' : 'Create credential'}
         </button>
       </form>
 
@@ -220,75 +178,53 @@ export function CredentialList() {
       {items === null && !error && <p className="muted">Loading credentials…</p>}
       {items !== null && items.length === 0 && <p className="muted">No credentials yet.</p>}
       {items !== null && items.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table">
-            <caption className="visually-hidden">Credentials</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Holds</th>
-                <th scope="col">Changed</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    {c.name}
-                    <br />
-                    <code className="small muted">{c.id}</code>
-                  </th>
-                  <td>{credentialType(c.type)?.label ?? c.type}</td>
-                  <td>
-                    {Object.keys(c.data).map((k) => (
-                      <code key={k} className="small">
-                        {k}: ***{' '}
-                      </code>
-                    ))}
-                  </td>
-                  <td title={formatTime(c.updatedAt)}>{formatAgo(c.updatedAt)}</td>
-                  <td className="actions-cell">
-                    <button
-                      type="button"
-                      className="button small"
-                      onClick={() => setRotating({ credential: c, values: {} })}
-                      aria-label={`Rotate ${c.name}`}
-                    >
-                      Rotate
-                    </button>{' '}
-                    <button
-                      type="button"
-                      className="button small danger-outline"
-                      onClick={() => {
-                        setDeleteError(null);
-                        setDeleting(c);
-                      }}
-                      aria-label={`Delete ${c.name}`}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {cursor && (
-            <button type="button" className="button" onClick={more}>
-              Show more
-            </button>
-          )}
-        </div>
+        <ListTable
+          caption="Credentials"
+          columns={['Name', 'Type', 'Holds', 'Changed']}
+          onMore={hasMore ? more : undefined}
+        >
+          {items.map((c) => (
+            <tr key={c.id}>
+              <th scope="row">
+                {c.name}
+                <br />
+                <code className="small muted">{c.id}</code>
+              </th>
+              <td>{credentialType(c.type)?.label ?? c.type}</td>
+              <td>
+                {Object.keys(c.data).map((k) => (
+                  <code key={k} className="small">
+                    {k}: ***{' '}
+                  </code>
+                ))}
+              </td>
+              <td title={formatTime(c.updatedAt)}>{formatAgo(c.updatedAt)}</td>
+              <td className="actions-cell">
+                <RowAction
+                  action="Rotate"
+                  row={c.name}
+                  onClick={() => setRotating({ credential: c, values: {} })}
+                />{' '}
+                <RowAction
+                  action="Delete"
+                  row={c.name}
+                  danger
+                  onClick={() => {
+                    setDeleteError(null);
+                    setDeleting(c);
+                  }}
+                />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
 
       <ConfirmDialog
         open={rotating !== null}
         title={`Rotate "${rotating?.credential.name ?? ''}"`}
         confirmLabel="Save new values"
-        busy={busy}
+        busy={change.busy}
         onConfirm={rotate}
         onCancel={() => setRotating(null)}
       >
@@ -308,7 +244,7 @@ export function CredentialList() {
         title={`Delete "${deleting?.name ?? ''}"?`}
         confirmLabel="Delete"
         danger
-        busy={busy}
+        busy={change.busy}
         onConfirm={remove}
         onCancel={() => {
           setDeleting(null);

@@ -1,12 +1,14 @@
-import { type FormEvent, useEffect, useId, useState } from 'react';
-import { type ApiError, api, asApiError, qs } from '../api';
+import { type FormEvent, useId, useState } from 'react';
+import { type ApiError, api } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { ListTable, RowAction } from '../components/ListTable';
 import { Notice } from '../components/Notice';
 import { formatAgo, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
-import type { Page } from '../types';
+import { useAction } from '../lib/useAction';
+import { usePagedList } from '../lib/usePagedList';
 
 interface ApiToken {
   id: string;
@@ -24,71 +26,44 @@ interface ApiToken {
 export function TokenList() {
   useTitle('API tokens');
   const id = useId();
-  const [tokens, setTokens] = useState<ApiToken[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const {
+    items: tokens,
+    setItems: setTokens,
+    hasMore,
+    more,
+  } = usePagedList<ApiToken>('/tokens', 50, setError);
   const [name, setName] = useState('');
-  const [creating, setCreating] = useState(false);
+  const creation = useAction(setError);
   const [created, setCreated] = useState<{ id: string; name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiToken | null>(null);
-  const [busy, setBusy] = useState(false);
+  const revocation = useAction(setError);
   const [notice, setNotice] = useState<string | null>(null);
-
-  useEffect(() => {
-    api<Page<ApiToken>>('GET', `/tokens${qs({ limit: 50 })}`).then(
-      (page) => {
-        setTokens(page.items);
-        setCursor(page.nextCursor);
-      },
-      (err) => setError(asApiError(err)),
-    );
-  }, []);
-
-  const more = async () => {
-    if (!cursor) return;
-    try {
-      const page = await api<Page<ApiToken>>('GET', `/tokens${qs({ limit: 50, cursor })}`);
-      setTokens((list) => [...(list ?? []), ...page.items]);
-      setCursor(page.nextCursor);
-    } catch (err) {
-      setError(asApiError(err));
-    }
-  };
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
-    setCreating(true);
     setError(null);
     setNotice(null);
-    try {
+    await creation.run(async () => {
       const { token, ...row } = await api<ApiToken & { token: string }>('POST', '/tokens', {
         name: name.trim(),
       });
       setTokens((list) => [row, ...(list ?? [])]);
       setCreated({ id: row.id, name: row.name, token });
       setName('');
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setCreating(false);
-    }
+    });
   };
 
   const revoke = async () => {
     if (!revoking) return;
     const t = revoking;
-    setBusy(true);
-    try {
+    await revocation.run(async () => {
       await api('DELETE', `/tokens/${encodeURIComponent(t.id)}`);
       setTokens((list) => list?.filter((x) => x.id !== t.id) ?? null);
       if (created?.id === t.id) setCreated(null);
       setNotice(`Revoked "${t.name}": requests with it are refused from now on.`);
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(false);
-      setRevoking(null);
-    }
+    });
+    setRevoking(null);
   };
 
   return (
@@ -116,7 +91,7 @@ export function TokenList() {
             onChange={(e) => setName(e.target.value)}
             placeholder="deploy script"
           />
-          <button type="submit" className="button primary" disabled={creating || name.trim() === ''}>
+          <button type="submit" className="button primary" disabled={creation.busy || name.trim() === ''}>
             Create token
           </button>
         </div>
@@ -146,51 +121,27 @@ export function TokenList() {
         <p className="muted">No API tokens yet. The UI itself needs none: it uses your sign-in.</p>
       )}
       {tokens !== null && tokens.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table">
-            <caption className="visually-hidden">API tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts with</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => (
-                <tr key={t.id}>
-                  <th scope="row">{t.name}</th>
-                  <td>
-                    <code>{t.prefix}…</code>
-                  </td>
-                  <td title={formatTime(t.createdAt)}>{formatAgo(t.createdAt)}</td>
-                  <td title={t.lastUsedAt ? formatTime(t.lastUsedAt) : undefined}>
-                    {t.lastUsedAt ? formatAgo(t.lastUsedAt) : <span className="muted">Never</span>}
-                  </td>
-                  <td className="actions-cell">
-                    <button
-                      type="button"
-                      className="button small danger-outline"
-                      onClick={() => setRevoking(t)}
-                      aria-label={`Revoke ${t.name}`}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {cursor && (
-            <button type="button" className="button" onClick={more}>
-              Show more
-            </button>
-          )}
-        </div>
+        <ListTable
+          caption="API tokens"
+          columns={['Name', 'Starts with', 'Created', 'Last used']}
+          onMore={hasMore ? more : undefined}
+        >
+          {tokens.map((t) => (
+            <tr key={t.id}>
+              <th scope="row">{t.name}</th>
+              <td>
+                <code>{t.prefix}…</code>
+              </td>
+              <td title={formatTime(t.createdAt)}>{formatAgo(t.createdAt)}</td>
+              <td title={t.lastUsedAt ? formatTime(t.lastUsedAt) : undefined}>
+                {t.lastUsedAt ? formatAgo(t.lastUsedAt) : <span className="muted">Never</span>}
+              </td>
+              <td className="actions-cell">
+                <RowAction action="Revoke" row={t.name} danger onClick={() => setRevoking(t)} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
 
       <ConfirmDialog
@@ -198,7 +149,7 @@ export function TokenList() {
         title={`Revoke "${revoking?.name ?? ''}"?`}
         confirmLabel="Revoke"
         danger
-        busy={busy}
+        busy={revocation.busy}
         onConfirm={revoke}
         onCancel={() => setRevoking(null)}
       >

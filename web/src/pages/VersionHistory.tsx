@@ -1,13 +1,16 @@
 import { useCallback, useEffect, useId, useState } from 'react';
-import { type ApiError, api, asApiError, qs } from '../api';
+import { type ApiError, api, asApiError } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { JsonView } from '../components/JsonView';
+import { ListTable, RowAction } from '../components/ListTable';
 import { Notice } from '../components/Notice';
 import { formatAgo, formatTime } from '../lib/format';
 import { changedParts, type VersionContent, versionContent } from '../lib/publishing';
 import { useTitle } from '../lib/title';
+import { useAction } from '../lib/useAction';
+import { usePagedList } from '../lib/usePagedList';
 import { Link } from '../router';
-import type { Page, Step, Trigger, Workflow } from '../types';
+import type { Step, Trigger, Workflow } from '../types';
 
 interface VersionItem {
   version: number;
@@ -35,32 +38,34 @@ async function readVersion(workflowId: string, version: number): Promise<Content
 export function VersionHistory({ id }: { id: string }) {
   const headingId = useId();
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
-  const [versions, setVersions] = useState<VersionItem[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction(setError);
   const [left, setLeft] = useState<number | null>(null);
   const [right, setRight] = useState<number | null>(null);
   const [diff, setDiff] = useState<{ left: Content; right: Content } | null>(null);
   useTitle('Version history', workflow?.name);
   const base = `/workflows/${encodeURIComponent(id)}`;
+  // Loaded with the workflow (below), so the two show together.
+  const {
+    items: versions,
+    hasMore,
+    more,
+    fetchFirst,
+    show,
+  } = usePagedList<VersionItem>(`${base}/versions`, 100, setError, { loadOnMount: false });
 
   const load = useCallback(async () => {
     try {
-      const [w, page] = await Promise.all([
-        api<Workflow>('GET', base),
-        api<Page<VersionItem>>('GET', `${base}/versions${qs({ limit: 100 })}`),
-      ]);
+      const [w, page] = await Promise.all([api<Workflow>('GET', base), fetchFirst()]);
       setWorkflow(w);
-      setVersions(page.items);
-      setCursor(page.nextCursor);
+      show(page);
       return { w, items: page.items };
     } catch (err) {
       setError(asApiError(err));
       return undefined;
     }
-  }, [base]);
+  }, [base, fetchFirst, show]);
 
   useEffect(() => {
     load().then((r) => {
@@ -86,22 +91,10 @@ export function VersionHistory({ id }: { id: string }) {
     };
   }, [id, left, right]);
 
-  const more = async () => {
-    if (!cursor) return;
-    try {
-      const page = await api<Page<VersionItem>>('GET', `${base}/versions${qs({ limit: 100, cursor })}`);
-      setVersions((list) => [...(list ?? []), ...page.items]);
-      setCursor(page.nextCursor);
-    } catch (err) {
-      setError(asApiError(err));
-    }
-  };
-
   const restore = async (version: number) => {
-    setBusy(true);
     setError(null);
     setNotice(null);
-    try {
+    await action.run(async () => {
       const w = await api<Workflow>('POST', `${base}/versions/${version}/restore`);
       await load();
       setRight(w.version);
@@ -113,25 +106,16 @@ export function VersionHistory({ id }: { id: string }) {
             : 'Test runs use it now.'
         }`,
       );
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const publish = async () => {
-    setBusy(true);
     setError(null);
-    try {
+    await action.run(async () => {
       const w = await api<Workflow>('POST', `${base}/publish`);
       setWorkflow(w);
       setNotice(`Published v${w.publishedVersion}: live traffic runs it now.`);
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const latest = versions?.[0]?.version;
@@ -151,7 +135,7 @@ export function VersionHistory({ id }: { id: string }) {
         <h1 id={headingId}>Version history{workflow ? `: ${workflow.name}` : ''}</h1>
         {canPublish && (
           <div className="page-actions">
-            <button type="button" className="button primary" onClick={publish} disabled={busy}>
+            <button type="button" className="button primary" onClick={publish} disabled={action.busy}>
               Publish v{workflow?.version}
             </button>
           </div>
@@ -176,68 +160,48 @@ export function VersionHistory({ id }: { id: string }) {
 
       {versions === null && !error && <p className="muted">Loading the versions…</p>}
       {versions !== null && (
-        <div className="table-wrap">
-          <table className="data-table">
-            <caption className="visually-hidden">Saved versions, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Saved</th>
-                <th scope="col">By</th>
-                <th scope="col">Name</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {versions.map((v) => (
-                <tr key={v.version} data-testid={`version-${v.version}`}>
-                  <th scope="row">
-                    v{v.version}{' '}
-                    {workflow?.publishedVersion === v.version && (
-                      <span className="badge status-succeeded">Published</span>
-                    )}{' '}
-                    {v.version === latest && <span className="badge mode-test">Latest (draft)</span>}
-                  </th>
-                  <td title={formatTime(v.createdAt)}>{formatAgo(v.createdAt)}</td>
-                  <td>{v.savedBy ?? <span className="muted">unknown</span>}</td>
-                  <td>{v.name}</td>
-                  <td className="actions-cell">
-                    <button
-                      type="button"
-                      className="button small"
-                      onClick={() => {
-                        setLeft(v.version);
-                        if (latest !== undefined) setRight(latest);
-                        document.getElementById(`${headingId}-compare`)?.focus();
-                      }}
-                      aria-label={`Compare v${v.version} with the latest`}
-                    >
-                      Compare
-                    </button>{' '}
-                    {v.version !== latest && (
-                      <button
-                        type="button"
-                        className="button small"
-                        onClick={() => restore(v.version)}
-                        disabled={busy}
-                        aria-label={`Restore v${v.version}`}
-                      >
-                        Restore
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {cursor && (
-            <button type="button" className="button" onClick={more}>
-              Show more
-            </button>
-          )}
-        </div>
+        <ListTable
+          caption="Saved versions, newest first"
+          columns={['Version', 'Saved', 'By', 'Name']}
+          onMore={hasMore ? more : undefined}
+        >
+          {versions.map((v) => (
+            <tr key={v.version} data-testid={`version-${v.version}`}>
+              <th scope="row">
+                v{v.version}{' '}
+                {workflow?.publishedVersion === v.version && (
+                  <span className="badge status-succeeded">Published</span>
+                )}{' '}
+                {v.version === latest && <span className="badge mode-test">Latest (draft)</span>}
+              </th>
+              <td title={formatTime(v.createdAt)}>{formatAgo(v.createdAt)}</td>
+              <td>{v.savedBy ?? <span className="muted">unknown</span>}</td>
+              <td>{v.name}</td>
+              <td className="actions-cell">
+                <button
+                  type="button"
+                  className="button small"
+                  onClick={() => {
+                    setLeft(v.version);
+                    if (latest !== undefined) setRight(latest);
+                    document.getElementById(`${headingId}-compare`)?.focus();
+                  }}
+                  aria-label={`Compare v${v.version} with the latest`}
+                >
+                  Compare
+                </button>{' '}
+                {v.version !== latest && (
+                  <RowAction
+                    action="Restore"
+                    row={`v${v.version}`}
+                    disabled={action.busy}
+                    onClick={() => restore(v.version)}
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
 
       {versions !== null && versions.length > 0 && (

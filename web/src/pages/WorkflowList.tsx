@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'rea
 import { type ApiError, api, asApiError } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { ListTable, RowAction } from '../components/ListTable';
 import { Notice } from '../components/Notice';
 import { StatusBadge } from '../components/StatusBadge';
 import { Switch } from '../components/Switch';
@@ -9,6 +10,7 @@ import { MASK } from '../lib/draft';
 import { formatAgo, formatTime } from '../lib/format';
 import { lastExecution, listAllWorkflows, setActive, triggerInput } from '../lib/workflows';
 import { useTitle } from '../lib/title';
+import { useAction } from '../lib/useAction';
 import { Link, navigate } from '../router';
 import type { Execution, Workflow } from '../types';
 
@@ -19,7 +21,8 @@ export function WorkflowList() {
   const [last, setLast] = useState<Record<string, Execution | null>>({});
   const [error, setError] = useState<ApiError | null>(null);
   const [rowErrors, setRowErrors] = useState<Record<string, ApiError>>({});
-  const [busy, setBusy] = useState<string | null>(null);
+  // Toggling, duplicating and deleting run for one row; its controls are disabled meanwhile.
+  const rowAction = useAction(setError);
   const [search, setSearch] = useState('');
   const [creating, setCreating] = useState(false);
   const [newName, setNewName] = useState('');
@@ -75,15 +78,11 @@ export function WorkflowList() {
   const replace = (w: Workflow) => setWorkflows((list) => list?.map((x) => (x.id === w.id ? w : x)) ?? null);
 
   const toggle = async (w: Workflow, active: boolean) => {
-    setBusy(w.id);
     setRowErrors(({ [w.id]: _, ...rest }) => rest);
-    try {
-      replace(await setActive(w.id, active));
-    } catch (err) {
-      setRowErrors((errs) => ({ ...errs, [w.id]: asApiError(err) }));
-    } finally {
-      setBusy(null);
-    }
+    await rowAction.run(async () => replace(await setActive(w.id, active)), {
+      key: w.id,
+      onError: (err) => setRowErrors((errs) => ({ ...errs, [w.id]: err })),
+    });
   };
 
   const create = async (event: FormEvent) => {
@@ -98,46 +97,41 @@ export function WorkflowList() {
   };
 
   const duplicate = async (w: Workflow) => {
-    setBusy(w.id);
     setError(null);
-    try {
-      const trigger = triggerInput(w);
-      // Secrets never reach the browser, so a copy cannot carry them: its auth starts empty.
-      const hasSecret = Object.values(trigger.auth).includes(MASK);
-      const { path: _path, ...rest } = trigger;
-      const copy = await api<Workflow>('POST', '/workflows', {
-        name: `Copy of ${w.name}`,
-        // A new random path: two workflows on one path could never both be active.
-        trigger: hasSecret ? { ...rest, auth: { type: 'none' } } : rest,
-        steps: w.steps,
-      });
-      setWorkflows((list) => (list ? [copy, ...list] : [copy]));
-      setNotice(
-        `Created "${copy.name}" on a new path.${hasSecret ? ' Its webhook authentication was reset: set the secret again in the editor.' : ''}`,
-      );
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(null);
-    }
+    await rowAction.run(
+      async () => {
+        const trigger = triggerInput(w);
+        // Secrets never reach the browser, so a copy cannot carry them: its auth starts empty.
+        const hasSecret = Object.values(trigger.auth).includes(MASK);
+        const { path: _path, ...rest } = trigger;
+        const copy = await api<Workflow>('POST', '/workflows', {
+          name: `Copy of ${w.name}`,
+          // A new random path: two workflows on one path could never both be active.
+          trigger: hasSecret ? { ...rest, auth: { type: 'none' } } : rest,
+          steps: w.steps,
+        });
+        setWorkflows((list) => (list ? [copy, ...list] : [copy]));
+        setNotice(
+          `Created "${copy.name}" on a new path.${hasSecret ? ' Its webhook authentication was reset: set the secret again in the editor.' : ''}`,
+        );
+      },
+      { key: w.id },
+    );
   };
 
   const remove = async () => {
     if (!deleting) return;
     const w = deleting;
-    setBusy(w.id);
-    try {
-      await api('DELETE', `/workflows/${encodeURIComponent(w.id)}`);
-      setWorkflows((list) => list?.filter((x) => x.id !== w.id) ?? null);
-      setNotice(`Deleted "${w.name}".`);
-      setDeleting(null);
-      focusHeading.current = true;
-    } catch (err) {
-      setError(asApiError(err));
-      setDeleting(null);
-    } finally {
-      setBusy(null);
-    }
+    await rowAction.run(
+      async () => {
+        await api('DELETE', `/workflows/${encodeURIComponent(w.id)}`);
+        setWorkflows((list) => list?.filter((x) => x.id !== w.id) ?? null);
+        setNotice(`Deleted "${w.name}".`);
+        focusHeading.current = true;
+      },
+      { key: w.id },
+    );
+    setDeleting(null);
   };
 
   return (
@@ -212,98 +206,81 @@ export function WorkflowList() {
         </div>
       )}
       {workflows !== null && workflows.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table workflow-table">
-            <caption className="visually-hidden">Workflows</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Active</th>
-                <th scope="col">Trigger</th>
-                <th scope="col">Last execution</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+        <ListTable
+          caption="Workflows"
+          columns={['Name', 'Active', 'Trigger', 'Last execution']}
+          className="workflow-table"
+          footer={shown.length === 0 && <p className="muted">No workflow matches "{search}".</p>}
+        >
+          {shown.map((w) => {
+            const exec = last[w.id];
+            const rowError = rowErrors[w.id];
+            return (
+              <tr key={w.id}>
+                <th scope="row">
+                  <Link to={`/workflows/${w.id}`} className="strong-link">
+                    {w.name}
+                  </Link>
+                  <div className="muted small">
+                    {w.active ? 'Active' : 'Not activated: only the test URL serves'}
+                  </div>
+                  {rowError && (
+                    <div className="row-error" id={`${id}-err-${w.id}`}>
+                      <ErrorMessage error={rowError} />
+                    </div>
+                  )}
                 </th>
+                <td>
+                  <Switch
+                    checked={w.active}
+                    label={`Active: ${w.name}`}
+                    disabled={rowAction.busyKey === w.id}
+                    describedBy={rowError ? `${id}-err-${w.id}` : undefined}
+                    onChange={(next) => toggle(w, next)}
+                  />
+                </td>
+                <td>
+                  <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}
+                  <code>/{w.trigger.path}</code>
+                </td>
+                <td>
+                  {exec === undefined ? (
+                    <span className="muted">…</span>
+                  ) : exec === null ? (
+                    <span className="muted small">Never run</span>
+                  ) : (
+                    <Link
+                      to={`/executions/${exec.id}`}
+                      className="last-exec"
+                      title={formatTime(exec.createdAt)}
+                    >
+                      <StatusBadge status={exec.status} />{' '}
+                      <span className="muted small">
+                        {exec.mode === 'test' ? 'test · ' : ''}
+                        {formatAgo(exec.createdAt)}
+                      </span>
+                    </Link>
+                  )}
+                </td>
+                <td className="actions-cell">
+                  <RowAction
+                    action="Duplicate"
+                    row={w.name}
+                    disabled={rowAction.busyKey === w.id}
+                    onClick={() => duplicate(w)}
+                  />
+                  <RowAction
+                    action="Delete"
+                    row={w.name}
+                    danger
+                    disabled={rowAction.busyKey === w.id}
+                    onClick={() => setDeleting(w)}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {shown.map((w) => {
-                const exec = last[w.id];
-                const rowError = rowErrors[w.id];
-                return (
-                  <tr key={w.id}>
-                    <th scope="row">
-                      <Link to={`/workflows/${w.id}`} className="strong-link">
-                        {w.name}
-                      </Link>
-                      <div className="muted small">
-                        {w.active ? 'Active' : 'Not activated: only the test URL serves'}
-                      </div>
-                      {rowError && (
-                        <div className="row-error" id={`${id}-err-${w.id}`}>
-                          <ErrorMessage error={rowError} />
-                        </div>
-                      )}
-                    </th>
-                    <td>
-                      <Switch
-                        checked={w.active}
-                        label={`Active: ${w.name}`}
-                        disabled={busy === w.id}
-                        describedBy={rowError ? `${id}-err-${w.id}` : undefined}
-                        onChange={(next) => toggle(w, next)}
-                      />
-                    </td>
-                    <td>
-                      <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}
-                      <code>/{w.trigger.path}</code>
-                    </td>
-                    <td>
-                      {exec === undefined ? (
-                        <span className="muted">…</span>
-                      ) : exec === null ? (
-                        <span className="muted small">Never run</span>
-                      ) : (
-                        <Link
-                          to={`/executions/${exec.id}`}
-                          className="last-exec"
-                          title={formatTime(exec.createdAt)}
-                        >
-                          <StatusBadge status={exec.status} />{' '}
-                          <span className="muted small">
-                            {exec.mode === 'test' ? 'test · ' : ''}
-                            {formatAgo(exec.createdAt)}
-                          </span>
-                        </Link>
-                      )}
-                    </td>
-                    <td className="actions-cell">
-                      <button
-                        type="button"
-                        className="button small"
-                        onClick={() => duplicate(w)}
-                        disabled={busy === w.id}
-                        aria-label={`Duplicate ${w.name}`}
-                      >
-                        Duplicate
-                      </button>
-                      <button
-                        type="button"
-                        className="button small danger-outline"
-                        onClick={() => setDeleting(w)}
-                        disabled={busy === w.id}
-                        aria-label={`Delete ${w.name}`}
-                      >
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-          {shown.length === 0 && <p className="muted">No workflow matches "{search}".</p>}
-        </div>
+            );
+          })}
+        </ListTable>
       )}
 
       <ConfirmDialog
@@ -311,7 +288,7 @@ export function WorkflowList() {
         title={`Delete "${deleting?.name ?? ''}"?`}
         confirmLabel="Delete workflow"
         danger
-        busy={busy !== null}
+        busy={rowAction.busy}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       >
