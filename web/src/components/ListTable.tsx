@@ -1,14 +1,16 @@
 import type { ReactNode } from 'react';
 
 /**
- * The table of a list page (workflows, tokens, credentials, versions): its caption for screen
- * readers, the column headings, a last column of row actions (named "Actions" for screen readers
- * only), the rows, a "Show more" button while the API has another page, then `footer`.
+ * The table of a list page (workflows, tokens, credentials, versions, executions): its caption for
+ * screen readers, the column headings, a last column of row actions (named "Actions" for screen
+ * readers only; none with `actions={false}`), the rows, a "Show more" button while the API has
+ * another page, then `footer` — in the scrolling wrapper that keeps a wide table inside a phone's screen.
  */
 export function ListTable({
   caption,
   columns,
   className,
+  actions = true,
   onMore,
   footer,
   children,
@@ -17,6 +19,8 @@ export function ListTable({
   columns: string[];
   /** Added to `data-table`. */
   className?: string;
+  /** Whether the rows end with a cell of actions. */
+  actions?: boolean;
   /** Shows "Show more"; undefined when there is no next page. */
   onMore?: (() => void) | undefined;
   footer?: ReactNode;
@@ -34,9 +38,11 @@ export function ListTable({
                 {column}
               </th>
             ))}
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
+            {actions && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>{children}</tbody>
