@@ -35,6 +35,13 @@ interface StepRecord {
   logs?: string[];
 }
 
+interface ExecutionPage {
+  items: Execution[];
+  nextCursor: string | null;
+  /** With --where: whether the field was searched through its index (settings.searchFields). */
+  search?: { path: string; indexed: boolean; window?: number; hint?: string };
+}
+
 export interface Output {
   write(text: string): unknown;
 }
@@ -76,13 +83,11 @@ export async function executions(
         if (values.where) query.set('where', values.where);
         const limit = Number(values.limit ?? '20');
         query.set('limit', String(limit));
-        let page = await callApi<{ items: Execution[]; nextCursor: string | null }>(
-          target,
-          'GET',
-          `/executions?${query}`,
-        );
-        // A search (--where) looks at a window of executions per request: follow the cursor until
-        // the page is full or the search is over (at most 100 requests: a million executions).
+        let page = await callApi<ExecutionPage>(target, 'GET', `/executions?${query}`);
+        const search = page.search;
+        // A search (--where) of a field that is not indexed looks at a window of executions per
+        // request: follow the cursor until the page is full or the search is over (at most 100
+        // requests: a million executions). An indexed one answers full pages.
         for (
           let more = 0;
           values.where && page.items.length < limit && page.nextCursor && more < 100;
@@ -90,13 +95,13 @@ export async function executions(
         ) {
           query.set('cursor', page.nextCursor);
           query.set('limit', String(limit - page.items.length));
-          const next = await callApi<{ items: Execution[]; nextCursor: string | null }>(
-            target,
-            'GET',
-            `/executions?${query}`,
-          );
+          const next = await callApi<ExecutionPage>(target, 'GET', `/executions?${query}`);
           page = { items: [...page.items, ...next.items], nextCursor: next.nextCursor };
         }
+        if (search && !search.indexed)
+          stderr.write(
+            `Not indexed: searched the executions ${search.window ?? ''} at a time, newest first${page.nextCursor ? ' (stopped before the oldest)' : ''}.\n${search.hint ?? ''}\n`,
+          );
         if (values.json) {
           stdout.write(`${JSON.stringify(page.items, null, 2)}\n`);
           return 0;

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { newId, nowIso } from '../ids.js';
 import type { FailedExecution } from '../queue/worker.js';
+import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
@@ -59,16 +60,21 @@ export class ErrorWorkflows {
         },
         receivedAt: now,
       };
+      const version = target.publishedVersion ?? target.version;
+      // Its searchable fields are those of the version it runs (issue 19).
+      const run =
+        version === target.version ? target : await workflowsRepo.getVersion(trx, target.id, version);
       await executionsRepo.insert(
         trx,
         queuedExecution({
           id,
           workflow_id: target.id,
-          workflow_version: target.publishedVersion ?? target.version,
+          workflow_version: version,
           mode: 'error',
           trigger: JSON.stringify(item),
           created_at: now,
         }),
+        searchFieldRows({ id, workflow_id: target.id }, run?.settings?.searchFields, item),
       );
       return 'started' as const;
     });

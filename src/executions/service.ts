@@ -10,13 +10,34 @@ import { AppError } from '../errors.js';
 import { encodeCursor, newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import { blobsRepo } from '../store/blobs.js';
-import { parseWhere, searchExecutions } from '../store/execution-search.js';
+import {
+  MAX_VALUE_LENGTH,
+  parseWhere,
+  SEARCH_WINDOW,
+  searchExecutions,
+  searchFieldRows,
+  searchIndexed,
+} from '../store/execution-search.js';
 import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/executions.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
+import type { Workflow, WorkflowSettings } from '../model/workflow.js';
 
 export type ReplayTarget = 'published' | 'draft';
+
+/** How a search (`where=`) was answered: beside `items` and `nextCursor` in the list. */
+export interface SearchInfo {
+  /** The field searched, in dots. */
+  path: string;
+  /** Through the searchable fields' index (full pages), or windowed (see store/execution-search.ts). */
+  indexed: boolean;
+  /** Indexed: the workflows whose index was searched. */
+  workflowIds?: string[];
+  /** Windowed: how many executions each request examined. */
+  window?: number;
+  hint?: string;
+}
 
 export class ExecutionService {
   readonly #store: Store;
@@ -27,22 +48,65 @@ export class ExecutionService {
     this.#bus = bus;
   }
 
-  async list<T>(filter: ExecutionFilter, map: (row: ExecutionRow) => T, where?: string): Promise<Page<T>> {
-    if (where !== undefined) {
-      const condition = parseWhere(where);
-      if (!condition)
-        throw new AppError('validation_failed', `"${where}" is not a field condition.`, {
-          hint: 'Write where=<path>=<value>, the path in dots from the trigger item, e.g. where=body.order_id=o-1.',
-          fields: [{ field: '/where', message: 'expected <path>=<value>' }],
-        });
-      const page = await searchExecutions(this.#store.db, this.#store.caps, filter, condition);
-      return {
-        items: page.rows.map(map),
-        nextCursor: page.continueBefore ? encodeCursor(page.continueBefore) : null,
-      };
+  /**
+   * The executions list; with `where` a search by a field of the trigger item, indexed when the
+   * field is declared searchable (see store/execution-search.ts), and `search` says which it was.
+   */
+  async list<T>(
+    filter: ExecutionFilter,
+    map: (row: ExecutionRow) => T,
+    where?: string,
+  ): Promise<Page<T> & { search?: SearchInfo }> {
+    if (where === undefined) {
+      const rows = await executionsRepo.list(this.#store.db, { ...filter, limit: filter.limit + 1 });
+      return toPage(rows, filter.limit, map);
     }
-    const rows = await executionsRepo.list(this.#store.db, { ...filter, limit: filter.limit + 1 });
-    return toPage(rows, filter.limit, map);
+    const condition = parseWhere(where);
+    if (!condition)
+      throw new AppError('validation_failed', `"${where}" is not a field condition.`, {
+        hint: 'Write where=<path>=<value>, the path in dots from the trigger item, e.g. where=body.order_id=o-1.',
+        fields: [{ field: '/where', message: 'expected <path>=<value>' }],
+      });
+    const path = condition.path.join('.');
+    const declaring = await this.#declaring(filter.workflowId, path);
+    const tooLong = condition.value.length > MAX_VALUE_LENGTH;
+    if (declaring.length > 0 && !tooLong) {
+      const rows = await searchIndexed(
+        this.#store.db,
+        { ...filter, limit: filter.limit + 1 },
+        declaring,
+        path,
+        condition.value,
+      );
+      const search: SearchInfo = { path, indexed: true, workflowIds: declaring };
+      if (!filter.workflowId)
+        search.hint = `Searched the executions of the workflows that declare ${path} as a searchable field (workflowIds). Filter by a workflow to search another one.`;
+      return { ...toPage(rows, filter.limit, map), search };
+    }
+    const page = await searchExecutions(this.#store.db, this.#store.caps, filter, condition);
+    return {
+      items: page.rows.map(map),
+      nextCursor: page.continueBefore ? encodeCursor(page.continueBefore) : null,
+      search: {
+        path,
+        indexed: false,
+        window: SEARCH_WINDOW,
+        hint: tooLong
+          ? `Values over ${MAX_VALUE_LENGTH} characters are not indexed: each request searched the next ${SEARCH_WINDOW} executions; follow nextCursor until it is null.`
+          : `${path} is not a searchable field of ${filter.workflowId ? 'this workflow' : 'any workflow'}: each request searched the next ${SEARCH_WINDOW} executions; follow nextCursor until it is null. To search it through an index, declare ${path} as a searchable field in the workflow's settings ("settings": {"searchFields": ["${path}"]}, or Settings in the editor); executions from then on are indexed.`,
+      },
+    };
+  }
+
+  /** The workflows whose latest saved version declares `path` searchable (of `workflowId` only, if given). */
+  async #declaring(workflowId: string | undefined, path: string): Promise<string[]> {
+    let q = this.#store.db.selectFrom('workflows').select(['id', 'settings']);
+    // Settings are JSON text; only those declaring some field are read further.
+    q = workflowId ? q.where('id', '=', workflowId) : q.where('settings', 'like', '%"searchFields"%');
+    const rows = await q.execute();
+    return rows
+      .filter((r) => (JSON.parse(r.settings) as WorkflowSettings).searchFields?.includes(path))
+      .map((r) => r.id);
   }
 
   async get(id: string): Promise<ExecutionRow> {
@@ -60,7 +124,7 @@ export class ExecutionService {
     const old = await this.get(id);
     const version = await workflowsRepo.getVersion(this.#store.db, old.workflow_id, old.workflow_version);
     if (!version) throw workflowGone(old.workflow_id);
-    return this.#enqueue(old, old.workflow_version, old.id);
+    return this.#enqueue(old, version, old.id);
   }
 
   /**
@@ -73,7 +137,7 @@ export class ExecutionService {
     const old = await this.get(id);
     const workflow = await workflowsRepo.get(this.#store.db, old.workflow_id);
     if (!workflow) throw workflowGone(old.workflow_id);
-    if (target === 'draft') return this.#enqueue(old, workflow.version, null, 'test');
+    if (target === 'draft') return this.#enqueue(old, workflow, null, 'test');
     if (workflow.publishedVersion === null) {
       throw new AppError(
         'not_published',
@@ -83,33 +147,50 @@ export class ExecutionService {
         },
       );
     }
-    return this.#enqueue(old, workflow.publishedVersion, null, 'production');
+    const published =
+      workflow.publishedVersion === workflow.version
+        ? workflow
+        : await workflowsRepo.getVersion(this.#store.db, workflow.id, workflow.publishedVersion);
+    if (!published) throw workflowGone(old.workflow_id);
+    return this.#enqueue(old, published, null, 'production');
   }
 
+  /** `version`: the workflow as saved in the version to run (its settings say which fields to index). */
   async #enqueue(
     old: ExecutionRow,
-    version: number,
+    version: Workflow,
     retryOf: string | null,
     mode: ExecutionRow['mode'] = old.mode,
   ): Promise<string> {
     const executionId = newId();
     const now = nowIso();
-    await executionsRepo.insert(
-      this.#store.db,
-      queuedExecution({
-        id: executionId,
-        workflow_id: old.workflow_id,
-        workflow_version: version,
-        // A retry keeps the mode; a replay runs as its target does (published: production, draft:
-        // test). The item itself keeps saying how it arrived (`executionMode`).
-        mode,
-        trigger: old.trigger,
-        created_at: now,
-        retry_of: retryOf,
-        // Warnings are about the item (schemaCheck "warn"), which is the same.
-        warnings: old.warnings,
-      }),
-    );
+    const searchFields = version.settings?.searchFields;
+    const fields = searchFields
+      ? searchFieldRows(
+          { id: executionId, workflow_id: old.workflow_id },
+          searchFields,
+          JSON.parse(old.trigger),
+        )
+      : [];
+    await this.#store.transaction(async (trx) => {
+      await executionsRepo.insert(
+        trx,
+        queuedExecution({
+          id: executionId,
+          workflow_id: old.workflow_id,
+          workflow_version: version.version,
+          // A retry keeps the mode; a replay runs as its target does (published: production, draft:
+          // test). The item itself keeps saying how it arrived (`executionMode`).
+          mode,
+          trigger: old.trigger,
+          created_at: now,
+          retry_of: retryOf,
+          // Warnings are about the item (schemaCheck "warn"), which is the same.
+          warnings: old.warnings,
+        }),
+        fields,
+      );
+    });
     await this.#bus.publish('execution.queued', {});
     return executionId;
   }

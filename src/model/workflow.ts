@@ -4,6 +4,7 @@
  */
 import Type, { type Static } from 'typebox';
 import { METHODS } from '../shared/path.js';
+import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../shared/search-fields.js';
 
 const Secret = Type.String({ minLength: 1, maxLength: 4096 });
 
@@ -153,16 +154,29 @@ const StepsSchema = Type.Array(StepSchema, { maxItems: 200 });
 
 /**
  * Workflow settings (SPEC 1, 7c). `errorWorkflowId`: the workflow run (mode `error`) when a
- * production execution of this one fails; null (or leaving it out) sets none.
+ * production execution of this one fails; null (or leaving it out) sets none. `searchFields`
+ * (issue 19): fields of the trigger item indexed for `GET /executions?where=`, from the executions
+ * this version runs on; null or `[]` declares none.
  */
 export const WorkflowSettingsSchema = Type.Object(
   {
     errorWorkflowId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+    searchFields: Type.Optional(
+      Type.Union([
+        Type.Array(Type.String({ minLength: 1, maxLength: 512, pattern: FIELD_PATH_PATTERN }), {
+          maxItems: MAX_SEARCH_FIELDS,
+          uniqueItems: true,
+        }),
+        Type.Null(),
+      ]),
+    ),
   },
   { additionalProperties: false },
 );
 export interface WorkflowSettings {
   errorWorkflowId?: string;
+  /** Trigger-item fields indexed for search (dotted paths); absent when none. */
+  searchFields?: string[];
 }
 
 export const WorkflowCreateSchema = Type.Object(
@@ -236,7 +250,15 @@ export const WorkflowSchema = Type.Object({
     productionUrl: Type.String(),
   }),
   steps: Type.Array(Type.Record(Type.String(), Type.Unknown())),
-  settings: Type.Object({ errorWorkflowId: Type.Optional(Type.String()) }),
+  settings: Type.Object({
+    errorWorkflowId: Type.Optional(Type.String()),
+    searchFields: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'Fields of the trigger item indexed for GET /executions?where= (e.g. body.order_id), from the executions this version runs on.',
+      }),
+    ),
+  }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });

@@ -1,8 +1,9 @@
 /**
  * Executions retention (HOOKFLOW_EXECUTIONS_MAX_AGE, HOOKFLOW_EXECUTIONS_MAX_COUNT): finished
  * executions older than the age, or beyond the count (oldest first), are deleted with their
- * uploaded files. Queued, running and waiting executions are never deleted. Without it the executions
- * table grows by every request forever (at 10 000 req/s, ~1 GB of SQLite a minute).
+ * uploaded files and searchable fields. Queued, running and waiting executions are never deleted.
+ * Without it the executions table grows by every request forever (at 10 000 req/s, ~1 GB of
+ * SQLite a minute).
  *
  * Both limits are cut-offs on the id: ids are UUIDv7, ordered by creation time, so "older than
  * the age" is `id < <the UUIDv7 prefix of now - age>` and "beyond the count" is `id <= <the
@@ -130,6 +131,14 @@ export class Retention {
           )
           .execute();
         await trx.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
+        // Searchable fields (issue 19): a range walk of their execution_id index, empty (and
+        // nearly free) when no workflow declares any.
+        await trx
+          .deleteFrom('execution_fields')
+          .where('execution_id', '>=', first)
+          .where('execution_id', '<=', last)
+          .where('execution_id', 'in', inRange)
+          .execute();
         await trx
           .deleteFrom('executions')
           .where('id', '>=', first)

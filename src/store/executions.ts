@@ -1,5 +1,5 @@
 import type { Db } from './store.js';
-import type { ExecutionRow, ExecutionsTable, NewExecutionRow } from './schema.js';
+import type { ExecutionFieldRow, ExecutionRow, ExecutionsTable, NewExecutionRow } from './schema.js';
 
 /**
  * Statuses of an execution that has not finished: it will still run (queued, waiting) or runs now.
@@ -53,8 +53,13 @@ export function queuedExecution(r: {
 }
 
 export const executionsRepo = {
-  async insert(db: Db, row: NewExecutionRow): Promise<void> {
+  /**
+   * The execution and its searchable fields (execution-search.ts `searchFieldRows`): give a
+   * transaction when there are fields, so both are committed together.
+   */
+  async insert(db: Db, row: NewExecutionRow, fields: readonly ExecutionFieldRow[] = []): Promise<void> {
     await db.insertInto('executions').values(row).execute();
+    if (fields.length > 0) await db.insertInto('execution_fields').values(fields).execute();
   },
 
   async get(db: Db, id: string): Promise<ExecutionRow | undefined> {

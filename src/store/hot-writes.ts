@@ -20,7 +20,7 @@ export async function runHotWrites(
   const out: boolean[] = [];
   for (const w of writes) {
     if (w.kind === 'insert') {
-      await hot.insertExecution(trx, w.row);
+      await hot.insertExecution(trx, w.row, w.fields);
       out.push(true);
     } else out.push(...(await hot.completeExecutions(trx, [w.completion])));
   }
@@ -29,8 +29,9 @@ export async function runHotWrites(
 
 export function kyselyHotStatements(): HotStatements {
   return {
-    async insertExecution(trx, row) {
+    async insertExecution(trx, row, fields) {
       await trx.insertInto('executions').values(row).execute();
+      if (fields?.length) await trx.insertInto('execution_fields').values(fields).execute();
     },
     async insertBlobs(trx, rows) {
       for (const blob of rows) {

@@ -95,6 +95,20 @@ export interface RejectionsTable {
   ip: string;
 }
 
+/**
+ * The searchable fields of executions (issue 19, `settings.searchFields`): one row per execution
+ * and declared field holding a scalar, written in the execution's own transaction. Its primary key
+ * (workflow_id, path, value, execution_id) is the search's index.
+ */
+export interface ExecutionFieldsTable {
+  workflow_id: string;
+  /** The declared path in dots, e.g. `body.order_id`. */
+  path: string;
+  /** The value's text (execution-search.ts `fieldText`). */
+  value: string;
+  execution_id: string;
+}
+
 /** Credentials of outbound calls (SPEC 7c). */
 export interface CredentialsTable {
   id: string;
@@ -190,6 +204,7 @@ export interface Database {
   workflow_versions: WorkflowVersionsTable;
   api_tokens: ApiTokensTable;
   executions: ExecutionsTable;
+  execution_fields: ExecutionFieldsTable;
   test_listeners: TestListenersTable;
   test_events: TestEventsTable;
   learned_schemas: LearnedSchemasTable;
@@ -204,6 +219,7 @@ export type NewWorkflowRow = Insertable<WorkflowsTable>;
 export type WorkflowUpdate = Updateable<WorkflowsTable>;
 export type ExecutionRow = Selectable<ExecutionsTable>;
 export type NewExecutionRow = Insertable<ExecutionsTable>;
+export type ExecutionFieldRow = Selectable<ExecutionFieldsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type TestEventRow = Selectable<TestEventsTable>;
 export type TestListenerRow = Selectable<TestListenersTable>;

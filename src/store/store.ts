@@ -7,7 +7,7 @@
  * cycle back through the factory that loads them.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, ExecutionsTable, NewBlobRow, NewExecutionRow } from './schema.js';
+import type { Database, ExecutionFieldRow, ExecutionsTable, NewBlobRow, NewExecutionRow } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -48,7 +48,12 @@ export interface ExecutionCompletion {
  * connection.
  */
 export interface HotStatements {
-  insertExecution(trx: Transaction<Database>, row: NewExecutionRow): Promise<void>;
+  /** With its searchable fields' rows (execution-search.ts), none for most workflows. */
+  insertExecution(
+    trx: Transaction<Database>,
+    row: NewExecutionRow,
+    fields?: readonly ExecutionFieldRow[],
+  ): Promise<void>;
   /**
    * Uploaded files. Also kept off Kysely for memory: its query compiler holds the parameters of
    * the last query it compiled, so a 16 MiB upload stayed in memory until the next query.
@@ -72,7 +77,7 @@ export type HotWrite =
    * `runPure`: the row's workflow is pure and may be run by the store before the insert (see
    * `Store.runsPure`), which then fills the row in finished; a store that does not inserts it as is.
    */
-  | { kind: 'insert'; row: NewExecutionRow; runPure?: boolean }
+  | { kind: 'insert'; row: NewExecutionRow; runPure?: boolean; fields?: readonly ExecutionFieldRow[] }
   | { kind: 'complete'; completion: ExecutionCompletion };
 
 export interface Store {

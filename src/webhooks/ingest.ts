@@ -19,7 +19,7 @@ import type { Transaction } from 'kysely';
 import { AppError } from '../errors.js';
 import type { ExecutionEntry } from '../queue/entry.js';
 import type { GroupCommit } from '../store/group-commit.js';
-import type { Database, NewExecutionRow } from '../store/schema.js';
+import type { Database, ExecutionFieldRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import type { Workflow } from '../model/workflow.js';
 
@@ -34,6 +34,8 @@ export interface IngestJob {
   item: unknown;
   /** The request's other writes (idempotency key, blobs, test capture), in the same transaction. */
   write?: IngestWrite;
+  /** The execution's searchable fields (store/execution-search.ts), inserted with it; most have none. */
+  fields?: readonly ExecutionFieldRow[];
 }
 
 export class Ingest {
@@ -90,7 +92,7 @@ export class Ingest {
         },
       );
     }
-    const { workflow, execution: row, item, write } = job;
+    const { workflow, execution: row, item, write, fields } = job;
     this.#pending++;
     try {
       await this.#entry.offer({
@@ -103,9 +105,9 @@ export class Ingest {
           write
             ? this.#writer.run(async (trx) => {
                 await write(trx);
-                await this.#store.hot.insertExecution(trx, row);
+                await this.#store.hot.insertExecution(trx, row, fields);
               })
-            : this.#writer.hot({ kind: 'insert', row, runPure: runByStore }),
+            : this.#writer.hot({ kind: 'insert', row, runPure: runByStore, ...(fields ? { fields } : {}) }),
       });
     } finally {
       this.#pending--;

@@ -10,6 +10,7 @@ import { AppError } from '../errors.js';
 import { isoString, newId } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
+import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 import type { AuthConfig, Workflow } from '../model/workflow.js';
@@ -256,6 +257,7 @@ export class Receiver {
           }
         : undefined;
 
+    const searchFields = workflow.settings?.searchFields;
     try {
       await this.#d.ingest.commit({
         workflow,
@@ -270,6 +272,10 @@ export class Receiver {
         }),
         item,
         ...(write ? { write } : {}),
+        // Only workflows that declare searchable fields pay for them (issue 19).
+        ...(searchFields
+          ? { fields: searchFieldRows({ id: executionId, workflow_id: workflow.id }, searchFields, item) }
+          : {}),
       });
     } catch (err) {
       finished?.cancel();

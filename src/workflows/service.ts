@@ -26,6 +26,7 @@ import {
   type WorkflowCreate,
   type WorkflowPatch,
   type WorkflowSettings,
+  WorkflowSettingsSchema,
 } from '../model/workflow.js';
 import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
@@ -183,6 +184,8 @@ export class WorkflowService {
           await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
           await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
           await trx.deleteFrom('rejections').where('workflow_id', '=', id).execute();
+          // Its searchable fields' index (issue 19); its executions stay, searched without it.
+          await trx.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
         }
         return ok;
       },
@@ -360,12 +363,23 @@ async function checkSteps(steps: Step[]): Promise<Step[]> {
  * no settings at all; `keep` (PUT) means absent settings keep `fallback` rather than clearing it.
  */
 function settingsOf(
-  input: { errorWorkflowId?: string | null } | undefined,
+  input: { errorWorkflowId?: string | null; searchFields?: string[] | null } | undefined,
   fallback: WorkflowSettings,
   keep = false,
 ): WorkflowSettings {
   if (input === undefined) return keep ? fallback : {};
-  return typeof input.errorWorkflowId === 'string' ? { errorWorkflowId: input.errorWorkflowId } : {};
+  // The routes check their body against this schema; imports (CLI) and merged patches come here unchecked.
+  if (!Value.Check(WorkflowSettingsSchema, input)) {
+    const fields = Value.Errors(WorkflowSettingsSchema, input)
+      .slice(0, 20)
+      .map((e) => ({ field: `/settings${e.instancePath}`, message: e.message }));
+    throw validationFailed(fields);
+  }
+  return {
+    ...(typeof input.errorWorkflowId === 'string' ? { errorWorkflowId: input.errorWorkflowId } : {}),
+    // `[]` declares none, stored as absent: a workflow without searchable fields keeps `{}`.
+    ...(input.searchFields?.length ? { searchFields: [...input.searchFields] } : {}),
+  };
 }
 
 /** Credentials and the error workflow named must exist: 400 naming each field that names one that does not. */

@@ -103,11 +103,35 @@ const ListQuery = Type.Intersect([
         minLength: 3,
         maxLength: 512,
         description:
-          'A field of the trigger item and its value, e.g. body.order_id=o-1 (the text of the value). Each request searches the next 10 000 executions (newest first): a page may hold fewer than limit items; follow nextCursor until it is null.',
+          "A field of the trigger item and its value, e.g. body.order_id=o-1 (the text of the value). A field the workflow declares searchable (settings.searchFields) is searched through an index: full pages, exact. Any other field: each request searches the next 10 000 executions (newest first), so a page may hold fewer than limit items; follow nextCursor until it is null. The answer's `search` says which.",
       }),
     ),
   }),
 ]);
+
+/** The list, and with `where` how the search was answered (additive to the list's `{items, nextCursor}`). */
+const ExecutionPage = Type.Object({
+  ...pageOf(ExecutionSchema).properties,
+  search: Type.Optional(
+    Type.Object(
+      {
+        path: Type.String({ description: 'The field searched.' }),
+        indexed: Type.Boolean({
+          description:
+            'true: through the index of a searchable field (settings.searchFields): full pages, exact over the executions written since it was declared. false: windowed (see where).',
+        }),
+        workflowIds: Type.Optional(
+          Type.Array(Type.String(), { description: 'Indexed: the workflows whose index was searched.' }),
+        ),
+        window: Type.Optional(
+          Type.Integer({ description: 'Not indexed: executions each request examined.' }),
+        ),
+        hint: Type.Optional(Type.String()),
+      },
+      { description: 'Only with where: how the search was answered.' },
+    ),
+  ),
+});
 
 export function executionRoutes(app: App, { executions }: HttpDeps): void {
   const tags = ['executions'];
@@ -116,7 +140,7 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
     {
       schema: routeSchema(tags, {
         querystring: ListQuery,
-        response: { 200: pageOf(ExecutionSchema), ...errors(400, 401) },
+        response: { 200: ExecutionPage, ...errors(400, 401) },
       }),
     },
     async (req) =>

@@ -255,6 +255,29 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.alterTable('workflow_versions').addColumn('saved_by', 'text').execute();
     },
   }),
+  '0011_execution_fields': (caps) => ({
+    async up(db: Kysely<unknown>) {
+      // Searchable fields of executions (issue 19, settings.searchFields; store/execution-search.ts):
+      // the declared fields' values, written with the execution. The primary key is the search's
+      // index: one workflow's path and value, newest execution first. On SQLite the table is that
+      // b-tree alone (WITHOUT ROWID), not a rowid table plus an index holding the same columns.
+      await db.schema
+        .createTable('execution_fields')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('execution_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('execution_fields_pk', ['workflow_id', 'path', 'value', 'execution_id'])
+        .$call((t) => (caps.name === 'sqlite' ? t.modifyEnd(sql`without rowid`) : t))
+        .execute();
+      // Retention deletes the rows of a range of executions (queue/retention.ts).
+      await db.schema
+        .createIndex('execution_fields_execution_id')
+        .on('execution_fields')
+        .column('execution_id')
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

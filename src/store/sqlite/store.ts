@@ -7,7 +7,14 @@ import type { Config } from '../../config.js';
 import { splitBlob } from '../blobs.js';
 import type { Database } from '../schema.js';
 import { HookflowSqliteDialect } from './dialect.js';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, completeParams, insertParams } from './statements.js';
+import {
+  COMPLETE_EXECUTION,
+  INSERT_EXECUTION,
+  INSERT_EXECUTION_FIELD,
+  completeParams,
+  fieldParams,
+  insertParams,
+} from './statements.js';
 import { SqliteWriter, type ThreadRunner } from './writer.js';
 import { runHotWrites } from '../hot-writes.js';
 import type { DialectCapabilities, HotStatements, Store } from '../store.js';
@@ -166,13 +173,17 @@ class WalSync {
 function preparedHotStatements(database: SqliteDatabase.Database): HotStatements {
   // Prepared on first use: the tables exist only once the migrations have run.
   let insert: SqliteDatabase.Statement | undefined;
+  let field: SqliteDatabase.Statement | undefined;
   let complete: SqliteDatabase.Statement | undefined;
   let blob: SqliteDatabase.Statement | undefined;
   let part: SqliteDatabase.Statement | undefined;
   return {
-    async insertExecution(_trx, r) {
+    async insertExecution(_trx, r, fields) {
       insert ??= database.prepare(INSERT_EXECUTION);
       insert.run(insertParams(r));
+      if (!fields?.length) return;
+      field ??= database.prepare(INSERT_EXECUTION_FIELD);
+      for (const f of fields) field.run(fieldParams(f));
     },
     async insertBlobs(_trx, rows) {
       blob ??= database.prepare(

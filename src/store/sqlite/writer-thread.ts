@@ -15,8 +15,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import type { NewExecutionRow } from '../schema.js';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, insertParams, type SqlValue } from './statements.js';
-import type { RunFinished, ThreadData, ThreadReply, ThreadRequest } from './writer.js';
+import {
+  COMPLETE_EXECUTION,
+  INSERT_EXECUTION,
+  INSERT_EXECUTION_FIELD,
+  insertParams,
+  type SqlValue,
+} from './statements.js';
+import type { FieldParams, RunFinished, ThreadData, ThreadReply, ThreadRequest } from './writer.js';
 
 type Runner = (row: NewExecutionRow, batchStart: number) => Promise<{ crash?: string; deferred?: true }>;
 
@@ -33,18 +39,25 @@ database.pragma('foreign_keys = ON');
 database.pragma('cache_size = -1024');
 
 // Prepared on the first batch: the thread starts before the migrations have created the tables.
-const statements = new Map<'insert' | 'complete', SqliteDatabase.Statement>();
-function statement(kind: 'insert' | 'complete'): SqliteDatabase.Statement {
+const SQL = { insert: INSERT_EXECUTION, complete: COMPLETE_EXECUTION, field: INSERT_EXECUTION_FIELD };
+const statements = new Map<keyof typeof SQL, SqliteDatabase.Statement>();
+function statement(kind: keyof typeof SQL): SqliteDatabase.Statement {
   let s = statements.get(kind);
   if (!s) {
-    s = database.prepare(kind === 'insert' ? INSERT_EXECUTION : COMPLETE_EXECUTION);
+    s = database.prepare(SQL[kind]);
     statements.set(kind, s);
   }
   return s;
 }
+/** A write as the batch runs it: an insert may carry its searchable fields (execution-search.ts). */
+type Write = ['insert', SqlValue[], FieldParams?] | ['complete', SqlValue[]];
 const batch = database.transaction(
-  (writes: ['insert' | 'complete', SqlValue[]][]): boolean[] =>
-    writes.map(([kind, params]) => statement(kind).run(params).changes > 0),
+  (writes: Write[]): boolean[] =>
+    writes.map(([kind, params, fields]) => {
+      const done = statement(kind).run(params).changes > 0;
+      if (fields) for (const f of fields) statement('field').run(f);
+      return done;
+    }),
   // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.
 ).immediate;
 
@@ -65,14 +78,15 @@ const loadRunner = (): Promise<Runner | undefined> => {
 
 async function handle(msg: ThreadRequest): Promise<ThreadReply> {
   const finished: NonNullable<ThreadReply['finished']> = [];
-  const writes: ['insert' | 'complete', SqlValue[]][] = [];
+  const writes: Write[] = [];
   /** When this batch's first run began (after the runner was loaded). */
   let batchStart: number | undefined;
-  for (const [i, [kind, payload]] of msg.writes.entries()) {
-    if (kind !== 'run') {
-      writes.push([kind, payload]);
+  for (const [i, write] of msg.writes.entries()) {
+    if (write[0] !== 'run') {
+      writes.push(write);
       continue;
     }
+    const [, payload, fields] = write;
     // Without a runner, or when the runner gives up on it, the row goes in as it came (queued):
     // the executor runs it later.
     const run = await loadRunner();
@@ -86,7 +100,7 @@ async function handle(msg: ThreadRequest): Promise<ThreadReply> {
         ...(crash ? { crash } : {}),
       });
     }
-    writes.push(['insert', insertParams(payload)]);
+    writes.push(fields ? ['insert', insertParams(payload), fields] : ['insert', insertParams(payload)]);
   }
   const reply: ThreadReply = { seq: msg.seq, results: batch(writes) };
   if (finished.length > 0) reply.finished = finished;

@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { threadModule } from '../../thread-module.js';
 import type { NewExecutionRow } from '../schema.js';
-import { completeParams, insertParams, type SqlValue } from './statements.js';
+import { completeParams, fieldParams, insertParams, type SqlValue } from './statements.js';
 import type { HotWrite } from '../store.js';
 
 /** A module the thread loads to run pure workflows before inserting them (queue/pure-run-thread.ts). */
@@ -36,9 +36,16 @@ export interface ThreadData {
   runner?: ThreadRunner | undefined;
 }
 
+/** An insert's or a run's third element: its searchable fields' parameters (`fieldParams`). */
+export type FieldParams = SqlValue[][];
+
 export interface ThreadRequest {
   seq: number;
-  writes: (['insert' | 'complete', SqlValue[]] | ['run', NewExecutionRow])[];
+  writes: (
+    | ['insert', SqlValue[], FieldParams?]
+    | ['complete', SqlValue[]]
+    | ['run', NewExecutionRow, FieldParams?]
+  )[];
 }
 
 /**
@@ -120,13 +127,12 @@ export class SqliteWriter {
     const seq = ++this.#seq;
     const request: ThreadRequest = {
       seq,
-      writes: writes.map((w) =>
-        w.kind === 'complete'
-          ? ['complete', completeParams(w.completion)]
-          : w.runPure && this.runsPure
-            ? ['run', w.row]
-            : ['insert', insertParams(w.row)],
-      ),
+      writes: writes.map((w): ThreadRequest['writes'][number] => {
+        if (w.kind === 'complete') return ['complete', completeParams(w.completion)];
+        const fields = w.fields?.length ? w.fields.map(fieldParams) : undefined;
+        if (w.runPure && this.runsPure) return fields ? ['run', w.row, fields] : ['run', w.row];
+        return fields ? ['insert', insertParams(w.row), fields] : ['insert', insertParams(w.row)];
+      }),
     };
     return new Promise<boolean[]>((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
