@@ -246,6 +246,12 @@ describe('a switch workflow in the browser', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => rows.count()).toBe(1);
     expect(page.url()).toContain('where=body.issue.number%3D7');
+    // Not a searchable field of the workflow: the page says so and how to index it.
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Not indexed' })
+      .getByText(/declare/)
+      .waitFor();
     await page.getByLabel('Trigger field = value').fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => rows.count()).toBe(2);
@@ -464,6 +470,9 @@ describe('an error workflow in the browser', () => {
     await page.getByRole('button', { name: '+ Fail' }).click();
     await page.getByRole('textbox', { name: 'Message' }).fill('broken on purpose');
     await page.getByLabel('Error workflow').selectOption({ label: 'Alerts' });
+    // A searchable field (issue 19), saved in the same settings.
+    await page.getByRole('button', { name: 'Add searchable field' }).click();
+    await page.getByLabel('Searchable field 1').fill('body.order_id');
     // Activating saves the edits first, and publishes them.
     await page.getByRole('switch', { name: 'Activated' }).click();
     await page.getByTestId('publish-state').getByText(/Live/).waitFor();
@@ -471,7 +480,7 @@ describe('an error workflow in the browser', () => {
       items: { id: string; name: string; settings: unknown; trigger: { productionUrl: string } }[];
     };
     const fragile = list.items.find((w) => w.name === 'Fragile')!;
-    expect(fragile.settings).toEqual({ errorWorkflowId: alerts.id });
+    expect(fragile.settings).toEqual({ errorWorkflowId: alerts.id, searchFields: ['body.order_id'] });
 
     const res = await fetch(fragile.trigger.productionUrl, { method: 'POST', body: '{}' });
     const { executionId } = (await res.json()) as { executionId: string };

@@ -939,6 +939,26 @@ describe('draftFrom and payloadFrom', () => {
     expect(payloadFrom({ ...d, errorWorkflowId: '' }).body.settings).toEqual({});
   });
 
+  it('give back the searchable fields, leave out empty rows, and name a bad path at its row', () => {
+    const w = workflow({ settings: { searchFields: ['body.order_id', 'headers.x-github-event'] } });
+    const d = draftFrom(w);
+    expect(d.searchFields).toEqual(['body.order_id', 'headers.x-github-event']);
+    expect(payloadFrom(d).body.settings).toEqual({
+      searchFields: ['body.order_id', 'headers.x-github-event'],
+    });
+    expect(payloadFrom({ ...d, searchFields: ['', 'body.id'] }).body.settings).toEqual({
+      searchFields: ['body.id'],
+    });
+    expect(payloadFrom({ ...d, searchFields: [''] }).body.settings).toEqual({});
+    expect(draftFrom(workflow()).searchFields).toEqual([]);
+    expect(payloadFrom({ ...d, searchFields: ['body.id', 'body..x'] }).problems).toEqual([
+      {
+        field: '/settings/searchFields/1',
+        message: 'is not a field path: names in dots, e.g. body.order_id',
+      },
+    ]);
+  });
+
   it('give back a sandbox opt-out unchanged, and none when there was none', () => {
     const w = workflow();
     const open = workflow({ trigger: { ...w.trigger, response: { mode: 'respondStep', sandbox: false } } });
@@ -978,6 +998,7 @@ describe('draftFrom and payloadFrom', () => {
       trigger: triggerDraft(),
       steps: [newStep('set', []), newStep('set', [])],
       errorWorkflowId: '',
+      searchFields: [],
     };
     d.steps[0]!.name = '';
     d.steps[1]!.name = '';
@@ -1033,6 +1054,7 @@ describe('draftFrom and payloadFrom', () => {
             trigger: triggerDraft(),
             steps: steps.map(stepDraftFrom),
             errorWorkflowId: '',
+            searchFields: [],
           };
           const { body, problems } = payloadFrom(d);
           expect(problems).toEqual([]);

@@ -6,6 +6,7 @@
 import type { FieldProblem } from '../api';
 import type { AuthConfig, Method, ResponseMode, Step, Workflow } from '../types';
 import { normalizePath } from '../../../src/shared/path';
+import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../../../src/shared/search-fields';
 import { formFor, STEP_FORMS } from './steps';
 import type { CaseDraft, Row, StepDraft } from './steps/types';
 import { bodyToText, newKey, row, rowsFrom, textToBody, valueToText } from './steps/values';
@@ -37,12 +38,17 @@ export interface TriggerDraft {
   schemaCheck: 'off' | 'warn' | 'reject';
 }
 
+export { MAX_SEARCH_FIELDS };
+const FIELD_PATH = new RegExp(FIELD_PATH_PATTERN);
+
 export interface Draft {
   name: string;
   trigger: TriggerDraft;
   steps: StepDraft[];
   /** settings.errorWorkflowId (SPEC 7c); '' for none. */
   errorWorkflowId: string;
+  /** settings.searchFields (issue 19): dotted paths of the trigger item; '' while being typed. */
+  searchFields: string[];
 }
 
 export const STEP_TYPES: { type: string; label: string; description: string }[] = STEP_FORMS.map((f) => ({
@@ -239,6 +245,7 @@ export function draftFrom(w: Workflow): Draft {
     },
     steps: w.steps.map(stepDraftFrom),
     errorWorkflowId: w.settings?.errorWorkflowId ?? '',
+    searchFields: w.settings?.searchFields ?? [],
   };
 }
 
@@ -416,6 +423,17 @@ export function payloadFrom(d: Draft) {
   const trigger = triggerFrom(d.trigger, problems);
   const steps = stepsFrom(d.steps, '/steps', problems);
   // PUT keeps settings left out; `{}` clears them, which is what a form showing none means.
-  const settings = d.errorWorkflowId ? { errorWorkflowId: d.errorWorkflowId } : {};
+  const searchFields = d.searchFields.filter((p) => p !== '');
+  d.searchFields.forEach((path, i) => {
+    if (path !== '' && !FIELD_PATH.test(path))
+      problems.push({
+        field: `/settings/searchFields/${i}`,
+        message: 'is not a field path: names in dots, e.g. body.order_id',
+      });
+  });
+  const settings = {
+    ...(d.errorWorkflowId ? { errorWorkflowId: d.errorWorkflowId } : {}),
+    ...(searchFields.length > 0 ? { searchFields } : {}),
+  };
   return { body: { name: d.name.trim(), trigger, steps, settings }, problems };
 }

@@ -1,5 +1,6 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { type ApiError, api, asApiError, qs } from '../api';
+import { ListTable } from '../components/ListTable';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { ModeBadge, StatusBadge } from '../components/StatusBadge';
 import { formatDuration, formatTime } from '../lib/format';
@@ -7,6 +8,16 @@ import { listAllWorkflows } from '../lib/workflows';
 import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import type { Execution, Page, Workflow } from '../types';
+
+/** A page of the list; with `where`, how the search was answered (GET /executions `search`). */
+interface SearchInfo {
+  path: string;
+  indexed: boolean;
+  workflowIds?: string[];
+  window?: number;
+  hint?: string;
+}
+type SearchPage = Page<Execution> & { search?: SearchInfo };
 
 const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'filtered'];
 
@@ -24,6 +35,8 @@ export function ExecutionList({ search }: { search: string }) {
   /** The search box's text, sent (to the URL) on submit. */
   const [where, setWhere] = useState(filters.where);
   const [items, setItems] = useState<Execution[] | null>(null);
+  /** How the last search was answered (through the index or not). */
+  const [searched, setSearched] = useState<SearchInfo | undefined>(undefined);
   const [cursor, setCursor] = useState<string | null>(null);
   const [workflows, setWorkflows] = useState<Workflow[]>([]);
   const [error, setError] = useState<ApiError | null>(null);
@@ -38,10 +51,11 @@ export function ExecutionList({ search }: { search: string }) {
     let cancelled = false;
     const load = async () => {
       try {
-        const page = await api<Page<Execution>>('GET', `/executions${query}`);
+        const page = await api<SearchPage>('GET', `/executions${query}`);
         if (cancelled) return;
         setItems(page.items);
         setCursor(page.nextCursor);
+        setSearched(page.search);
         setError(null);
       } catch (err) {
         if (!cancelled) setError(asApiError(err));
@@ -154,6 +168,31 @@ export function ExecutionList({ search }: { search: string }) {
           </p>
         </form>
       </search>
+      {filters.where && searched && (
+        <p className="help" role="status">
+          {searched.indexed ? (
+            <>
+              Indexed: <code>{searched.path}</code> is a searchable field
+              {filters.workflowId
+                ? ''
+                : ` of ${searched.workflowIds?.length ?? 0} workflow(s); executions of other workflows are not searched`}
+              .
+            </>
+          ) : (
+            <>
+              Not indexed: each request searches {searched.window?.toLocaleString('en') ?? 'a window of'}{' '}
+              executions, newest first. To index it, declare <code>{searched.path}</code> as a searchable
+              field in the{' '}
+              {filters.workflowId ? (
+                <Link to={`/workflows/${encodeURIComponent(filters.workflowId)}`}>workflow's Settings</Link>
+              ) : (
+                "workflow's Settings"
+              )}
+              .
+            </>
+          )}
+        </p>
+      )}
       <ErrorMessage error={error} />
       {items === null && !error && <p className="muted">Loading executions…</p>}
       {items !== null && items.length === 0 && (
@@ -167,47 +206,37 @@ export function ExecutionList({ search }: { search: string }) {
         </p>
       )}
       {items !== null && items.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table execution-table">
-            <caption className="visually-hidden">Executions, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">Mode</th>
-                <th scope="col">Started</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Attempt</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id}>
-                  <td>
-                    <Link
-                      to={`/executions/${e.id}`}
-                      aria-label={`Execution ${e.id}: ${e.status}`}
-                      className="status-link"
-                    >
-                      <StatusBadge status={e.status} />
-                    </Link>
-                  </td>
-                  <td>
-                    <Link to={`/executions/${e.id}`}>{names[e.workflowId] ?? e.workflowId}</Link>
-                    <span className="muted small"> · v{e.workflowVersion}</span>
-                  </td>
-                  <td>
-                    <ModeBadge mode={e.mode} />
-                  </td>
-                  {/* data-label: on a phone the rows stack, and these say what they are. */}
-                  <td data-label="Started">{formatTime(e.startedAt ?? e.createdAt)}</td>
-                  <td data-label="Duration">{formatDuration(e.startedAt, e.finishedAt)}</td>
-                  <td data-label="Attempt">{e.attempt}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          actions={false}
+          caption="Executions, newest first"
+          columns={['Status', 'Workflow', 'Mode', 'Started', 'Duration', 'Attempt']}
+          className="execution-table"
+        >
+          {items.map((e) => (
+            <tr key={e.id}>
+              <td>
+                <Link
+                  to={`/executions/${e.id}`}
+                  aria-label={`Execution ${e.id}: ${e.status}`}
+                  className="status-link"
+                >
+                  <StatusBadge status={e.status} />
+                </Link>
+              </td>
+              <td>
+                <Link to={`/executions/${e.id}`}>{names[e.workflowId] ?? e.workflowId}</Link>
+                <span className="muted small"> · v{e.workflowVersion}</span>
+              </td>
+              <td>
+                <ModeBadge mode={e.mode} />
+              </td>
+              {/* data-label: on a phone the rows stack, and these say what they are. */}
+              <td data-label="Started">{formatTime(e.startedAt ?? e.createdAt)}</td>
+              <td data-label="Duration">{formatDuration(e.startedAt, e.finishedAt)}</td>
+              <td data-label="Attempt">{e.attempt}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {cursor && (
         <button type="button" className="button" onClick={more} disabled={loadingMore}>

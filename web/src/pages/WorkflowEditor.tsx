@@ -3,6 +3,7 @@ import { ApiError, api, asApiError } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
 import type { PickerField } from '../components/FieldPicker';
+import { FIELD_PATH_PATTERN } from '../../../src/shared/search-fields';
 import { Notice } from '../components/Notice';
 import { Switch } from '../components/Switch';
 import { curlLine, fillParams, primaryMethod } from '../lib/curl';
@@ -42,6 +43,7 @@ function under(base: string, expression: string): string {
 }
 
 const DATA_PARTS = ['body', 'query', 'params', 'files'];
+const SEARCHABLE_PATH = new RegExp(FIELD_PATH_PATTERN);
 
 type TriggerField = Omit<PickerField, 'insert'> & { expression: string };
 
@@ -217,6 +219,14 @@ export function WorkflowEditor({ id }: { id: string }) {
   }, [payload, item, run, id]);
 
   const learned = useMemo(() => triggerFields(test.schema?.fields ?? [], item), [test.schema, item]);
+  /** The learned fields a search can index (scalars at a dotted path), for the Settings' picker. */
+  const searchable = useMemo(
+    () =>
+      learned
+        .filter((f) => SEARCHABLE_PATH.test(f.label) && !['object', 'array', 'null'].includes(f.type))
+        .map((f) => ({ ...f, insert: f.label })),
+    [learned],
+  );
 
   const tree = useMemo(() => (payload ? walkSteps(payload.body.steps) : []), [payload]);
   const results = useMemo(() => {
@@ -519,6 +529,9 @@ export function WorkflowEditor({ id }: { id: string }) {
             workflowId={id}
             errorWorkflowId={draft.errorWorkflowId}
             onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
+            searchFields={draft.searchFields}
+            onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
+            fields={searchable}
             problems={problems}
           />
           <RejectionsPanel workflowId={id} />

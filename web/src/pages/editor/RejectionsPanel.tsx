@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
+import { ListTable } from '../../components/ListTable';
 import { ErrorMessage } from '../../components/ErrorMessage';
 import { formatAgo, formatTime } from '../../lib/format';
 
@@ -54,35 +55,27 @@ export function RejectionsPanel({ workflowId }: { workflowId: string }) {
         <p className="muted small">None in the last 7 days: every call to this trigger was accepted.</p>
       )}
       {items !== null && items.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table">
-            <caption className="visually-hidden">Refused calls to this trigger, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Call</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((r) => (
-                <tr key={`${r.at}-${r.ip}-${r.code}`}>
-                  <td title={formatTime(r.at)}>{formatAgo(r.at)}</td>
-                  <td>
-                    <code>{r.method}</code> {r.mode === 'test' ? 'test URL' : 'production URL'}
-                    <br />
-                    <span className="muted small">from {r.ip}</span>
-                  </td>
-                  <td>
-                    <code className="small">{r.code}</code>
-                    <br />
-                    <span className="small">{r.message}</span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          actions={false}
+          caption="Refused calls to this trigger, newest first"
+          columns={['When', 'Call', 'Why']}
+        >
+          {items.map((r) => (
+            <tr key={`${r.at}-${r.ip}-${r.code}`}>
+              <td title={formatTime(r.at)}>{formatAgo(r.at)}</td>
+              <td>
+                <code>{r.method}</code> {r.mode === 'test' ? 'test URL' : 'production URL'}
+                <br />
+                <span className="muted small">from {r.ip}</span>
+              </td>
+              <td>
+                <code className="small">{r.code}</code>
+                <br />
+                <span className="small">{r.message}</span>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, qs } from '../../../api';
+import { ReferenceSelect } from '../../../components/ReferenceSelect';
 import { type Credential, credentialType } from '../../../lib/credentials';
 import { Link } from '../../../router';
 import type { Page } from '../../../types';
@@ -29,45 +30,27 @@ export function CredentialPicker({
   field: string;
   error?: string;
 }) {
-  const id = useId();
   const [items, setItems] = useState<Credential[] | null>(null);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
     pending = undefined;
     loadCredentials().then(setItems, () => setFailed(true));
   }, []);
-  const known = items?.some((c) => c.id === value) ?? true;
   return (
-    <div className="field">
-      <label htmlFor={`${id}-credential`} className="label">
-        Credential
-      </label>
-      <select
-        id={`${id}-credential`}
-        className={`input${error ? ' invalid' : ''}`}
-        value={value}
-        data-field={field}
-        aria-describedby={`${id}-help${error ? ` ${id}-error` : ''}`}
-        aria-invalid={error ? true : undefined}
-        onChange={(e) => onChange(e.target.value)}
-      >
-        <option value="">None</option>
-        {!known && <option value={value}>Unknown credential {value}</option>}
-        {items?.map((c) => (
-          <option key={c.id} value={c.id}>
-            {c.name} ({credentialType(c.type)?.label ?? c.type})
-          </option>
-        ))}
-      </select>
-      {error && (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      )}
-      <p id={`${id}-help`} className="help">
-        {failed ? 'The credentials could not be loaded. ' : ''}Its secret is added when the step runs and
-        shows as <code>***</code> in executions. <Link to="/credentials">Manage credentials</Link>
-      </p>
-    </div>
+    <ReferenceSelect
+      label="Credential"
+      value={value}
+      onChange={onChange}
+      field={field}
+      error={error}
+      options={items?.map((c) => [c.id, `${c.name} (${credentialType(c.type)?.label ?? c.type})`]) ?? null}
+      unknownLabel="Unknown credential"
+      help={
+        <>
+          {failed ? 'The credentials could not be loaded. ' : ''}Its secret is added when the step runs and
+          shows as <code>***</code> in executions. <Link to="/credentials">Manage credentials</Link>
+        </>
+      }
+    />
   );
 }
