@@ -152,10 +152,7 @@ export function allNames(steps: StepDraft[], into = new Set<string>()): Set<stri
 
 /** The nested step lists of a step, in the order they appear. */
 export function nestedLists(s: StepDraft): StepDraft[][] {
-  if (s.type === 'if') return [s.thenSteps, s.elseSteps];
-  if (s.type === 'switch') return [...s.cases.map((c) => c.steps), s.defaultSteps];
-  if (s.type === 'forEach') return [s.loopSteps];
-  return [];
+  return formFor(s.type)?.lists?.(s) ?? [];
 }
 
 /** A new step named after its type, numbered when the name is taken anywhere in the workflow. */

@@ -28,6 +28,3 @@ const BY_TYPE = new Map(STEP_FORMS.map((f) => [f.type, f]));
 export function formFor(type: string): StepForm | undefined {
   return BY_TYPE.get(type);
 }
-
-/** Step types that hold step lists, and where (the form's list keys). */
-export const HOLDS_STEPS = new Set(['if', 'switch', 'forEach']);
