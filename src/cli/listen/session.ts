@@ -2,6 +2,7 @@
  * `hookflow listen`'s session: subscribe to the test-event stream, open the listener, count down,
  * print (and forward) captures one at a time, reconnect a dropped stream, close the listener on exit.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
 import { ApiError, apiError, CliError, describe } from '../api.js';
 import { type CaptureEvent, clock, formatCapture, plural } from './format.js';
@@ -220,7 +221,8 @@ export class Session {
         this.#err(`Lost the connection to hookflow (${reason}); reconnecting…\n`);
       }
       // Until the deadline ends the session; the listener is a stored row and outlives a server restart.
-      await sleep(this.#reconnectMs, this.#abort.signal);
+      // Cut short when the session ends: the abort rejects, and the loop's next check returns.
+      await sleep(this.#reconnectMs, undefined, { signal: this.#abort.signal }).catch(() => undefined);
     }
   }
 
@@ -349,17 +351,4 @@ export class Session {
     this.#clearStatus();
     this.#stderr.write(text);
   }
-}
-
-/** Resolves after `ms`, or as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
 }

@@ -18,6 +18,7 @@
  * longer one parks the execution (`waiting`, no executor slot held) and the step resumes with its
  * next attempt. Every attempt is recorded in the step record's `attempts`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import Type from 'typebox';
 import { type Applied, applyCredential, maskedHeaders, maskedUrl, scrub } from '../credentials.js';
@@ -181,7 +182,8 @@ export const httpStep = defineStep({
             details: details(),
           } satisfies StepOutcome;
         }
-        await sleep(delay, ctx.signal);
+        // Cut short when the run ends (the abort rejects): the next attempt then fails on the signal.
+        await sleep(delay, undefined, { signal: ctx.signal }).catch(() => undefined);
         continue;
       }
       if (failure) {
@@ -315,19 +317,6 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
 function resumedAttempts(state: unknown): Attempt[] {
   const list = (state as { attempts?: unknown } | undefined)?.attempts;
   return Array.isArray(list) ? (list as Attempt[]).slice(0, 50) : [];
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function parseUrl(raw: string, base?: URL): URL {
