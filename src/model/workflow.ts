@@ -113,7 +113,8 @@ export const TriggerOptionsSchema = Type.Object(
 );
 export type TriggerOptions = Static<typeof TriggerOptionsSchema>;
 
-const MethodSchema = Type.Union([
+/** A webhook method (shared/path.ts METHODS); the http step's methods add OPTIONS to these. */
+export const MethodSchema = Type.Union([
   Type.Literal('GET'),
   Type.Literal('POST'),
   Type.Literal('PUT'),

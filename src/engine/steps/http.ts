@@ -21,6 +21,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import Type from 'typebox';
+import { MethodSchema } from '../../model/workflow.js';
 import { type Applied, applyCredential, maskedHeaders, maskedUrl, scrub } from '../credentials.js';
 import { NetworkRefused } from '../network.js';
 import {
@@ -52,15 +53,8 @@ const SECRET_HEADER = /authorization|cookie|token|secret|password|passwd|api-?ke
 /** One attempt as the step record keeps it (SPEC 7c). */
 export type Attempt = { at: string; status: number } | { at: string; error: string };
 
-const Method = Type.Union([
-  Type.Literal('GET'),
-  Type.Literal('POST'),
-  Type.Literal('PUT'),
-  Type.Literal('PATCH'),
-  Type.Literal('DELETE'),
-  Type.Literal('HEAD'),
-  Type.Literal('OPTIONS'),
-]);
+/** The webhook's methods (model/workflow.ts), and OPTIONS. */
+const Method = Type.Union([...MethodSchema.anyOf, Type.Literal('OPTIONS')]);
 
 export interface HttpOutput {
   status: number;
