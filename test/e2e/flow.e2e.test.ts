@@ -472,7 +472,7 @@ describe('an error workflow in the browser', () => {
     await page.getByLabel('Error workflow').selectOption({ label: 'Alerts' });
     // A searchable field (issue 19), saved in the same settings.
     await page.getByRole('button', { name: 'Add searchable field' }).click();
-    await page.getByLabel('Searchable field 1').fill('body.order_id');
+    await page.getByRole('textbox', { name: 'Searchable field 1' }).fill('body.order_id');
     // Activating saves the edits first, and publishes them.
     await page.getByRole('switch', { name: 'Activated' }).click();
     await page.getByTestId('publish-state').getByText(/Live/).waitFor();
