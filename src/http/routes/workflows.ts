@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { decodeCursor } from '../../ids.js';
 import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../model/workflow.js';
 import { decodeVersionCursor } from '../../workflows/service.js';
@@ -109,28 +109,19 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
       ),
   );
 
-  app.put(
-    '/workflows/:id',
-    {
-      schema: routeSchema(tags, {
-        params: IdParams,
-        body: WorkflowCreateSchema,
-        response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
-      }),
-    },
-    async (req) => present(await workflows.replace(req.params.id, req.body, actorOf(req))),
+  /** A save (PUT: the whole workflow; PATCH: a merge patch of it): a new version, answered as GET shows it. */
+  const save = <B extends TSchema>(body: B) => ({
+    schema: routeSchema(tags, {
+      params: IdParams,
+      body,
+      response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
+    }),
+  });
+  app.put('/workflows/:id', save(WorkflowCreateSchema), async (req) =>
+    present(await workflows.replace(req.params.id, req.body, actorOf(req))),
   );
-
-  app.patch(
-    '/workflows/:id',
-    {
-      schema: routeSchema(tags, {
-        params: IdParams,
-        body: WorkflowPatchSchema,
-        response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
-      }),
-    },
-    async (req) => present(await workflows.patch(req.params.id, req.body, actorOf(req))),
+  app.patch('/workflows/:id', save(WorkflowPatchSchema), async (req) =>
+    present(await workflows.patch(req.params.id, req.body, actorOf(req))),
   );
 
   app.delete(
