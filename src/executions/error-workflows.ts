@@ -20,21 +20,24 @@ import { executionsRepo, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 
-export class ErrorWorkflows {
-  readonly #store: Store;
-  readonly #bus: Bus;
-  readonly #log: Logger;
+export interface ErrorWorkflowsDeps {
+  store: Store;
+  /** Wakes the workers for the execution it queued. */
+  bus: Bus;
+  log: Logger;
+}
 
-  constructor({ store, bus, log }: { store: Store; bus: Bus; log: Logger }) {
-    this.#store = store;
-    this.#bus = bus;
-    this.#log = log;
+export class ErrorWorkflows {
+  readonly #deps: ErrorWorkflowsDeps;
+
+  constructor(deps: ErrorWorkflowsDeps) {
+    this.#deps = deps;
   }
 
   /** Queue the error workflow's execution for `failed`; returns its id (undefined when none was started). */
   async start(failed: FailedExecution): Promise<string | undefined> {
     const id = newId();
-    const started = await this.#store.transaction(async (trx) => {
+    const started = await this.#deps.store.transaction(async (trx) => {
       const target = await workflowsRepo.get(trx, failed.errorWorkflowId);
       if (!target) return 'gone' as const;
       const now = nowIso();
@@ -79,15 +82,15 @@ export class ErrorWorkflows {
       return 'started' as const;
     });
     if (started === 'gone') {
-      this.#log.warn(
+      this.#deps.log.warn(
         { executionId: failed.id, errorWorkflowId: failed.errorWorkflowId },
         'the error workflow of this failed execution no longer exists; nothing started',
       );
       return undefined;
     }
     if (started === 'skip') return undefined;
-    this.#log.info({ executionId: failed.id, errorExecutionId: id }, 'error workflow started');
-    await this.#bus.publish('execution.queued', {});
+    this.#deps.log.info({ executionId: failed.id, errorExecutionId: id }, 'error workflow started');
+    await this.#deps.bus.publish('execution.queued', {});
     return id;
   }
 }
