@@ -20,7 +20,12 @@ const CONNECTIONS = 2;
 const MAX_BATCH = 1000;
 
 const [port, databaseUrl] = process.argv.slice(2);
-const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
+// Named, so that the bench can tell the floor's backends from hookflow's (CPU per request).
+const pool = new pg.Pool({
+  connectionString: databaseUrl,
+  max: CONNECTIONS,
+  application_name: 'hookflow-pg-floor',
+});
 pool.on('error', (err) => {
   console.error(err);
   process.exit(1);

@@ -26,14 +26,19 @@
  * minute with its RSS at the end (a leak shows as growth).
  *
  *   npm run bench -- [--duration 10] [--rounds 1] [--connections 50] [--warmup 2] [--soak 300]
- *                    [--skip-upload] [--json] [--postgres]
+ *                    [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]
  *
  * `--json` prints the whole report as one JSON document on stdout (progress goes to stderr).
  *
  * `--postgres` measures distributed mode instead of `hookflow start`: a fresh PostgreSQL database
  * (created on the admin URL HOOKFLOW_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres,
  * dropped at the end), one `hookflow webhook` process (the one loaded and measured) and one
- * `hookflow worker` process (its peak RSS reported too).
+ * `hookflow worker` process (its peak RSS reported too). `--webhooks N` and `--workers N` start N
+ * of each instead (autocannon spreads its connections over the webhook processes), for the
+ * capacity model of docs/scaling.md. With --postgres each run also reports the CPU it cost, per
+ * request, in each role: the webhook process(es), the worker(s), PostgreSQL (the bench database's
+ * backends and the server's own processes) and the load generator, read from /proc (Linux), and
+ * how many executions the workers finished during the run (executions/s).
  *
  * Exit code 1 when executions and 2xx answers disagree, or when the backlog does not drain. The
  * targets are reported, not enforced: they compare with a bare server on the same machine, whose
@@ -130,13 +135,15 @@ const { values: opts } = parseArgs({
     soak: { type: 'string', default: '0' },
     'skip-upload': { type: 'boolean', default: false },
     postgres: { type: 'boolean', default: false },
+    webhooks: { type: 'string', default: '1' },
+    workers: { type: 'string', default: '1' },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
 });
 if (opts.help) {
   console.log(
-    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres]',
+    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]',
   );
   process.exit(0);
 }
@@ -145,6 +152,10 @@ const rounds = positiveInt('rounds', opts.rounds);
 const connections = positiveInt('connections', opts.connections);
 const warmup = Number(opts.warmup);
 const soakSeconds = Number(opts.soak);
+const webhookProcesses = positiveInt('webhooks', opts.webhooks);
+const workerProcesses = positiveInt('workers', opts.workers);
+if ((webhookProcesses > 1 || workerProcesses > 1) && !opts.postgres)
+  usage('--webhooks and --workers start distributed mode: add --postgres');
 if (!Number.isInteger(soakSeconds) || soakSeconds < 0) usage('--soak must be a whole number of seconds ≥ 0');
 if (soakSeconds > 0 && opts.postgres)
   usage('--soak measures `hookflow start` (SQLite); leave out --postgres');
@@ -209,7 +220,7 @@ async function main() {
     [path.join(root, 'bench/durable-floor.js'), String(floorPort), dataDir],
     process.env,
   );
-  // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the webhook process (alive = both are).
+  // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the first webhook process (alive = all are).
   const distributed = opts.postgres ? await startDistributed(env) : undefined;
   const pgFloorPort = distributed ? await freePort() : 0;
   const pgFloor = distributed
@@ -228,6 +239,12 @@ async function main() {
   await pgFloor?.waitForOutput(/ready/);
   const hookUrl = `http://127.0.0.1:${hookPort}`;
   await waitForReady(hookUrl, hook);
+  for (const w of distributed?.webhooks.slice(1) ?? []) await waitForReady(w.url, w.child);
+  // Every webhook process's URL of a path: autocannon spreads its connections over them.
+  const hookUrls = (route) =>
+    distributed && distributed.webhooks.length > 1
+      ? distributed.webhooks.map((w) => `${w.url}${route}`)
+      : `${hookUrl}${route}`;
 
   const api = await tokenClient(hookUrl, env, 'bench');
   const workflows = {
@@ -255,9 +272,9 @@ async function main() {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
     durable: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
     ...(pgFloor ? { pgfloor: { url: `http://127.0.0.1:${pgFloorPort}/`, child: pgFloor } } : {}),
-    webhook: { url: `${hookUrl}/webhook/bench`, child: hook },
-    workflow: { url: `${hookUrl}/webhook/bench-flow`, child: hook },
-    routed: { url: `${hookUrl}/webhook/bench-routed`, child: hook },
+    webhook: { url: hookUrls('/webhook/bench'), child: hook },
+    workflow: { url: hookUrls('/webhook/bench-flow'), child: hook },
+    routed: { url: hookUrls('/webhook/bench-routed'), child: hook },
     single: { url: `${hookUrl}/webhook/bench`, child: hook },
   };
   let hookflow2xx = 0;
@@ -276,12 +293,14 @@ async function main() {
     for (const name of CASES) {
       const target = targets[name];
       log(`round ${round}/${rounds}: ${name}, ${connectionsOf(name)} connection(s), ${duration} s`);
-      const run = await measure(name, round, target, duration);
+      const run = await measure(name, round, target, duration, distributed);
       if (HOOKFLOW_CASES.includes(name)) {
         hookflow2xx += run.ok2xx;
         // Executions accepted but not run yet when the load stopped: the executor's lag.
         run.backlog = await backlog();
         run.backlogSeconds = run.backlog / run.requestsPerSec;
+        // What the workers ran while the load lasted (the backlog was empty when it began).
+        run.executionsPerSec = Math.max(0, run.ok2xx - run.backlog) / duration;
         const drained = await drain(api, hook);
         run.drainMs = drained.ms;
         run.drained = drained.ok;
@@ -292,7 +311,8 @@ async function main() {
 
   // Peak RSS over each process's whole life so far (kernel high-water mark): the load runs only.
   const hwm = { bare: readProcStatus(bare.pid, 'VmHWM'), hookflow: readProcStatus(hook.pid, 'VmHWM') };
-  if (distributed) hwm.worker = readProcStatus(distributed.worker.pid, 'VmHWM');
+  if (distributed)
+    hwm.worker = Math.max(...distributed.workers.map((w) => readProcStatus(w.pid, 'VmHWM') ?? 0));
 
   let upload;
   if (!opts['skip-upload']) {
@@ -304,12 +324,15 @@ async function main() {
     await drain(api, hook);
   }
 
-  const metrics = await (await fetch(`${hookUrl}/metrics`)).text();
-  const answered2xx = sumCounter(
-    metrics,
-    'hookflow_webhook_requests_total',
-    (l) => l.mode === 'production' && /^2\d\d$/.test(l.status),
-  );
+  let answered2xx = 0;
+  for (const url of distributed ? distributed.webhooks.map((w) => w.url) : [hookUrl]) {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    answered2xx += sumCounter(
+      metrics,
+      'hookflow_webhook_requests_total',
+      (l) => l.mode === 'production' && /^2\d\d$/.test(l.status),
+    );
+  }
   let executions = 0;
   for (const wf of Object.values(workflows)) {
     executions += distributed
@@ -336,9 +359,13 @@ async function activeWorkflow(api, body) {
   return wf;
 }
 
-/** One autocannon run against `target`, with the peak RSS of its process meanwhile. */
-async function measure(name, round, target, seconds) {
+/**
+ * One autocannon run against `target`, with the peak RSS of its process meanwhile; in distributed
+ * mode also the CPU each role spent on it (`cpuAccount`).
+ */
+async function measure(name, round, target, seconds, distributed) {
   const rss = pollRss(target.child.pid);
+  const cpu = distributed ? await cpuAccount(name, target, distributed) : undefined;
   const result = await load(target.url, seconds, connectionsOf(name));
   const peakRss = rss.stop();
   return {
@@ -347,7 +374,76 @@ async function measure(name, round, target, seconds) {
     ...loadFigures(result),
     timeouts: result.timeouts,
     peakRssBytes: peakRss,
+    ...(cpu ? { cpu: await cpu.stop(result.requests.total) } : {}),
   };
+}
+
+/**
+ * CPU per request of each role during one run (--postgres), from /proc: user + system time of the
+ * processes, divided by the requests answered. Roles: `webhook` and `worker` (hookflow's processes;
+ * for pgfloor, `floor`: its process), `postgres` (the backends of the bench database that serve
+ * this case, by application_name, plus the server's own processes: WAL writer, checkpointer,
+ * autovacuum…), `loadgen` (this process: autocannon). `machine` is how busy both CPUs were.
+ */
+async function cpuAccount(name, target, distributed) {
+  const floorCase = name === 'pgfloor';
+  const roles = floorCase
+    ? { floor: [target.child.pid] }
+    : name === 'bare' || name === 'durable'
+      ? { server: [target.child.pid] }
+      : {
+          webhook: distributed.webhooks.map((w) => w.child.pid),
+          worker: distributed.workers.map((w) => w.pid),
+        };
+  const pgPids = async () =>
+    name === 'bare' || name === 'durable' ? [] : await distributed.postgresPids(floorCase);
+  const before = { ticks: new Map(), machine: machineTicks(), loadgen: process.cpuUsage() };
+  const all = async () => [...Object.values(roles).flat(), ...(await pgPids())];
+  for (const pid of await all()) before.ticks.set(pid, processTicks(pid));
+  return {
+    async stop(requests) {
+      const machine = machineTicks();
+      const loadgen = process.cpuUsage(before.loadgen);
+      const pg = await pgPids();
+      const spent = (pids) =>
+        sum(pids.map((pid) => Math.max(0, (processTicks(pid) ?? 0) - (before.ticks.get(pid) ?? 0))));
+      const out = {};
+      const perRequest = (ticks) => (requests > 0 ? ((ticks / CLOCK_TICKS) * 1000) / requests : NaN);
+      for (const [role, pids] of Object.entries(roles)) out[role] = perRequest(spent(pids));
+      if (pg.length > 0) out.postgres = perRequest(spent(pg));
+      out.loadgen = requests > 0 ? (loadgen.user + loadgen.system) / 1000 / requests : NaN;
+      out.machineBusy =
+        (machine.busy - before.machine.busy) / Math.max(1, machine.total - before.machine.total);
+      return out;
+    },
+  };
+}
+
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** utime + stime of a process in clock ticks (undefined when it is gone or not on Linux). */
+function processTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: fields count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The machine's busy and total clock ticks so far (/proc/stat). */
+function machineTicks() {
+  try {
+    const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const idle = v[3] + (v[4] ?? 0);
+    const total = sum(v.slice(0, 8));
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -708,7 +804,9 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       routedSteps: ROUTED_STEPS,
       node: process.version,
       cpus: os.availableParallelism(),
-      store: opts.postgres ? 'postgres (1 webhook + 1 worker process)' : 'sqlite (hookflow start)',
+      store: opts.postgres
+        ? `postgres (${webhookProcesses} webhook + ${workerProcesses} worker process(es))`
+        : 'sqlite (hookflow start)',
       hookflowEnv: tuning(),
     },
     runs,
@@ -803,7 +901,7 @@ function printReport(r) {
   );
   if (opts.postgres) {
     console.log(
-      `hookflow: PostgreSQL, one \`hookflow webhook\` (measured) + one \`hookflow worker\` process${settings.length > 0 ? `; ${settings.join(' ')}` : ''}`,
+      `hookflow: PostgreSQL, ${webhookProcesses} \`hookflow webhook\` (measured) + ${workerProcesses} \`hookflow worker\` process(es)${settings.length > 0 ? `; ${settings.join(' ')}` : ''}`,
     );
   } else {
     console.log(
@@ -814,6 +912,42 @@ function printReport(r) {
     'cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n',
   );
   console.log(table(rows));
+  const cpuRuns = r.runs.filter((run) => run.cpu && run.case !== 'bare' && run.case !== 'durable');
+  if (cpuRuns.length > 0) {
+    const cpuMs = (v) => (v === undefined || !Number.isFinite(v) ? '' : `${v.toFixed(3)}`);
+    const cpuRows = [
+      [
+        'case',
+        'round',
+        'webhook/floor',
+        'worker',
+        'postgres',
+        'loadgen',
+        'all',
+        'machine busy',
+        'executions/s',
+      ],
+    ];
+    for (const run of cpuRuns) {
+      const c = run.cpu;
+      const front = c.webhook ?? c.floor;
+      cpuRows.push([
+        run.case,
+        String(run.round),
+        cpuMs(front),
+        cpuMs(c.worker),
+        cpuMs(c.postgres),
+        cpuMs(c.loadgen),
+        cpuMs(front + (c.worker ?? 0) + (c.postgres ?? 0) + c.loadgen),
+        `${Math.round(c.machineBusy * 100)} %`,
+        run.executionsPerSec === undefined ? '' : num(run.executionsPerSec),
+      ]);
+    }
+    console.log(
+      "\nCPU ms per request, by role (/proc; postgres = the case's backends + the server's own processes):",
+    );
+    console.log(table(cpuRows));
+  }
   console.log(
     `\nratios to bare: webhook ${x(r.ratio.webhook)}, workflow ${x(r.ratio.workflow)}; ` +
       `peak RSS ${mb(r.peakRssBytes.hookflowUnderLoad)} under load (${mb(r.peakRssBytes.hookflow)} vs ${mb(r.peakRssBytes.bare)} over the whole runs)`,
@@ -1024,9 +1158,9 @@ function sleep(ms) {
 // --postgres: distributed mode
 
 /**
- * Creates a fresh database, points `env` at it and starts `hookflow webhook` (on HOOKFLOW_PORT) and
- * `hookflow worker`. The webhook child's assertAlive checks the worker too, so a dead worker fails
- * the drain instead of hanging it.
+ * Creates a fresh database, points `env` at it and starts `--webhooks` × `hookflow webhook` (the
+ * first on HOOKFLOW_PORT) and `--workers` × `hookflow worker`. The first webhook child's
+ * assertAlive checks every other process too, so a dead worker fails the drain instead of hanging it.
  */
 async function startDistributed(env) {
   const { default: pg } = await import('pg');
@@ -1047,47 +1181,90 @@ async function startDistributed(env) {
   url.pathname = `/${name}`;
   env.HOOKFLOW_DATABASE_URL = url.toString();
   env.HOOKFLOW_ENCRYPTION_KEY ??= 'hookflow-bench-encryption-key-0123456789';
-  log(`PostgreSQL database ${name}: one webhook and one worker process`);
+  log(`PostgreSQL database ${name}: ${webhookProcesses} webhook and ${workerProcesses} worker process(es)`);
+
+  // One connection for the bench's own queries (counts, CPU accounting), opened on first use.
+  let client;
+  const query = async (text, params) => {
+    if (!client) {
+      client = new pg.Client({
+        connectionString: env.HOOKFLOW_DATABASE_URL,
+        application_name: 'hookflow-bench',
+      });
+      await client.connect();
+      cleanups.push(() => client.end());
+    }
+    return (await client.query(text, params)).rows;
+  };
 
   const bin = path.join(root, 'bin/hookflow.js');
-  // The worker binds no port; it gets its own so a stray listen could never collide.
-  const worker = startChild('worker', process.execPath, [bin, 'worker'], { ...env, HOOKFLOW_PORT: '0' });
-  const webhook = startChild('webhook', process.execPath, [bin, 'webhook'], env);
+  // Workers bind no port; each gets its own so a stray listen could never collide.
+  const workers = [];
+  for (let i = 0; i < workerProcesses; i++)
+    workers.push(
+      startChild(`worker ${i + 1}`, process.execPath, [bin, 'worker'], { ...env, HOOKFLOW_PORT: '0' }),
+    );
+  const webhooks = [];
+  for (let i = 0; i < webhookProcesses; i++) {
+    const port = i === 0 ? env.HOOKFLOW_PORT : String(await freePort());
+    webhooks.push({
+      url: `http://127.0.0.1:${port}`,
+      child: startChild(`webhook ${i + 1}`, process.execPath, [bin, 'webhook'], {
+        ...env,
+        HOOKFLOW_PORT: port,
+      }),
+    });
+  }
+  const webhook = webhooks[0].child;
   const webhookAlive = webhook.assertAlive.bind(webhook);
   webhook.assertAlive = () => {
     webhookAlive();
-    worker.assertAlive();
+    for (const w of webhooks.slice(1)) w.child.assertAlive();
+    for (const w of workers) w.assertAlive();
   };
   return {
     webhook,
-    worker,
+    webhooks,
+    worker: workers[0],
+    workers,
     async countBacklog() {
-      const client = new pg.Client({ connectionString: env.HOOKFLOW_DATABASE_URL });
-      await client.connect();
-      try {
-        const { rows } = await client.query(
-          "select count(*)::int as n from executions where status in ('queued', 'running')",
-        );
-        return rows[0].n;
-      } finally {
-        await client.end();
-      }
+      const rows = await query(
+        "select count(*)::int as n from executions where status in ('queued', 'running')",
+      );
+      return rows[0].n;
     },
     async countExecutions(workflowId) {
-      const client = new pg.Client({ connectionString: env.HOOKFLOW_DATABASE_URL });
-      await client.connect();
-      try {
-        const { rows } = await client.query(
-          'select count(*)::int as n from executions where workflow_id = $1',
-          [workflowId],
-        );
-        return rows[0].n;
-      } finally {
-        await client.end();
-      }
+      const rows = await query('select count(*)::int as n from executions where workflow_id = $1', [
+        workflowId,
+      ]);
+      return rows[0].n;
+    },
+    /**
+     * The PostgreSQL processes that work for a case: the bench database's client backends of the
+     * floor (`floor`) or of hookflow (the others, but the bench's own), and the server's own
+     * processes (WAL writer, checkpointer, autovacuum…; shared with whatever else runs here).
+     */
+    async postgresPids(floor) {
+      const rows = await query(
+        `select pid, backend_type, datname, application_name from pg_stat_activity
+          where pid <> pg_backend_pid() and (datname = $1 or datname is null)`,
+        [name],
+      );
+      return rows
+        .filter((r) =>
+          r.backend_type !== 'client backend'
+            ? true
+            : r.datname === name &&
+              r.application_name !== 'hookflow-bench' &&
+              (r.application_name === PG_FLOOR_APPLICATION) === floor,
+        )
+        .map((r) => r.pid);
     },
   };
 }
+
+/** The floor's connections are told apart from hookflow's by this application_name (bench/pg-floor.js). */
+const PG_FLOOR_APPLICATION = 'hookflow-pg-floor';
 
 // Last, so that every helper above is initialised before main() runs.
 try {

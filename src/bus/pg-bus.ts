@@ -7,8 +7,10 @@
  * and sends; notices from other processes are re-published locally, one at a time in arrival
  * order (two reloads of one workflow must not overtake each other).
  *
- * Batching: notices published while a NOTIFY is in flight go out together in the next one
- * (identical ones once), like the group commit of ingest. Under load that is one round trip for
+ * Batching: notices published in one turn of the event loop go out in one NOTIFY, and those
+ * published while a NOTIFY is in flight go out together in the next one (identical ones once),
+ * like the group commit of ingest. The connection does not wait for its NOTIFYs' WAL flush
+ * (synchronous_commit off for this session only: see `#open`). Under load that is one round trip for
  * a worker finishing 8 executions, and one `execution.queued` however many batches ingest
  * committed meanwhile. A NOTIFY payload is limited to 8000 bytes: a batch is split into payloads
  * under 7 900 bytes (a notice is ~100 bytes), all sent by one statement.
@@ -68,6 +70,7 @@ export class PgBus implements Bus {
   #flight: Flight | undefined;
   #inbound: Promise<void> = Promise.resolve();
   #failures = 0;
+  #flushScheduled = false;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #pingTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -102,7 +105,7 @@ export class PgBus implements Bus {
     }
     await new Promise<void>((resolve) => {
       this.#enqueue(key, resolve);
-      this.#flush();
+      this.#scheduleFlush();
     });
   }
 
@@ -155,6 +158,20 @@ export class PgBus implements Bus {
       this.#log.warn({ limit: MAX_OUTBOX }, 'bus outbox full while disconnected; dropping the oldest notice');
     }
     this.#outbox.set(key, resolve ? [resolve] : []);
+  }
+
+  /**
+   * Send at the end of this turn of the event loop, not at once: a worker that records eight
+   * results in one group commit publishes eight notices in one turn, and they go in one NOTIFY
+   * (every NOTIFY is a transaction, delivered to every process that listens).
+   */
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      this.#flush();
+    });
   }
 
   /** Send everything in the outbox in one statement, unless a send is in flight (then it follows). */
@@ -230,7 +247,11 @@ export class PgBus implements Bus {
     client.on('end', () => this.#lost(client, undefined));
     try {
       await client.connect();
-      await client.query(`listen ${PG_CHANNEL}`);
+      // A NOTIFY commits a transaction of its own, which at the default synchronous_commit waits
+      // for a WAL flush (an fsync) like a write. Notices are not durable anyway (a process that
+      // reconnects resyncs from the store), so this session does not wait: the notice is sent at
+      // commit, and the flush is left to the WAL writer.
+      await client.query(`set synchronous_commit = off; listen ${PG_CHANNEL}`);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;

@@ -13,12 +13,14 @@
  * (`retryLater`: queued again with exponential backoff). After MAX_ATTEMPTS such attempts the
  * execution is failed for good, so an execution that kills every worker that runs it stops.
  */
-import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Database, ExecutionRow, ExecutionsTable } from '../store/schema.js';
 import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
+import { type ClaimFields, queueRepo } from '../store/queue.js';
+import type { ExecutionRow, ExecutionsTable } from '../store/schema.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
+
+export type { ClaimFields };
 
 /**
  * Default lease (HOOKFLOW_LEASE_MS). It is renewed every third of it while the execution runs:
@@ -45,13 +47,10 @@ const RECOVERY_CHECK_MS = 1_000;
  */
 const WAITING_CHECK_MS = 1_000;
 
-/** The fields that make an execution claimed by a worker (`Queue.claim`, and the hand-over of Worker.offer). */
-export interface ClaimFields {
-  status: 'running';
-  locked_by: string;
-  locked_until: string;
-  started_at: string;
-}
+/** The error of an execution given up after MAX_ATTEMPTS crashed attempts. */
+const GAVE_UP_CRASHED = JSON.stringify({
+  message: `Gave up after ${MAX_ATTEMPTS} attempts: the worker running it stopped each time (crashed or was killed).`,
+});
 
 /** What a claim at `now` (epoch ms) by `workerId`, under a lease of `leaseMs`, writes on a row. */
 export function claimFields(workerId: string, leaseMs: number, now: number): ClaimFields {
@@ -154,12 +153,12 @@ export class Queue {
     const rows: ExecutionRow[] = [];
     if (now.getTime() >= this.#waitingDueAt || now.getTime() - this.#waitingCheckedAt >= WAITING_CHECK_MS) {
       this.#waitingCheckedAt = now.getTime();
-      rows.push(...(await this.#claimWhere(limit, (q) => dueIn(q, 'waiting', nowIso), now)));
+      rows.push(...(await this.#claimDue('waiting', limit, now)));
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
     if (rows.length < limit) {
-      rows.push(...(await this.#claimWhere(limit - rows.length, (q) => dueIn(q, 'queued', nowIso), now)));
+      rows.push(...(await this.#claimDue('queued', limit - rows.length, now)));
     }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
     // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
@@ -181,65 +180,19 @@ export class Queue {
    * heartbeat. Returns how many rows it released.
    */
   async #recoverLapsed(nowIso: string): Promise<number> {
-    const db = this.#store.db;
-    let lapsed = db
-      .selectFrom('executions')
-      .select('id')
-      .where('status', '=', 'running')
-      .where('locked_until', '<', nowIso)
-      .orderBy('id');
-    if (this.#store.caps.skipLocked) lapsed = lapsed.forUpdate().skipLocked();
-    const exhausted = sql<boolean>`attempt >= ${MAX_ATTEMPTS}`;
-    const res = await db
-      .updateTable('executions')
-      .set({
-        status: sql`case when ${exhausted} then 'failed' else 'queued' end`,
-        attempt: sql<number>`case when ${exhausted} then attempt else attempt + 1 end`,
-        error: sql`case when ${exhausted} then ${JSON.stringify({
-          message: `Gave up after ${MAX_ATTEMPTS} attempts: the worker running it stopped each time (crashed or was killed).`,
-        })} else error end`,
-        finished_at: sql`case when ${exhausted} then ${nowIso} else null end`,
-        locked_by: null,
-        locked_until: null,
-      })
-      .where('id', 'in', lapsed)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows);
+    return queueRepo.recoverLapsed(this.#store, nowIso, MAX_ATTEMPTS, GAVE_UP_CRASHED);
   }
 
   /** The earliest `run_after` of a waiting row (epoch ms), Infinity when none waits. */
   async #nextWaiting(): Promise<number> {
-    const row = await this.#store.db
-      .selectFrom('executions')
-      .select('run_after')
-      .where('status', '=', 'waiting')
-      .orderBy('run_after')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? Date.parse(row.run_after) : Number.POSITIVE_INFINITY;
+    const runAfter = await queueRepo.nextWaiting(this.#store);
+    return runAfter === undefined ? Number.POSITIVE_INFINITY : Date.parse(runAfter);
   }
 
-  async #claimWhere(
-    limit: number,
-    filter: (
-      q: SelectQueryBuilder<Database, 'executions', { id: string }>,
-    ) => SelectQueryBuilder<Database, 'executions', { id: string }>,
-    now: Date,
-  ): Promise<ExecutionRow[]> {
-    const db = this.#store.db;
-    let due = filter(db.selectFrom('executions').select('id')).limit(limit);
-    if (this.#store.caps.skipLocked) due = due.forUpdate().skipLocked();
-    const claimed = claimFields(this.#workerId, this.#leaseMs, now.getTime());
-    return db
-      .updateTable('executions')
-      .set({
-        ...claimed,
-        // A resumed execution (it has a checkpoint) keeps the time it first started.
-        started_at: sql<string>`case when resume_state is null then ${claimed.started_at} else started_at end`,
-      })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute();
+  /** Claims up to `limit` due rows of `status` for this worker at `now`. */
+  #claimDue(status: 'queued' | 'waiting', limit: number, now: Date): Promise<ExecutionRow[]> {
+    const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
+    return queueRepo.claimDue(this.#store, status, now.toISOString(), limit, claim);
   }
 
   /**
@@ -252,20 +205,8 @@ export class Queue {
    * skipped once is renewed by the next beat, two more before the lease lapses.
    */
   async heartbeat(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const db = this.#store.db;
-    let mine = db
-      .selectFrom('executions')
-      .select('id')
-      .where('id', 'in', ids)
-      .where('locked_by', '=', this.#workerId)
-      .orderBy('id');
-    if (this.#store.caps.skipLocked) mine = mine.forUpdate().skipLocked();
-    await db
-      .updateTable('executions')
-      .set({ locked_until: new Date(Date.now() + this.#leaseMs).toISOString() })
-      .where('id', 'in', mine)
-      .execute();
+    const lockedUntil = new Date(Date.now() + this.#leaseMs).toISOString();
+    await queueRepo.extendLeases(this.#store, ids, this.#workerId, lockedUntil);
   }
 
   /**
@@ -301,78 +242,28 @@ export class Queue {
    */
   async retryLater(id: string, attempt: number, reason: string): Promise<'queued' | 'failed'> {
     const now = Date.now();
-    const giveUp = attempt >= MAX_ATTEMPTS;
-    await this.#store.db
-      .updateTable('executions')
-      .set(
-        giveUp
-          ? {
-              status: 'failed',
-              error: JSON.stringify({ message: `Gave up after ${attempt} attempts: ${reason}` }),
-              finished_at: new Date(now).toISOString(),
-              locked_by: null,
-              locked_until: null,
-            }
-          : {
-              status: 'queued',
-              attempt: attempt + 1,
-              // A resumed execution runs from its checkpoint again: the records before it stay.
-              steps: sql<string>`case when resume_state is null then '[]' else steps end`,
-              error: JSON.stringify({ message: `Attempt ${attempt} could not finish: ${reason}` }),
-              run_after: new Date(now + backoffMs(attempt)).toISOString(),
-              locked_by: null,
-              locked_until: null,
-            },
-      )
-      .where('id', '=', id)
-      .where('locked_by', '=', this.#workerId)
-      .execute();
-    return giveUp ? 'failed' : 'queued';
-  }
-
-  /** Running executions on their last allowed attempt are failed, not run again (releaseAbandoned). */
-  async #failExhausted(nowIso: string): Promise<number> {
-    const res = await this.#store.db
-      .updateTable('executions')
-      .set({
-        status: 'failed',
-        error: JSON.stringify({
-          message: `Gave up after ${MAX_ATTEMPTS} attempts: the worker running it stopped each time (crashed or was killed).`,
-        }),
-        finished_at: nowIso,
-        locked_by: null,
-        locked_until: null,
-      })
-      .where('status', '=', 'running')
-      .where('attempt', '>=', MAX_ATTEMPTS)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows);
+    if (attempt >= MAX_ATTEMPTS) {
+      const error = JSON.stringify({ message: `Gave up after ${attempt} attempts: ${reason}` });
+      await queueRepo.fail(this.#store, id, this.#workerId, error, new Date(now).toISOString());
+      return 'failed';
+    }
+    await queueRepo.requeue(this.#store, id, this.#workerId, {
+      nextAttempt: attempt + 1,
+      runAfter: new Date(now + backoffMs(attempt)).toISOString(),
+      error: JSON.stringify({ message: `Attempt ${attempt} could not finish: ${reason}` }),
+    });
+    return 'queued';
   }
 
   /**
    * On start of a process that owns the whole store (embedded SQLite), every `running` row belongs
    * to a process that is gone: queue them again now, as their next attempt, instead of waiting for
-   * their leases. Their `run_after` is old,
-   * so they are claimed first. Returns how many rows were released (requeued or given up).
+   * their leases (those on their last allowed attempt are failed). Their `run_after` is old, so
+   * they are claimed first. Returns how many rows were released (requeued or given up).
    */
   async releaseAbandoned(): Promise<number> {
-    const failed = await this.#failExhausted(new Date().toISOString());
-    const res = await this.#store.db
-      .updateTable('executions')
-      .set({ status: 'queued', attempt: sql<number>`attempt + 1`, locked_by: null, locked_until: null })
-      .where('status', '=', 'running')
-      .executeTakeFirst();
-    return failed + Number(res.numUpdatedRows);
+    return queueRepo.releaseRunning(this.#store, new Date().toISOString(), MAX_ATTEMPTS, GAVE_UP_CRASHED);
   }
-}
-
-/** Due rows of one status, in the order the (status, run_after) index keeps them. */
-function dueIn(
-  q: SelectQueryBuilder<Database, 'executions', { id: string }>,
-  status: 'queued' | 'waiting',
-  nowIso: string,
-): SelectQueryBuilder<Database, 'executions', { id: string }> {
-  return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
 }
 
 /** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */

@@ -64,8 +64,31 @@ describe('PgBus', () => {
     await Promise.all(Array.from({ length: 50 }, () => a.publish('execution.queued', {})));
     await within(5_000, async () => wakeUps > 0);
     await new Promise((r) => setTimeout(r, 200));
-    // The first goes out at once; the 49 published while it was in flight share the next NOTIFY.
-    expect(wakeUps).toBeLessThanOrEqual(2);
+    // Published in one turn of the event loop: one NOTIFY, the identical notices in it once.
+    expect(wakeUps).toBe(1);
+  });
+
+  it('sends the notices published in one turn of the event loop in one NOTIFY', async () => {
+    a = await connect();
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    try {
+      const payloads: string[] = [];
+      listener.on('notification', (msg) => payloads.push(msg.payload ?? ''));
+      await listener.query('listen hookflow');
+      // Eight results recorded in one group commit: eight notices in one turn.
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          a.publish('execution.finished', { executionId: `e${i}`, status: 'succeeded' }),
+        ),
+      );
+      await within(5_000, async () => payloads.length > 0);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(payloads).toHaveLength(1);
+      expect((JSON.parse(payloads[0]!) as { m: unknown[] }).m).toHaveLength(8);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('reconnects after its connection is cut, tells subscribers to resync, and carries notices again', async () => {

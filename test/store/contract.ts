@@ -22,7 +22,7 @@ import type {
 } from '../../src/store/schema.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { migrate } from '../../src/store/open.js';
-import type { Store } from '../../src/store/store.js';
+import type { ExecutionCompletion, Store } from '../../src/store/store.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
@@ -769,6 +769,99 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           steps: '[{"name":"s"}]',
           locked_by: null,
           locked_until: null,
+        });
+      });
+
+      it('a batch of 600 inserts stores every row with every column as given (nulls, quotes, backslashes, non-ASCII)', async () => {
+        const rowIds = ids(600);
+        const rows = rowIds.map((id, i) =>
+          i % 2 === 0
+            ? execution({
+                id,
+                trigger: JSON.stringify({ body: { q: 'a "quoted" \\ {brace}, NULL', n: i, u: 'ü€😀' } }),
+              })
+            : execution({
+                id,
+                status: 'running',
+                mode: 'test',
+                workflow_version: 7,
+                attempt: 3,
+                error: '{"message":"x"}',
+                retry_of: newId(),
+                locked_until: iso(30_000),
+                locked_by: 'w1',
+                started_at: iso(),
+                finished_at: null,
+                warnings: '[{"path":"/a"}]',
+              }),
+        );
+        const results = await store.writeHot(rows.map((row) => ({ kind: 'insert' as const, row })));
+        expect(results).toEqual(rows.map(() => true));
+        for (const row of [rows[0]!, rows[1]!, rows[598]!, rows[599]!])
+          expect(await executionsRepo.get(store.db, row.id as string)).toEqual(row);
+        const count = await store.db
+          .selectFrom('executions')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .executeTakeFirstOrThrow();
+        expect(Number(count.n)).toBe(600);
+      });
+
+      it('completions in one batch: each reports whether it was recorded, in order; a waiting one keeps its checkpoint and due time', async () => {
+        const rowIds = ids(4);
+        for (const id of rowIds)
+          await executionsRepo.insert(
+            store.db,
+            execution({
+              id,
+              status: 'running',
+              locked_by: id === rowIds[2] ? 'w2' : 'w1',
+              locked_until: iso(30_000),
+            }),
+          );
+        const resumeAt = iso(60_000);
+        const done = (id: string, over: Partial<ExecutionCompletion> = {}) => ({
+          kind: 'complete' as const,
+          completion: {
+            id,
+            lockedBy: 'w1',
+            status: 'failed' as const,
+            steps: '[]',
+            error: '{"message":"boom"}',
+            finishedAt: iso(),
+            runAfter: null,
+            resumeState: null,
+            ...over,
+          },
+        });
+        const results = await store.writeHot([
+          done(rowIds[3]!),
+          done(rowIds[0]!, {
+            status: 'waiting',
+            error: null,
+            finishedAt: null,
+            runAfter: resumeAt,
+            resumeState: '{"step":1}',
+          }),
+          done(rowIds[2]!), // held by w2
+          done(rowIds[1]!),
+        ]);
+        expect(results).toEqual([true, true, false, true]);
+        expect(await executionsRepo.get(store.db, rowIds[0]!)).toMatchObject({
+          status: 'waiting',
+          run_after: resumeAt,
+          resume_state: '{"step":1}',
+          finished_at: null,
+          locked_by: null,
+        });
+        expect(await executionsRepo.get(store.db, rowIds[1]!)).toMatchObject({
+          status: 'failed',
+          error: '{"message":"boom"}',
+          locked_by: null,
+          locked_until: null,
+        });
+        expect(await executionsRepo.get(store.db, rowIds[2]!)).toMatchObject({
+          status: 'running',
+          locked_by: 'w2',
         });
       });
 

@@ -14,9 +14,10 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sq
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../schema.js';
-import { kyselyHotStatements, runHotWrites } from '../hot-writes.js';
+import { kyselyHotStatements } from '../hot-writes.js';
 import type { DialectCapabilities, Store } from '../store.js';
 import { isStoreUnavailable, storeUnavailable } from '../unavailable.js';
+import { writeHotBatch } from './hot-writes.js';
 
 const CAPS: DialectCapabilities = { name: 'postgres', binaryType: 'bytea', skipLocked: true, shared: true };
 
@@ -58,7 +59,11 @@ export async function openPostgres(url: string, log?: Logger): Promise<Store> {
     caps: CAPS,
     hot,
     runsPure: false,
-    writeHot: (writes) => db.transaction().execute((trx) => runHotWrites(hot, trx, writes)),
+    // One statement per batch on the pool's own connections (hot-writes.ts), not through Kysely.
+    writeHot: (writes) =>
+      writeHotBatch(pool, writes).catch((err: unknown) => {
+        throw asUnavailable(err);
+      }),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock) await sql`select pg_advisory_xact_lock(hashtext(${options.lock}))`.execute(trx);

@@ -1,0 +1,176 @@
+/**
+ * The queue's statements on the executions table (issue 16: no SQL outside store/). The policy —
+ * leases, attempts, backoff, when to look for what — is queue/queue.ts's; here is only how each
+ * step reads and writes rows, for both dialects: where PostgreSQL has `FOR UPDATE SKIP LOCKED`
+ * (caps.skipLocked) the row-picking subqueries take it, so workers never block on or
+ * double-claim a row (graphile-worker's get_jobs); SQLite has one writer, so there the same
+ * UPDATE … RETURNING is already exclusive.
+ */
+import { type SelectQueryBuilder, sql } from 'kysely';
+import type { Database, ExecutionRow } from './schema.js';
+import type { Store } from './store.js';
+
+/** The fields that make an execution claimed by a worker (queue/queue.ts `claimFields`). */
+export interface ClaimFields {
+  status: 'running';
+  locked_by: string;
+  locked_until: string;
+  started_at: string;
+}
+
+type IdQuery = SelectQueryBuilder<Database, 'executions', { id: string }>;
+
+/** Due rows of one status, in the order the (status, run_after) index keeps them. */
+function dueIn(q: IdQuery, status: 'queued' | 'waiting', nowIso: string): IdQuery {
+  return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
+}
+
+export const queueRepo = {
+  /**
+   * Claims up to `limit` rows of `status` due at `nowIso`, oldest due first, writing `claim` on
+   * them (a resumed execution, one with a checkpoint, keeps the time it first started). Rows come
+   * back in no particular order.
+   */
+  async claimDue(
+    store: Store,
+    status: 'queued' | 'waiting',
+    nowIso: string,
+    limit: number,
+    claim: ClaimFields,
+  ): Promise<ExecutionRow[]> {
+    const db = store.db;
+    let due = dueIn(db.selectFrom('executions').select('id'), status, nowIso).limit(limit);
+    if (store.caps.skipLocked) due = due.forUpdate().skipLocked();
+    return db
+      .updateTable('executions')
+      .set({
+        ...claim,
+        started_at: sql<string>`case when resume_state is null then ${claim.started_at} else started_at end`,
+      })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
+  },
+
+  /**
+   * Running rows whose lease lapsed before `nowIso` go back to `queued` as their next attempt, or,
+   * at `maxAttempts`, are failed with `gaveUp` (JSON) as their error. Only rows it can lock at once
+   * (SKIP LOCKED), in id order: it never waits on, nor deadlocks with, a completion or a heartbeat.
+   * Returns how many rows it released.
+   */
+  async recoverLapsed(store: Store, nowIso: string, maxAttempts: number, gaveUp: string): Promise<number> {
+    const db = store.db;
+    let lapsed = db
+      .selectFrom('executions')
+      .select('id')
+      .where('status', '=', 'running')
+      .where('locked_until', '<', nowIso)
+      .orderBy('id');
+    if (store.caps.skipLocked) lapsed = lapsed.forUpdate().skipLocked();
+    const exhausted = sql<boolean>`attempt >= ${maxAttempts}`;
+    const res = await db
+      .updateTable('executions')
+      .set({
+        status: sql`case when ${exhausted} then 'failed' else 'queued' end`,
+        attempt: sql<number>`case when ${exhausted} then attempt else attempt + 1 end`,
+        error: sql`case when ${exhausted} then ${gaveUp} else error end`,
+        finished_at: sql`case when ${exhausted} then ${nowIso} else null end`,
+        locked_by: null,
+        locked_until: null,
+      })
+      .where('id', 'in', lapsed)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  },
+
+  /** The earliest `run_after` of a waiting row, undefined when none waits. */
+  async nextWaiting(store: Store): Promise<string | undefined> {
+    const row = await store.db
+      .selectFrom('executions')
+      .select('run_after')
+      .where('status', '=', 'waiting')
+      .orderBy('run_after')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.run_after;
+  },
+
+  /**
+   * Sets `locked_until` on those of `ids` that `workerId` holds, skipping rows locked by another
+   * transaction (SKIP LOCKED, in id order: a row being completed needs no heartbeat, and waiting
+   * for it could deadlock with that completion's batch).
+   */
+  async extendLeases(
+    store: Store,
+    ids: readonly string[],
+    workerId: string,
+    lockedUntil: string,
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    const db = store.db;
+    let mine = db
+      .selectFrom('executions')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('locked_by', '=', workerId)
+      .orderBy('id');
+    if (store.caps.skipLocked) mine = mine.forUpdate().skipLocked();
+    await db.updateTable('executions').set({ locked_until: lockedUntil }).where('id', 'in', mine).execute();
+  },
+
+  /**
+   * The execution `id`, while `workerId` holds it, is queued again as attempt `nextAttempt`, due at
+   * `runAfter`, with `error` (JSON); its step records are cleared unless it resumes from a
+   * checkpoint (the records before the checkpoint stay).
+   */
+  async requeue(
+    store: Store,
+    id: string,
+    workerId: string,
+    { nextAttempt, runAfter, error }: { nextAttempt: number; runAfter: string; error: string },
+  ): Promise<void> {
+    await store.db
+      .updateTable('executions')
+      .set({
+        status: 'queued',
+        attempt: nextAttempt,
+        steps: sql<string>`case when resume_state is null then '[]' else steps end`,
+        error,
+        run_after: runAfter,
+        locked_by: null,
+        locked_until: null,
+      })
+      .where('id', '=', id)
+      .where('locked_by', '=', workerId)
+      .execute();
+  },
+
+  /** The execution `id`, while `workerId` holds it, is failed for good with `error` (JSON). */
+  async fail(store: Store, id: string, workerId: string, error: string, finishedAt: string): Promise<void> {
+    await store.db
+      .updateTable('executions')
+      .set({ status: 'failed', error, finished_at: finishedAt, locked_by: null, locked_until: null })
+      .where('id', '=', id)
+      .where('locked_by', '=', workerId)
+      .execute();
+  },
+
+  /**
+   * Every `running` row: failed with `gaveUp` (JSON) at `maxAttempts`, else queued again as its
+   * next attempt. For a process that owns the whole store, at start. Returns how many it released.
+   */
+  async releaseRunning(store: Store, nowIso: string, maxAttempts: number, gaveUp: string): Promise<number> {
+    const failed = await store.db
+      .updateTable('executions')
+      .set({ status: 'failed', error: gaveUp, finished_at: nowIso, locked_by: null, locked_until: null })
+      .where('status', '=', 'running')
+      .where('attempt', '>=', maxAttempts)
+      .executeTakeFirst();
+    const requeued = await store.db
+      .updateTable('executions')
+      .set({ status: 'queued', attempt: sql<number>`attempt + 1`, locked_by: null, locked_until: null })
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(failed.numUpdatedRows) + Number(requeued.numUpdatedRows);
+  },
+};
