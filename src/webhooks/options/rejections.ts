@@ -16,16 +16,11 @@
  */
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
+import type { RejectionsTable } from '../../store/schema.js';
 import type { Db, Store } from '../../store/store.js';
 
-export interface Rejection {
-  at: string;
-  mode: 'test' | 'production';
-  code: string;
-  message: string;
-  method: string;
-  ip: string;
-}
+/** A refused call: its stored row (store/schema.ts) less the row's own keys. */
+export type Rejection = Omit<RejectionsTable, 'id' | 'workflow_id'>;
 
 /** How many the API lists per workflow, and how many one flush writes per workflow. */
 const PER_WORKFLOW = 50;
