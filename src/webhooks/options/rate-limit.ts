@@ -5,7 +5,7 @@
  * count in the store, so the limit holds for the trigger however many webhook processes share the
  * traffic (one upsert per request, and only on triggers that set a rate limit).
  */
-import { sql } from 'kysely';
+import { rateLimitsRepo } from '../../store/rate-limits.js';
 import type { Db } from '../../store/store.js';
 
 export interface RateLimiter {
@@ -36,9 +36,9 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 /**
- * The window as a row: one atomic upsert starts a new window or counts into the current one
- * (PostgreSQL locks the row, so concurrent processes count one after the other). Refused requests
- * count too; the first `requests` of a window pass either way.
+ * The window as a row (store/rate-limits.ts), counted by one atomic upsert, so processes sharing
+ * the store count one after the other. Refused requests count too; the first `requests` of a
+ * window pass either way.
  */
 export class StoreRateLimiter implements RateLimiter {
   readonly #db: Db;
@@ -49,18 +49,7 @@ export class StoreRateLimiter implements RateLimiter {
 
   async take(key: string, requests: number, perSeconds: number, now = Date.now()): Promise<number> {
     const length = perSeconds * 1000;
-    const expired = sql<boolean>`rate_limits.window_start <= ${now - length}`;
-    const row = await this.#db
-      .insertInto('rate_limits')
-      .values({ key, window_start: now, count: 1 })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          window_start: sql`case when ${expired} then ${now} else rate_limits.window_start end`,
-          count: sql`case when ${expired} then 1 else rate_limits.count + 1 end`,
-        }),
-      )
-      .returning(['window_start', 'count'])
-      .executeTakeFirstOrThrow();
-    return row.count > requests ? retryAfter(Number(row.window_start), length, now) : 0;
+    const window = await rateLimitsRepo.count(this.#db, key, now, length);
+    return window.count > requests ? retryAfter(window.start, length, now) : 0;
   }
 }
