@@ -15,15 +15,15 @@
  * When more than `maxPending` requests are waiting, new ones are refused with 503 `overloaded`
  * rather than accepted without being stored.
  */
-import type { Transaction } from 'kysely';
 import { AppError } from '../errors.js';
 import type { ExecutionEntry } from '../queue/entry.js';
-import type { GroupCommit } from '../store/group-commit.js';
-import type { Database, ExecutionFieldRow, NewExecutionRow } from '../store/schema.js';
+import type { GroupCommit, GroupWrite } from '../store/group-commit.js';
+import type { ExecutionFieldRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import type { Workflow } from '../model/workflow.js';
 
-export type IngestWrite = (trx: Transaction<Database>) => Promise<void>;
+/** A request's writes besides its execution, run in the transaction that inserts it. */
+export type IngestWrite = GroupWrite<void>;
 
 export interface IngestJob {
   /** The workflow version the execution is for. */
@@ -99,15 +99,13 @@ export class Ingest {
         workflow,
         row,
         item,
-        // The store runs a pure workflow only with the plain insert (see Offer.write).
-        storeMayRun: !write,
-        write: (runByStore) =>
+        write: () =>
           write
             ? this.#writer.run(async (trx) => {
                 await write(trx);
                 await this.#store.hot.insertExecution(trx, row, fields);
               })
-            : this.#writer.hot({ kind: 'insert', row, runPure: runByStore, ...(fields ? { fields } : {}) }),
+            : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }),
       });
     } finally {
       this.#pending--;
