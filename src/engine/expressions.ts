@@ -29,6 +29,7 @@
  */
 import jsonata from 'jsonata';
 import { compileFast, DECLINE, type FastEvaluator } from './fast-expressions.js';
+import type { ExpressionScope } from '../shared/expression-scope.js';
 import { toJson } from '../shared/json-result.js';
 import { splitTemplate } from '../shared/template-syntax.js';
 
@@ -50,15 +51,8 @@ export const DEFAULT_BUDGET: ExpressionBudget = { timeoutMs: 1_000, maxDepth: 1_
 /** Longest an evaluation runs before it lets the event loop serve others. */
 const YIELD_EVERY_MS = 10;
 
-/** What an expression sees: `$` (the input), `$trigger`, `$steps`, `$execution`, and in a loop `$item`, `$index`. */
-export interface Scope {
-  input: unknown;
-  trigger: unknown;
-  steps: Record<string, unknown>;
-  execution: { id: string; mode: string; workflowId: string; attempt: number };
-  /** Inside a `forEach`: the element (`$item`) and its position (`$index`); the innermost loop's. */
-  item?: unknown;
-  index?: number | undefined;
+/** What an expression sees (src/shared/expression-scope.ts), and when its evaluation must stop. */
+export interface Scope extends ExpressionScope {
   /** Epoch ms at which evaluation stops with DeadlineReached (none: only the per-evaluation budget). */
   until?: number;
 }

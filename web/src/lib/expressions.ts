@@ -10,6 +10,7 @@ import jsonata from 'jsonata';
 /** A preview must not freeze the page: stop an evaluation after 500 ms or 500 levels of nesting. */
 const BUDGET = { timeout: 500, stack: 500 };
 
+import type { ExpressionScope } from '../../../src/shared/expression-scope';
 import { toJson } from '../../../src/shared/json-result';
 import { type Piece, splitTemplate } from '../../../src/shared/template-syntax';
 
@@ -84,15 +85,8 @@ export function templateErrors(value: unknown, at = ''): { at: string; message: 
   return [];
 }
 
-export interface Scope {
-  input: unknown;
-  trigger: unknown;
-  steps: Record<string, unknown>;
-  execution: { id: string; mode: string; workflowId: string; attempt: number };
-  /** Inside a `forEach`: the element (`$item`) and its position (`$index`), the innermost loop's. */
-  item?: unknown;
-  index?: number;
-}
+/** What an expression sees: the server's own shape (src/shared/expression-scope.ts), not a copy. */
+export type Scope = ExpressionScope;
 
 async function evaluate(source: string, scope: Scope): Promise<unknown> {
   const expression = compile(source);
