@@ -15,7 +15,7 @@ import { newId, nowIso } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { Retention } from '../../src/queue/retention.js';
 import { MAX_VALUE_LENGTH, SEARCH_WINDOW } from '../../src/store/execution-search.js';
-import { queuedExecution } from '../../src/store/executions.js';
+import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
 import { finishedExecution } from '../engine/int-helpers.js';
 import {
   createActiveWorkflow,
@@ -379,6 +379,46 @@ describe.each([
     const list = doc.paths['/api/v1/executions'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(list.properties)).toEqual(['items', 'nextCursor', 'search']);
     expect(JSON.stringify(doc.paths['/api/v1/workflows'].post)).toContain('searchFields');
+  });
+
+  it("writes an execution's fields in its own transaction: a batch that fails keeps neither", async () => {
+    const { store } = server.hookflow;
+    const wf = await createWorkflow(server, {
+      name: `atomic-${dialect}`,
+      settings: { searchFields: ['body.k'] },
+    });
+    const row = () =>
+      queuedExecution({
+        id: newId(),
+        workflow_id: wf.id,
+        workflow_version: 1,
+        mode: 'production',
+        trigger: '{"body":{"k":"v"}}',
+        created_at: nowIso(),
+      });
+    const fieldRow = (id: string) => ({ workflow_id: wf.id, path: 'body.k', value: 'v', execution_id: id });
+    const first = row();
+    const again = { ...first };
+    // The hot path (group commit): the second insert repeats the first's id, so the batch fails.
+    await expect(
+      store.writeHot([
+        { kind: 'insert', row: first, fields: [fieldRow(first.id)] },
+        { kind: 'insert', row: again },
+      ]),
+    ).rejects.toThrow();
+    expect(await fieldsOf(first.id)).toEqual([]);
+    // Retry, replay and error workflows: executionsRepo.insert inside a transaction that fails later.
+    const second = row();
+    await expect(
+      store.transaction(async (trx) => {
+        await executionsRepo.insert(trx, second, [fieldRow(second.id)]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await fieldsOf(second.id)).toEqual([]);
+    // And committed together when nothing fails.
+    await store.writeHot([{ kind: 'insert', row: first, fields: [fieldRow(first.id)] }]);
+    expect(await fieldsOf(first.id)).toEqual([{ workflow_id: wf.id, path: 'body.k', value: 'v' }]);
   });
 
   it('deletes the fields with their executions (retention) and with their workflow', async () => {
