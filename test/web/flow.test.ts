@@ -108,6 +108,18 @@ describe('flow step forms', () => {
     expect(newStep('set', taken).name).toBe('set2');
   });
 
+  it.each([
+    ['set', { fields: [{ name: '', value: '' }] }],
+    ['http', { url: 'https://', method: 'POST' }],
+    ['wait', { seconds: '60', waitBy: 'seconds' }],
+    ['code', { source: expect.stringContaining('return { ...$input };') }],
+    ['fail', { message: '' }],
+    ['forEach', { items: '', loopSteps: [] }],
+    ['switch', { cases: [expect.objectContaining({ kind: 'equals', steps: [] })] }],
+  ])('starts a new %s step with what its form needs', (type, start) => {
+    expect(newStep(type, [])).toMatchObject({ type, ...start });
+  });
+
   it('checks wait, fail and code fields', () => {
     const problems: FieldProblem[] = [];
     const wait = newStep('wait', []);

@@ -160,8 +160,7 @@ export function newStep(type: string, existing: StepDraft[] | Set<string>): Step
   const names = existing instanceof Set ? existing : allNames(existing);
   let name = type;
   for (let i = 2; names.has(name); i++) name = `${type}${i}`;
-  const draft = stepDraftFrom({ name, type });
-  formFor(type)?.init?.(draft);
+  const draft: StepDraft = { ...stepDraftFrom({ name, type }), ...formFor(type)?.start?.() };
   if (type === 'switch') draft.cases = [newCase()];
   return draft;
 }

@@ -5,10 +5,10 @@ export const codeForm = textForm(
     type: 'code',
     label: 'Code',
     description: 'Run JavaScript in a sandbox; its return value is the output',
-    init(d) {
-      d.source =
-        '// $input is the previous output; $trigger, $steps, $execution are there too.\nreturn { ...$input };\n';
-    },
+    start: () => ({
+      source:
+        '// $input is the previous output; $trigger, $steps, $execution are there too.\nreturn { ...$input };\n',
+    }),
   },
   'source',
   'needs some code',

@@ -7,10 +7,7 @@ export const httpForm: StepForm = {
   label: 'HTTP request',
   description: 'Call another service',
   keys: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError', 'credential', 'retry'],
-  init(d) {
-    d.url = 'https://';
-    d.method = 'POST';
-  },
+  start: () => ({ url: 'https://', method: 'POST' }),
   write(d, step, at, problems) {
     step.method = d.method;
     step.url = d.url;

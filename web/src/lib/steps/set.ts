@@ -9,9 +9,7 @@ export const setForm: StepForm = {
   label: 'Set fields',
   description: 'Build an item from named fields',
   keys: ['fields', 'keepInput'],
-  init(d) {
-    d.fields = [row()];
-  },
+  start: () => ({ fields: [row()] }),
   write(d, step, at, problems) {
     const seen = new Set<string>();
     d.fields.forEach((r, i) => {

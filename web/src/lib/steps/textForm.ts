@@ -6,7 +6,7 @@ import { type RequiredTextKey, requiredText } from './values';
  * a message, code: the source): that key is all it edits, and a blank one is a problem at it.
  */
 export function textForm(
-  about: Pick<StepForm, 'type' | 'label' | 'description' | 'init'>,
+  about: Pick<StepForm, 'type' | 'label' | 'description' | 'start'>,
   key: RequiredTextKey,
   problem: string,
 ): StepForm {

@@ -81,8 +81,8 @@ export interface StepForm {
   description: string;
   /** The configuration keys the form edits; the others are kept as they were (`extra`). */
   keys: string[];
-  /** A new step's form: what it needs to start with. */
-  init?(d: StepDraft): void;
+  /** What a new step's form starts with, where that is not blank. */
+  start?(): Partial<StepDraft>;
   /** The step lists it holds (`if`, `switch`, `forEach`), in the order they appear. */
   lists?(d: StepDraft): StepDraft[][];
   /** The form's fields into `step`; problems found before the server would see them. */

@@ -6,9 +6,7 @@ export const waitForm: StepForm = {
   label: 'Wait',
   description: 'Pause the run for a while or until a time',
   keys: ['seconds', 'until'],
-  init(d) {
-    d.seconds = '60';
-  },
+  start: () => ({ seconds: '60' }),
   write(d, step, at, problems) {
     if (d.waitBy === 'until') {
       requiredText(d, step, 'until', at, problems, 'needs a time (ISO-8601, or an expression giving one)');
