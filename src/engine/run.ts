@@ -11,6 +11,7 @@
  */
 import type { TSchema } from 'typebox';
 import { nowIso } from '../ids.js';
+import type { ExecutionError } from '../model/execution.js';
 import type { Step, Workflow } from '../model/workflow.js';
 import {
   compileTemplate,
@@ -61,19 +62,6 @@ export interface IterationResult {
   index: number;
   status: 'succeeded' | 'filtered' | 'failed' | 'waiting';
   steps: StepResult[];
-}
-
-export interface ExecutionError {
-  message: string;
-  step?: string;
-  /** JSON pointer inside the step's configuration, e.g. `/fields/total`. */
-  field?: string;
-  /** The JSONata text of the expression that failed. */
-  expression?: string;
-  /** 1-based character position in `expression`. */
-  position?: number;
-  /** JSONata's error code, or `budget_depth` / `budget_time` / `execution_timeout`. */
-  code?: string;
 }
 
 export interface RunResult {

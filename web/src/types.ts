@@ -1,4 +1,8 @@
-/** What the API sends and takes (SPEC 4, 8; src/workflows/model.ts, src/http/present.ts). */
+/**
+ * What the API sends and takes (SPEC 4, 8; src/model/, src/http/present.ts). Where the server has
+ * the type, it is the server's (type-only imports, erased from the bundle), not a copy.
+ */
+import type { ExecutionError } from '../../src/model/execution';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 export type Method = (typeof METHODS)[number];
@@ -81,14 +85,7 @@ export interface Workflow {
 export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
 export type Mode = 'test' | 'production' | 'error';
 
-export interface ExecutionError {
-  message: string;
-  step?: string;
-  field?: string;
-  expression?: string;
-  position?: number;
-  code?: string;
-}
+export type { ExecutionError };
 
 export interface ExecutionStep {
   name: string;
