@@ -3,9 +3,10 @@
  * the type, it is the server's (type-only imports, erased from the bundle), not a copy.
  */
 import type { ExecutionError } from '../../src/model/execution';
+import type { Workflow as SavedWorkflow } from '../../src/model/workflow';
+import type { Method } from '../../src/shared/path';
 
-export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
-export type Method = (typeof METHODS)[number];
+export { METHODS, type Method } from '../../src/shared/path';
 
 export type AuthType = 'none' | 'basic' | 'header' | 'jwt' | 'hmac';
 
@@ -66,20 +67,9 @@ export interface Step {
   [key: string]: unknown;
 }
 
-export interface Workflow {
-  id: string;
-  name: string;
-  active: boolean;
-  /** The latest saved version: the draft (test listening and test runs use it). */
-  version: number;
-  /** The version production runs; null until first published or activated. */
-  publishedVersion: number | null;
+/** A workflow as the API sends it: the server's own (src/model/workflow.ts), its trigger with the URLs. */
+export interface Workflow extends Omit<SavedWorkflow, 'trigger'> {
   trigger: Trigger;
-  steps: Step[];
-  /** SPEC 7c: `errorWorkflowId`, the workflow run (mode `error`) when a production execution fails. */
-  settings?: { errorWorkflowId?: string };
-  createdAt: string;
-  updatedAt: string;
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
