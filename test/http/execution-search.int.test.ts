@@ -48,6 +48,21 @@ describe.each([
     return id;
   };
   const search = async (q: string) => (await server.api('GET', `/api/v1/executions?${q}`)).body;
+  /** `hookflow executions list --workflow <id> --where <where>` against the server: exit code, stdout, stderr. */
+  const listCli = async (workflowId: string, where: string) => {
+    let out = '';
+    let err = '';
+    const code = await executionsCli(
+      ['list', '--workflow', workflowId, '--where', where, '--url', server.url, '--token', server.token],
+      {
+        env: {},
+        showHelp: () => 2,
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (err += t) },
+      },
+    );
+    return { code, out, err };
+  };
 
   it('finds executions by a field of their trigger item', async () => {
     const wf = await createActiveWorkflow(server, {
@@ -128,30 +143,7 @@ describe.each([
     expect(second.nextCursor).toBeNull();
 
     // The CLI follows the cursor until it has found what was asked for (or the search is over).
-    let out = '';
-    const code = await executionsCli(
-      [
-        'list',
-        '--workflow',
-        wf.id,
-        '--where',
-        'body.order_id=needle',
-        '--url',
-        server.url,
-        '--token',
-        server.token,
-      ],
-      {
-        env: {},
-        showHelp: () => 2,
-        stdout: {
-          write: (t: string) => {
-            out += t;
-          },
-        },
-        stderr: { write: () => undefined },
-      },
-    );
+    const { code, out } = await listCli(wf.id, 'body.order_id=needle');
     expect(code).toBe(0);
     expect(out).toContain(needle);
     expect(out.trim().split('\n')).toHaveLength(2);
@@ -277,27 +269,7 @@ describe.each([
     ]);
 
     // The CLI says when a search is not indexed, and how to index it.
-    let out = '';
-    let err = '';
-    const code = await executionsCli(
-      [
-        'list',
-        '--workflow',
-        undeclared.id,
-        '--where',
-        'body.order_id=o-1',
-        '--url',
-        server.url,
-        '--token',
-        server.token,
-      ],
-      {
-        env: {},
-        showHelp: () => 2,
-        stdout: { write: (t: string) => (out += t) },
-        stderr: { write: (t: string) => (err += t) },
-      },
-    );
+    const { code, out, err } = await listCli(undeclared.id, 'body.order_id=o-1');
     expect(code).toBe(0);
     expect(out).toContain(undeclaredO1);
     expect(err).toContain('Not indexed');
