@@ -225,6 +225,15 @@ interface Run {
   parkState: unknown;
 }
 
+/** Where a step holding steps runs: its record, its input, the run, its list's depth, and (resuming) its frame. */
+interface FlowAt {
+  record: StepResult;
+  input: unknown;
+  run: Run;
+  depth: number;
+  frame: Frame | undefined;
+}
+
 /** Iterations of a `forEach` recorded in full; `iterationCount` counts them all. */
 export const MAX_RECORDED_ITERATIONS = 100;
 const DEFAULT_FOREACH_MAX_ITEMS = 10_000;
@@ -534,10 +543,8 @@ export class Engine {
     let end: End;
     try {
       if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
-      end =
-        node.kind === 'forEach'
-          ? await this.#runForEach(node, record, input, run, depth, frame)
-          : await this.#runBranch(node, record, input, run, depth, frame);
+      const at: FlowAt = { record, input, run, depth, frame };
+      end = node.kind === 'forEach' ? await this.#runForEach(node, at) : await this.#runBranch(node, at);
     } catch (err) {
       end = { end: 'failed', error: this.#stepError(err, step, run) };
     }
@@ -563,14 +570,8 @@ export class Engine {
   }
 
   /** `if` and `switch`: choose the branch (or, resuming, take the one that ran), run its steps. */
-  async #runBranch(
-    node: IfNode | SwitchNode,
-    record: StepResult,
-    input: unknown,
-    run: Run,
-    depth: number,
-    frame: Frame | undefined,
-  ): Promise<End> {
+  async #runBranch(node: IfNode | SwitchNode, at: FlowAt): Promise<End> {
+    const { record, input, run, depth, frame } = at;
     let branch: Branch | undefined;
     if (frame) {
       branch = frame.branch;
@@ -589,14 +590,8 @@ export class Engine {
   }
 
   /** `forEach`: its steps once per element, with `$item` and `$index`; the output gathers each iteration's. */
-  async #runForEach(
-    node: ForEachNode,
-    record: StepResult,
-    input: unknown,
-    run: Run,
-    depth: number,
-    frame: Frame | undefined,
-  ): Promise<End> {
+  async #runForEach(node: ForEachNode, at: FlowAt): Promise<End> {
+    const { record, input, run, depth, frame } = at;
     const scope = run.scope;
     let items: unknown[];
     let outputs: unknown[];
@@ -712,6 +707,8 @@ export class Engine {
         return template;
       };
       const list = (value: unknown) => this.#compileList(Array.isArray(value) ? value : [], acc);
+      // A list a step may leave out (`if`'s `else`, `switch`'s `default`) stays absent.
+      const optionalList = (value: unknown) => (value === undefined ? undefined : list(value));
       switch (step.type) {
         case 'if':
           return {
@@ -719,7 +716,7 @@ export class Engine {
             step,
             condition: expr(step.condition, '/condition'),
             thenSteps: list(step.then),
-            elseSteps: step.else === undefined ? undefined : list(step.else),
+            elseSteps: optionalList(step.else),
           } satisfies IfNode;
         case 'switch':
           return {
@@ -731,7 +728,7 @@ export class Engine {
               ...(Object.hasOwn(c, 'when') ? { when: expr(c.when, `/cases/${i}/when`) } : {}),
               steps: list(c.steps),
             })),
-            default: step.default === undefined ? undefined : list(step.default),
+            default: optionalList(step.default),
           } satisfies SwitchNode;
         case 'forEach':
           return {
