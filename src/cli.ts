@@ -105,7 +105,9 @@ file is replaced with the new key. Running it again is harmless. See docs/creden
 ${CONFIG_HELP}`,
   executions: `Usage:
   hookflow executions list [--workflow ID] [--status S] [--mode test|production|error] [--limit N] [--json]
-                         [--where PATH=VALUE]   e.g. --where body.order_id=o-1 (a trigger-item field)
+                         [--where PATH=VALUE]   e.g. --where body.order_id=o-1 (a trigger-item field;
+                                                indexed when the workflow declares it in
+                                                settings.searchFields, see docs/search.md)
   hookflow executions show ID [--json]   the trigger item and each step's output or error
   hookflow executions retry ID           run the same item on the same workflow version again
   hookflow executions replay ID [--target published|draft]
