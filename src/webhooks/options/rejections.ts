@@ -16,11 +16,10 @@
  */
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
-import type { RejectionsTable } from '../../store/schema.js';
-import type { Db, Store } from '../../store/store.js';
+import { type Rejection, rejectionsRepo } from '../../store/rejections.js';
+import type { Store } from '../../store/store.js';
 
-/** A refused call: its stored row (store/schema.ts) less the row's own keys. */
-export type Rejection = Omit<RejectionsTable, 'id' | 'workflow_id'>;
+export type { Rejection };
 
 /** How many the API lists per workflow, and how many one flush writes per workflow. */
 const PER_WORKFLOW = 50;
@@ -67,13 +66,7 @@ export class Rejections {
       if (p.workflowId === workflowId) buffered.push(p.rejection);
     }
     if (!this.#store || buffered.length >= PER_WORKFLOW) return buffered;
-    const rows = await this.#store.db
-      .selectFrom('rejections')
-      .select(['at', 'mode', 'code', 'message', 'method', 'ip'])
-      .where('workflow_id', '=', workflowId)
-      .orderBy('id', 'desc')
-      .limit(PER_WORKFLOW - buffered.length)
-      .execute();
+    const rows = await rejectionsRepo.list(this.#store.db, workflowId, PER_WORKFLOW - buffered.length);
     return [...buffered, ...rows];
   }
 
@@ -103,18 +96,13 @@ export class Rejections {
     try {
       await store.transaction(async (trx) => {
         for (const [workflowId, list] of byWorkflow) {
-          await trx
-            .insertInto('rejections')
-            .values(list.map((p) => ({ id: p.id, workflow_id: workflowId, ...p.rejection })))
-            .execute();
-          await prune(trx, workflowId);
+          await rejectionsRepo.insert(
+            trx,
+            list.map((p) => ({ id: p.id, workflow_id: workflowId, ...p.rejection })),
+          );
+          await rejectionsRepo.keepNewest(trx, workflowId, KEEP_PER_WORKFLOW);
         }
-        if (sweep) {
-          await trx
-            .deleteFrom('rejections')
-            .where('at', '<', new Date(Date.now() - RETENTION_MS).toISOString())
-            .execute();
-        }
+        if (sweep) await rejectionsRepo.deleteBefore(trx, new Date(Date.now() - RETENTION_MS).toISOString());
       });
       if (sweep) this.#sweptAt = Date.now();
     } catch (err) {
@@ -130,22 +118,4 @@ export class Rejections {
     this.#timer = undefined;
     await this.flush();
   }
-}
-
-/** Keeps the newest KEEP_PER_WORKFLOW rows of a workflow. */
-async function prune(db: Db, workflowId: string): Promise<void> {
-  const edge = await db
-    .selectFrom('rejections')
-    .select('id')
-    .where('workflow_id', '=', workflowId)
-    .orderBy('id', 'desc')
-    .offset(KEEP_PER_WORKFLOW)
-    .limit(1)
-    .executeTakeFirst();
-  if (edge)
-    await db
-      .deleteFrom('rejections')
-      .where('workflow_id', '=', workflowId)
-      .where('id', '<=', edge.id)
-      .execute();
 }
