@@ -111,6 +111,19 @@ module.exports = {
       to: { path: '^src/(http|webhooks|queue|engine)/' },
     },
     {
+      name: 'sql-only-in-the-store',
+      severity: 'error',
+      comment:
+        'SQL lives in src/store/ (STYLE.md: "no SQL outside store/"): only the store imports the query ' +
+        'builder (kysely) and the drivers; everything else calls a repository or a Store method. Type-' +
+        'only imports count too: a Kysely type in a signature is the SQL layer leaking out. Exempt: ' +
+        'src/bus/pg-bus.ts, whose transport is a PostgreSQL connection of its own (LISTEN/NOTIFY, no ' +
+        'table), and, until the queue rework of issue 16 part 1 moves its claim statements into the ' +
+        'store (that change deletes this exemption), src/queue/queue.ts.',
+      from: { path: '^src/', pathNot: '^src/(store/|bus/pg-bus\\.ts$|queue/queue\\.ts$)' },
+      to: { path: '^node_modules/(@types/)?(kysely|better-sqlite3|pg)/' },
+    },
+    {
       name: 'web-imports-web-or-shared',
       severity: 'error',
       comment:
