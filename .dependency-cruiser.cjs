@@ -2,11 +2,11 @@
  * The import layers of STYLE.md ("Imports flow one way: cli/http → webhooks → queue → engine →
  * store/bus → model/shared → errors/config"), as rules `npm run lint` checks on src/ and web/src.
  *
- * Only edges an `import` spells are seen. One edge it cannot see, said here so nobody is surprised:
- * the SQLite writer thread (src/store/sqlite/writer-thread.ts) loads the engine's pure runner
- * (src/queue/pure-run-thread.ts) by a URL main.ts hands it (`import(runnerSpec.module)`), so the
- * store runs queue and engine code although no store file imports them. Issue 16 part 1 (one
- * execution entry) is to remove that edge; until then the rules below hold for what is written.
+ * Only edges an `import` spells are seen. Worker threads are loaded by URL (thread-module.ts):
+ * SQLite's writer thread (src/store/sqlite/writer-thread.ts) imports only the store, and the engine
+ * thread (src/queue/engine-runner-thread.ts) the engine, as their own imports say. (The writer
+ * thread used to load the engine's pure runner by a URL main.ts handed it, an edge no rule could
+ * see; issue 16 part 1 removed it with that fast path.)
  *
  * Type-only imports (`import type`) are erased at build time: they count for the layer rules (a
  * type from a layer above is still a dependency on its shape) but not for cycles, as issue 16 asks

@@ -16,7 +16,6 @@ import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
 import { Metrics } from './metrics.js';
 import { type Bus, LocalBus } from './bus/bus.js';
-import type { PureRunOptions } from './queue/pure-run.js';
 import { Queue } from './queue/queue.js';
 import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
@@ -25,7 +24,6 @@ import { GroupCommit } from './store/group-commit.js';
 import { StoreHealth } from './store/health.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
-import { threadModule } from './thread-module.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
 import { QueuedNotice, QueueEntry } from './queue/entry.js';
@@ -61,12 +59,7 @@ export async function startHookflow({
   roles?: Roles;
 }): Promise<Hookflow> {
   const secrets = SecretBox.load(config, log);
-  // SQLite's writer thread runs pure workflows before inserting them when this process executes.
-  const store = await openStore(config.store, log, {
-    runner: roles.worker
-      ? { module: threadModule('queue/pure-run-thread.js').href, options: pureRunOptions(config) }
-      : undefined,
-  });
+  const store = await openStore(config.store, log);
   // A shared store means other processes: the bus crosses them with LISTEN/NOTIFY (loaded only then).
   let bus: Bus;
   try {
@@ -191,9 +184,4 @@ export async function startHookflow({
     return closing;
   };
   return { app, store, url, close };
-}
-
-function pureRunOptions(config: Config): PureRunOptions {
-  const { allowPrivateNetwork, executionTimeoutMs, foreachMaxItems } = config.engine;
-  return { allowPrivateNetwork, executionTimeoutMs, foreachMaxItems };
 }

@@ -24,14 +24,8 @@ export interface Offer {
   row: NewExecutionRow;
   /** What `row.trigger` is the JSON of. */
   item: unknown;
-  /**
-   * Stores the row (with the request's other writes) and resolves once committed. `runByStore`:
-   * the store may run the (pure) workflow as it inserts the row (SQLite's writer thread, see
-   * Store.runsPure) and fill it in finished; only when `storeMayRun`.
-   */
-  write(runByStore: boolean): Promise<unknown>;
-  /** Whether `write` can let the store run it (a plain insert, nothing else in its transaction). */
-  storeMayRun: boolean;
+  /** Stores the row (with the request's other writes) and resolves once committed. */
+  write(): Promise<unknown>;
 }
 
 export interface ExecutionEntry {
@@ -69,7 +63,7 @@ export class QueueEntry implements ExecutionEntry {
   }
 
   async offer({ write }: Offer): Promise<Offered> {
-    await write(false);
+    await write();
     this.#notice.send();
     return 'queued';
   }

@@ -2,11 +2,11 @@
  * A workflow of pure steps (no network, nothing outside the execution) may run before its
  * execution is stored, and the row is then inserted finished: one row write per request instead of
  * an insert, a claim and an update (see webhooks/ingest.ts). It runs on the event loop
- * (Worker.runBeforeCommit), or, on SQLite, on the writer thread that inserts it
- * (pure-run-thread.ts), off the event loop.
+ * (Worker.offer). (On SQLite it also ran on the writer thread as that inserted the row; measured
+ * alternately against the event loop, it gained nothing beyond noise and cost ~20 MB of RSS: issue
+ * 16 removed it.)
  *
- * Either place is shared: the event loop serves every request, and the writer thread commits
- * every request's row. So a run there only gets a short slice (the engine enforces it as JSONata
+ * The event loop serves every request, so a run there only gets a short slice (the engine enforces it as JSONata
  * evaluates, RunContext.sliceMs) and only for small items (parsing and copying a big one cannot
  * be interrupted). A run that does not fit is abandoned: its row is inserted `queued`, as it came,
  * and the executor runs it off the event loop with the whole execution budget
@@ -14,17 +14,11 @@
  * (Issue 14: a 3 MB body with four `$count(items[price > N])` fields held the writer thread, and
  * every other request's commit, for 1.3–3 s.)
  */
-import { type Engine, type EngineOptions, OutOfSlice, type RunResult } from '../engine/run.js';
+import { type Engine, OutOfSlice, type RunResult } from '../engine/run.js';
 import { nowIso } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../model/workflow.js';
-
-/** What the thread's engine needs from config.engine (pure steps never reach the network). */
-export type PureRunOptions = Pick<
-  EngineOptions,
-  'allowPrivateNetwork' | 'executionTimeoutMs' | 'foreachMaxItems'
->;
 
 /**
  * The time one workflow may run before its commit. Pure workflows typically take 10–100 µs; one
@@ -32,14 +26,6 @@ export type PureRunOptions = Pick<
  * deschedules spends its slice too: on a loaded machine a few light runs are deferred for nothing.
  */
 export const PURE_SLICE_MS = 5;
-
-/**
- * On the writer thread, what a batch's runs may take together: every request of the batch waits
- * for them. 5 ms per batch (not per run) deferred light runs under load: with 50 connections a
- * batch holds ~50 runs, and the bench's workflow case dropped from 0.56–0.77× to 0.43× of the
- * durable floor (p99 157–263 ms). 25 ms stays far inside the 200 ms a request may wait.
- */
-export const PURE_BATCH_SLICE_MS = 25;
 
 /**
  * Items (trigger JSON) above this size are not run before the commit: JSON.parse, copies and

@@ -1,7 +1,5 @@
 /**
- * Saved workflow versions as the executors read them: Worker (through Kysely) and the pure runs
- * of SQLite's writer thread (queue/pure-run-thread.ts, through the thread's own connection). A
- * saved version never changes, so a version found is kept; the cap bounds memory. One not found
+ * Saved workflow versions as the executor reads them (Worker). A saved version never changes, so a version found is kept; the cap bounds memory. One not found
  * is not kept (looked up again next time): it is a deleted workflow's, and rare.
  */
 import type { Workflow } from '../model/workflow.js';

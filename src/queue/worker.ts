@@ -142,8 +142,7 @@ export class Worker implements ExecutionEntry {
    * for that (claimed by this worker, or finished by a run before the commit), has it written,
    * and then starts, announces or queues it. The rules, in order:
    * - a pure workflow runs before its commit while the executor keeps up (no backlog), so
-   *   executions queued earlier still go first: by the store as it inserts the row (SQLite's
-   *   writer thread) when `write` lets it, else here, in a short slice (queue/pure-run.ts); one
+   *   executions queued earlier still go first: here, in a short slice (queue/pure-run.ts); one
    *   that does not fit is stored queued. Nobody outside can tell: until the commit nothing
    *   happened (a crash leaves no trace and no effect), and `execution.finished` is announced
    *   after it.
@@ -152,11 +151,9 @@ export class Worker implements ExecutionEntry {
    *   a dead process is claimed again, lease lapse or next embedded start);
    * - otherwise it is stored queued, and the workers are told.
    */
-  async offer({ workflow, row, item, write, storeMayRun }: Offer): Promise<Offered> {
+  async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
     const pure = !this.#stopped && !this.#backlog && this.#engine.runsBeforeCommit(workflow);
-    // Without steps there is nothing to run: sending it to the store would cost more than it saves.
-    const byStore = pure && storeMayRun && this.#deps.store.runsPure && workflow.steps.length > 0;
-    if (pure && !byStore) {
+    if (pure) {
       await runPure(this.#engine, workflow, row, item, (err) =>
         this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
       );
@@ -165,7 +162,7 @@ export class Worker implements ExecutionEntry {
     const claimed = !pure && this.#reserve(bytes);
     if (claimed) Object.assign(row, claimFields(this.workerId, this.leaseMs, Date.now()));
     try {
-      await write(byStore);
+      await write();
     } catch (err) {
       if (claimed) {
         this.#reserved--;
@@ -174,8 +171,7 @@ export class Worker implements ExecutionEntry {
       }
       throw err;
     }
-    // Run before its commit (here, or by the store, which may also have stored it unrun: its
-    // writer thread stopped).
+    // Run before its commit (or stored queued: it did not fit in its slice).
     if (row.status !== 'queued' && row.status !== 'running') {
       this.#announce(row);
       return 'ran';

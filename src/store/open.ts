@@ -6,23 +6,13 @@ import { Migrator } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { migrationProvider } from './migrations/index.js';
-import type { ThreadRunner } from './sqlite/writer.js';
 import type { Store } from './store.js';
 
-export interface StoreOptions {
-  /** SQLite: what the writer thread loads to run pure workflows (see sqlite/writer.ts). */
-  runner?: ThreadRunner | undefined;
-}
-
-export async function openStore(
-  config: Config['store'],
-  log: Logger,
-  options: StoreOptions = {},
-): Promise<Store> {
+export async function openStore(config: Config['store'], log: Logger): Promise<Store> {
   // The PostgreSQL driver is loaded only when the URL asks for it (bullmq's create-postgres-backend).
   const store = config.databaseUrl
     ? await (await import('./postgres/store.js')).openPostgres(config.databaseUrl, log)
-    : await (await import('./sqlite/store.js')).openSqlite(config, log, options.runner);
+    : await (await import('./sqlite/store.js')).openSqlite(config, log);
   try {
     await migrate(store, log);
   } catch (err) {

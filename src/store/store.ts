@@ -73,11 +73,7 @@ export interface HotStatements {
  * sqlite/writer.ts).
  */
 export type HotWrite =
-  /**
-   * `runPure`: the row's workflow is pure and may be run by the store before the insert (see
-   * `Store.runsPure`), which then fills the row in finished; a store that does not inserts it as is.
-   */
-  | { kind: 'insert'; row: NewExecutionRow; runPure?: boolean; fields?: readonly ExecutionFieldRow[] }
+  | { kind: 'insert'; row: NewExecutionRow; fields?: readonly ExecutionFieldRow[] }
   | { kind: 'complete'; completion: ExecutionCompletion };
 
 export interface Store {
@@ -94,11 +90,6 @@ export interface Store {
    * `runHotWrites` (hot-writes.ts) says. On SQLite this runs on a thread of its own.
    */
   writeHot(writes: readonly HotWrite[]): Promise<boolean[]>;
-  /**
-   * Whether writeHot runs `runPure` inserts' workflows (SQLite's writer thread, when the store was
-   * opened with a runner); it may still insert one unrun (the thread stopped), so check the row.
-   */
-  readonly runsPure: boolean;
   /** Throws when the database cannot be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

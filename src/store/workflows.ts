@@ -152,10 +152,7 @@ function publishedOf(current: Workflow, definition: string | null): Workflow {
   };
 }
 
-/**
- * A saved version (`workflow_versions.definition`); those saved before settings existed get `{}`.
- * Also how SQLite's writer thread reads versions for its pure runs (queue/pure-run-thread.ts).
- */
+/** A saved version (`workflow_versions.definition`); those saved before settings existed get `{}`. */
 export function parseDefinition(definition: string): Workflow {
   const saved = JSON.parse(definition) as Workflow;
   saved.settings ??= {};

@@ -1,7 +1,7 @@
 /**
- * Pure workflows run before their execution is stored (queue/pure-run.ts): on embedded SQLite the
- * writer thread runs them as it inserts the row, so the execution is already finished — with the
- * same step records, errors and announcements as one run by the executor — when the 2xx arrives.
+ * Pure workflows run before their execution is stored (queue/pure-run.ts): the executor runs them
+ * in a short slice before the insert, so the execution is already finished — with the same step
+ * records, errors and announcements as one run later — when the 2xx arrives.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FORM } from '../engine/int-helpers.js';
@@ -21,15 +21,15 @@ afterAll(async () => {
 const post = (path: string, body: string) =>
   fetch(`${server.url}/webhook/${path}`, { method: 'POST', headers: FORM, body });
 
-/** The inserts the store was asked to run first, while `fn` runs (a spy: every write still happens). */
-async function runPureInserts(fn: () => Promise<void>): Promise<{ id: string; status: string }[]> {
+/** The executions inserted while `fn` runs, with their status as inserted (a spy: every write still happens). */
+async function inserted(fn: () => Promise<void>): Promise<{ id: string; status: string }[]> {
   const store = server.hookflow.store;
   const writeHot = store.writeHot;
   const seen: { id: string; status: string }[] = [];
   store.writeHot = async (writes) => {
     const results = await writeHot(writes);
     for (const w of writes)
-      if (w.kind === 'insert' && w.runPure) seen.push({ id: w.row.id, status: w.row.status ?? '' });
+      if (w.kind === 'insert') seen.push({ id: w.row.id, status: w.row.status ?? '' });
     return results;
   };
   try {
@@ -50,23 +50,21 @@ it('stores the execution finished, with every step recorded, before answering', 
       { name: 'greet', type: 'set', keepInput: true, fields: { greeting: '{{ "hi " & loud }}' } },
     ],
   });
-  // The writer thread gives each run a 5 ms slice of wall time; on a loaded machine a run can
-  // overrun it and is then left queued for the executor (pure-run.ts). So send until one request
-  // is run by the store (almost always the first), and check that one.
-  expect(server.hookflow.store.runsPure).toBe(true);
+  // Each run gets a short slice of wall time; on a loaded machine a run can overrun it and is then
+  // stored queued for the executor (pure-run.ts). So send until one request is run before its
+  // insert (almost always the first), and check that one.
   let id: string | undefined;
   for (let i = 0; i < 20 && id === undefined; i++) {
     let ada!: Response;
-    const ranByStore = await runPureInserts(async () => {
+    const rows = await inserted(async () => {
       ada = await post('pure', 'name=ada');
     });
     expect(ada.status).toBe(200);
     const sent = ada.headers.get('x-hookflow-execution-id')!;
-    // Given to the store to run, whatever became of it.
-    expect(ranByStore.map((r) => r.id)).toEqual([sent]);
-    // Run by the writer thread as it inserted the row: the row came back finished.
-    if (ranByStore[0]!.status === 'succeeded') id = sent;
-    else expect(ranByStore[0]!.status).toBe('queued');
+    expect(rows.map((r) => r.id)).toEqual([sent]);
+    // Run before the insert: the row went into the store finished.
+    if (rows[0]!.status === 'succeeded') id = sent;
+    else expect(rows[0]!.status).toBe('queued');
   }
   expect(id).toBeDefined();
   const done = await getExecution(server, id!);
@@ -97,7 +95,7 @@ it('a failing expression fails the execution, naming step, field and code', asyn
   expect(failed.error).toMatchObject({ step: 'count', field: '/fields/n', code: 'D3030' });
 });
 
-it('a lastStep webhook answers with the output of a workflow run on the writer thread', async () => {
+it('a lastStep webhook answers with the output of a workflow run before its commit', async () => {
   await createActiveWorkflow(server, {
     name: 'pure-sync',
     trigger: { path: 'pure-sync', response: { mode: 'lastStep' } },

@@ -104,28 +104,4 @@ describe('SQLite writer thread', () => {
       await writer.close();
     }
   });
-
-  it('inserts a pure workflow’s row unrun (queued) when its runner cannot be loaded, and says so once', async () => {
-    const logged: string[] = [];
-    const writer = new SqliteWriter({
-      file: path.join(dataDir, 'hookflow.sqlite'),
-      synchronous: 'FULL',
-      runner: { module: new URL('./no-such-runner.js', import.meta.url).href, options: {} },
-      fallback: () => Promise.reject(new Error('the thread should have written these')),
-      log: { error: (msg: string) => void logged.push(msg) } as unknown as Logger,
-    });
-    try {
-      const [a, b] = [row(), row()];
-      expect(await writer.write([{ kind: 'insert', row: a, runPure: true }])).toEqual([true]);
-      expect(await writer.write([{ kind: 'insert', row: b, runPure: true }])).toEqual([true]);
-      for (const r of [a, b]) {
-        expect(r.status).toBe('queued');
-        expect(await executionsRepo.get(store.db, r.id)).toEqual(r);
-      }
-      expect(logged).toHaveLength(1);
-      expect(logged[0]).toMatch(/cannot run pure workflows/);
-    } finally {
-      await writer.close();
-    }
-  });
 });

@@ -15,7 +15,7 @@ import {
   fieldParams,
   insertParams,
 } from './statements.js';
-import { SqliteWriter, type ThreadRunner } from './writer.js';
+import { SqliteWriter } from './writer.js';
 import { runHotWrites } from '../hot-writes.js';
 import type { DialectCapabilities, HotStatements, Store } from '../store.js';
 
@@ -23,11 +23,7 @@ const CAPS: DialectCapabilities = { name: 'sqlite', binaryType: 'blob', skipLock
 
 export const SQLITE_FILE = 'hookflow.sqlite';
 
-export async function openSqlite(
-  config: Config['store'],
-  log?: Logger,
-  runner?: ThreadRunner,
-): Promise<Store> {
+export async function openSqlite(config: Config['store'], log?: Logger): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(config.dataDir, SQLITE_FILE);
   const database = new SqliteDatabase(file);
@@ -75,7 +71,6 @@ export async function openSqlite(
   const writer = new SqliteWriter({
     file,
     synchronous: config.sqliteSynchronous,
-    runner,
     fallback: (writes) => transaction((trx) => runHotWrites(hot, trx, writes)),
     log,
   });
@@ -84,7 +79,6 @@ export async function openSqlite(
     caps: CAPS,
     hot,
     transaction,
-    runsPure: writer.runsPure,
     writeHot: (writes) => writer.write(writes),
     async ping() {
       database.prepare('select 1').get();

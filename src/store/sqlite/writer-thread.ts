@@ -5,29 +5,19 @@
  * (Committing at NORMAL and syncing the WAL on the thread's libuv pool while the next batch is
  * written was measured too: no faster, 18.3–19.0k → 17.4–17.8k req/s.)
  *
- * With a runner (a module given by the process, queue/pure-run-thread.ts), `run` writes are
- * pure workflows' executions: the runner runs each and fills its row in finished, then it is
- * inserted with the rest of its batch. Every request's commit waits for those runs, so a batch's
- * runs together get a short slice (the runner's policy: it is told when the batch's runs began); a
- * run that does not fit in what is left is abandoned and its row inserted as it came (`queued`):
- * the executor runs it later, off this thread.
+ * It runs no workflows. (It did: pure workflows' executions were run here before their insert.
+ * Measured against running them on the event loop before the commit, alternately, 4 rounds each:
+ * the three-step workflow at 0.600–0.707 of the durable floor with it, 0.560–0.789 without, no
+ * gain beyond noise, and the engine loaded a second time cost ~20 MB of peak RSS. Issue 16 keeps a
+ * fast path only for a gain of more than 5 %.)
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import type { NewExecutionRow } from '../schema.js';
-import {
-  COMPLETE_EXECUTION,
-  INSERT_EXECUTION,
-  INSERT_EXECUTION_FIELD,
-  insertParams,
-  type SqlValue,
-} from './statements.js';
-import type { FieldParams, RunFinished, ThreadData, ThreadReply, ThreadRequest } from './writer.js';
-
-type Runner = (row: NewExecutionRow, batchStart: number) => Promise<{ crash?: string; deferred?: true }>;
+import { COMPLETE_EXECUTION, INSERT_EXECUTION, INSERT_EXECUTION_FIELD } from './statements.js';
+import type { ThreadData, ThreadReply, ThreadRequest, ThreadWrite } from './writer.js';
 
 const port = parentPort!;
-const { file, synchronous, runner: runnerSpec } = workerData as ThreadData;
+const { file, synchronous } = workerData as ThreadData;
 const database = new SqliteDatabase(file);
 database.pragma(`synchronous = ${synchronous}`);
 // The event loop's connection may hold the write lock for a moment (an API write, a claim).
@@ -49,10 +39,8 @@ function statement(kind: keyof typeof SQL): SqliteDatabase.Statement {
   }
   return s;
 }
-/** A write as the batch runs it: an insert may carry its searchable fields (execution-search.ts). */
-type Write = ['insert', SqlValue[], FieldParams?] | ['complete', SqlValue[]];
 const batch = database.transaction(
-  (writes: Write[]): boolean[] =>
+  (writes: ThreadWrite[]): boolean[] =>
     writes.map(([kind, params, fields]) => {
       const done = statement(kind).run(params).changes > 0;
       if (fields) for (const f of fields) statement('field').run(f);
@@ -61,70 +49,23 @@ const batch = database.transaction(
   // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.
 ).immediate;
 
-/** The runner, loaded on first use; undefined (and `loadError` set) when it cannot be. */
-let runner: Promise<Runner | undefined> | undefined;
-let loadError: string | undefined;
-const loadRunner = (): Promise<Runner | undefined> => {
-  runner ??= import(runnerSpec!.module).then(
-    (m: { createRunner: (db: SqliteDatabase.Database, options: unknown) => Runner }) =>
-      m.createRunner(database, runnerSpec!.options),
-    (err: unknown) => {
-      loadError = `the writer thread cannot run pure workflows: ${String(err)}`;
-      return undefined;
-    },
-  );
-  return runner;
-};
-
-async function handle(msg: ThreadRequest): Promise<ThreadReply> {
-  const finished: NonNullable<ThreadReply['finished']> = [];
-  const writes: Write[] = [];
-  /** When this batch's first run began (after the runner was loaded). */
-  let batchStart: number | undefined;
-  for (const [i, write] of msg.writes.entries()) {
-    if (write[0] !== 'run') {
-      writes.push(write);
-      continue;
-    }
-    const [, payload, fields] = write;
-    // Without a runner, or when the runner gives up on it, the row goes in as it came (queued):
-    // the executor runs it later.
-    const run = await loadRunner();
-    batchStart ??= Date.now();
-    const { crash, deferred } = run ? await run(payload, batchStart) : { deferred: true };
-    if (!deferred) {
-      finished.push({
-        index: i,
-        status: payload.status as RunFinished['status'],
-        error: payload.error ?? null,
-        ...(crash ? { crash } : {}),
-      });
-    }
-    writes.push(fields ? ['insert', insertParams(payload), fields] : ['insert', insertParams(payload)]);
-  }
-  const reply: ThreadReply = { seq: msg.seq, results: batch(writes) };
-  if (finished.length > 0) reply.finished = finished;
-  if (loadError) {
-    reply.warning = loadError;
-    loadError = undefined;
-  }
-  return reply;
-}
-
 const failure = (seq: number, err: unknown): ThreadReply => {
   const e = err as { message?: string; code?: string };
   return { seq, error: { message: String(e.message ?? err), code: e.code } };
 };
 
-// One batch at a time, in the order sent (running workflows awaits).
-let chain: Promise<void> = Promise.resolve();
+// One batch at a time, in the order sent.
 port.on('message', (msg: ThreadRequest | 'close') => {
-  chain = chain.then(async () => {
-    if (msg === 'close') {
-      database.close();
-      port.close();
-      return;
-    }
-    port.postMessage(await handle(msg).catch((err: unknown) => failure(msg.seq, err)));
-  });
+  if (msg === 'close') {
+    database.close();
+    port.close();
+    return;
+  }
+  let reply: ThreadReply;
+  try {
+    reply = { seq: msg.seq, results: batch(msg.writes) };
+  } catch (err) {
+    reply = failure(msg.seq, err);
+  }
+  port.postMessage(reply);
 });

@@ -15,61 +15,28 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { threadModule } from '../../thread-module.js';
-import type { NewExecutionRow } from '../schema.js';
 import { completeParams, fieldParams, insertParams, type SqlValue } from './statements.js';
 import type { HotWrite } from '../store.js';
-
-/** A module the thread loads to run pure workflows before inserting them (queue/pure-run-thread.ts). */
-export interface ThreadRunner {
-  /**
-   * Module URL; it exports `createRunner(database, options)`, which returns `(row, batchStart)
-   * => { crash?, deferred? }`: it runs the row's workflow and fills the row in finished, or leaves
-   * it as it came (`deferred`, e.g. out of the batch's time slice) to be inserted `queued`.
-   */
-  module: string;
-  options: unknown;
-}
 
 export interface ThreadData {
   file: string;
   synchronous: string;
-  runner?: ThreadRunner | undefined;
 }
 
-/** An insert's or a run's third element: its searchable fields' parameters (`fieldParams`). */
+/** An insert's third element: its searchable fields' parameters (`fieldParams`). */
 export type FieldParams = SqlValue[][];
+
+/** A write as the thread's batch runs it. */
+export type ThreadWrite = ['insert', SqlValue[], FieldParams?] | ['complete', SqlValue[]];
 
 export interface ThreadRequest {
   seq: number;
-  writes: (
-    | ['insert', SqlValue[], FieldParams?]
-    | ['complete', SqlValue[]]
-    | ['run', NewExecutionRow, FieldParams?]
-  )[];
-}
-
-/**
- * What a `run` write's workflow did, as far as the event loop needs it (announcing the finished
- * execution); the row itself is in the store.
- */
-export interface RunFinished {
-  index: number;
-  status: 'succeeded' | 'failed' | 'filtered';
-  error: string | null;
-  /** The engine crashed (a bug): logged on the event loop. */
-  crash?: string;
+  writes: ThreadWrite[];
 }
 
 export type ThreadReply =
-  | {
-      seq: number;
-      results: boolean[];
-      finished?: RunFinished[];
-      /** Something the thread could not do and worked around (logged once). */
-      warning?: string;
-      error?: undefined;
-    }
-  | { seq: number; error: { message: string; code: string | undefined }; finished?: undefined };
+  | { seq: number; results: boolean[]; error?: undefined }
+  | { seq: number; error: { message: string; code: string | undefined } };
 
 interface Pending {
   writes: readonly HotWrite[];
@@ -87,27 +54,21 @@ export class SqliteWriter {
 
   readonly #log: Logger | undefined;
 
-  /** Whether `runPure` inserts are run here before they are inserted. */
-  readonly runsPure: boolean;
-
   constructor({
     file,
     synchronous,
-    runner,
     fallback,
     log,
   }: {
     file: string;
     synchronous: string;
-    runner?: ThreadRunner | undefined;
     /** Runs writes on the event loop's connection when the thread is gone. */
     fallback: (writes: readonly HotWrite[]) => Promise<boolean[]>;
     log?: Logger | undefined;
   }) {
     this.#fallback = fallback;
     this.#log = log;
-    this.runsPure = runner !== undefined;
-    const data: ThreadData = { file, synchronous, runner };
+    const data: ThreadData = { file, synchronous };
     this.#worker = new Worker(threadModule('store/sqlite/writer-thread.js'), {
       workerData: data,
       // What the thread allocates per batch dies young; V8's default young generation (up to
@@ -127,10 +88,9 @@ export class SqliteWriter {
     const seq = ++this.#seq;
     const request: ThreadRequest = {
       seq,
-      writes: writes.map((w): ThreadRequest['writes'][number] => {
+      writes: writes.map((w): ThreadWrite => {
         if (w.kind === 'complete') return ['complete', completeParams(w.completion)];
         const fields = w.fields?.length ? w.fields.map(fieldParams) : undefined;
-        if (w.runPure && this.runsPure) return fields ? ['run', w.row, fields] : ['run', w.row];
         return fields ? ['insert', insertParams(w.row), fields] : ['insert', insertParams(w.row)];
       }),
     };
@@ -151,15 +111,6 @@ export class SqliteWriter {
       if (reply.error.code !== undefined) err.code = reply.error.code;
       pending.reject(err);
       return;
-    }
-    if (reply.warning) this.#log?.error(reply.warning);
-    for (const f of reply.finished ?? []) {
-      const w = pending.writes[f.index];
-      if (w?.kind !== 'insert') continue;
-      // What the row became (its steps and times are in the store).
-      w.row.status = f.status;
-      w.row.error = f.error;
-      if (f.crash) this.#log?.error({ executionId: w.row.id, err: f.crash }, 'execution crashed');
     }
     pending.resolve(reply.results);
   }
