@@ -58,7 +58,6 @@ export async function openPostgres(url: string, log?: Logger): Promise<Store> {
     db,
     caps: CAPS,
     hot,
-    runsPure: false,
     // One statement per batch on the pool's own connections (hot-writes.ts), not through Kysely.
     writeHot: (writes) =>
       writeHotBatch(pool, writes).catch((err: unknown) => {
