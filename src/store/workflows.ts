@@ -110,10 +110,22 @@ export const workflowsRepo = {
     return row ? publishedOf(rowToWorkflow(row), row.definition) : undefined;
   },
 
+  /**
+   * Deletes the workflow, its versions and what is kept for its trigger: test listeners, the
+   * learned schema, refused calls and its executions' searchable fields (issue 19). Its executions
+   * stay (searched without the index). Give a transaction: it is several statements.
+   */
   async delete(db: Db, id: string): Promise<boolean> {
     const res = await db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
     await db.deleteFrom('workflow_versions').where('workflow_id', '=', id).execute();
-    return Number(res.numDeletedRows) > 0;
+    const deleted = Number(res.numDeletedRows) > 0;
+    if (deleted) {
+      await db.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('rejections').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
+    }
+    return deleted;
   },
 };
 

@@ -177,20 +177,10 @@ export class WorkflowService {
   }
 
   async delete(id: string): Promise<void> {
-    const deleted = await this.#store.transaction(
-      async (trx) => {
-        const ok = await workflowsRepo.delete(trx, id);
-        if (ok) {
-          await trx.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
-          await trx.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
-          await trx.deleteFrom('rejections').where('workflow_id', '=', id).execute();
-          // Its searchable fields' index (issue 19); its executions stay, searched without it.
-          await trx.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
-        }
-        return ok;
-      },
-      { lock: PATHS_LOCK },
-    );
+    // With its versions, test listeners, learned schema, refused calls and search index.
+    const deleted = await this.#store.transaction((trx) => workflowsRepo.delete(trx, id), {
+      lock: PATHS_LOCK,
+    });
     if (!deleted) throw workflowNotFound(id);
     await this.#changed(id);
   }

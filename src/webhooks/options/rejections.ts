@@ -12,7 +12,7 @@
  *
  * Retention: per workflow the newest KEEP_PER_WORKFLOW rows are kept (pruned as each flush
  * writes that workflow's rows), and rows older than 7 days (RETENTION_MS) are deleted once a
- * minute. A deleted workflow's rows go with it (workflows/service.ts).
+ * minute. A deleted workflow's rows go with it (store/workflows.ts).
  */
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
