@@ -76,6 +76,17 @@ export const executionsRepo = {
     return q.execute();
   },
 
+  /** Which of `ids` (at most 1 000: one `in` list) have finished. */
+  async finishedAmong(db: Db, ids: readonly string[]): Promise<string[]> {
+    const rows = await db
+      .selectFrom('executions')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('status', 'not in', UNFINISHED_STATUSES)
+      .execute();
+    return rows.map((r) => r.id);
+  },
+
   async count(db: Db, status: ExecutionsTable['status']): Promise<number> {
     const row = await db
       .selectFrom('executions')

@@ -8,8 +8,11 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
+import { learnedSchemasRepo } from '../store/learned-schemas.js';
 import type { TestEventRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
+import { testEventsRepo } from '../store/test-events.js';
+import { testListenersRepo } from '../store/test-listeners.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
 import { assertNoListenerConflict } from '../workflows/paths.js';
@@ -65,20 +68,17 @@ export class TestListeners {
       async (trx) => {
         const workflow = await workflowsRepo.get(trx, workflowId);
         if (!workflow) throw workflowNotFound(workflowId);
-        await trx.deleteFrom('test_listeners').where('expires_at', '<=', now.toISOString()).execute();
+        await testListenersRepo.deleteExpired(trx, now.toISOString());
         // The test URL serves the draft (SPEC 1), so the draft's trigger is what must be free.
         await assertNoListenerConflict(trx, workflow, now.toISOString());
-        await trx.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
-        await trx
-          .insertInto('test_listeners')
-          .values({
-            id,
-            workflow_id: workflowId,
-            keep_listening: keepListening ? 1 : 0,
-            expires_at: expiresAt,
-            created_at: now.toISOString(),
-          })
-          .execute();
+        await testListenersRepo.deleteOf(trx, workflowId);
+        await testListenersRepo.insert(trx, {
+          id,
+          workflow_id: workflowId,
+          keep_listening: keepListening ? 1 : 0,
+          expires_at: expiresAt,
+          created_at: now.toISOString(),
+        });
         return workflow;
       },
       { lock: 'hookflow:paths' },
@@ -94,19 +94,14 @@ export class TestListeners {
 
   async close(workflowId: string): Promise<void> {
     await this.#requireWorkflow(workflowId);
-    await this.#store.db.deleteFrom('test_listeners').where('workflow_id', '=', workflowId).execute();
+    await testListenersRepo.deleteOf(this.#store.db, workflowId);
     await this.#bus.publish('listener.changed', { workflowId });
   }
 
   /** The open listener of a workflow, if any. */
   async current(workflowId: string): Promise<ListenerInfo | undefined> {
     const workflow = await this.#requireWorkflow(workflowId);
-    const row = await this.#store.db
-      .selectFrom('test_listeners')
-      .selectAll()
-      .where('workflow_id', '=', workflowId)
-      .where('expires_at', '>', nowIso())
-      .executeTakeFirst();
+    const row = await testListenersRepo.openOf(this.#store.db, workflowId, nowIso());
     if (!row) return undefined;
     return {
       listenerId: row.id,
@@ -118,23 +113,12 @@ export class TestListeners {
 
   async events(workflowId: string, limit: number, before: string | undefined): Promise<Page<TestEvent>> {
     await this.#requireWorkflow(workflowId);
-    let q = this.#store.db
-      .selectFrom('test_events')
-      .selectAll()
-      .where('workflow_id', '=', workflowId)
-      .orderBy('id', 'desc')
-      .limit(limit + 1);
-    if (before) q = q.where('id', '<', before);
-    return toPage(await q.execute(), limit, toEvent);
+    const rows = await testEventsRepo.list(this.#store.db, workflowId, { limit: limit + 1, before });
+    return toPage(rows, limit, toEvent);
   }
 
   async event(workflowId: string, eventId: string): Promise<TestEvent | undefined> {
-    const row = await this.#store.db
-      .selectFrom('test_events')
-      .selectAll()
-      .where('workflow_id', '=', workflowId)
-      .where('id', '=', eventId)
-      .executeTakeFirst();
+    const row = await testEventsRepo.get(this.#store.db, workflowId, eventId);
     return row ? toEvent(row) : undefined;
   }
 
@@ -168,12 +152,8 @@ export class TestListeners {
 
   async schema(workflowId: string): Promise<LearnedSchema | undefined> {
     await this.#requireWorkflow(workflowId);
-    const row = await this.#store.db
-      .selectFrom('learned_schemas')
-      .select('schema')
-      .where('workflow_id', '=', workflowId)
-      .executeTakeFirst();
-    return row ? (JSON.parse(row.schema) as LearnedSchema) : undefined;
+    const schema = await learnedSchemasRepo.get(this.#store.db, workflowId);
+    return schema !== undefined ? (JSON.parse(schema) as LearnedSchema) : undefined;
   }
 
   /**
@@ -193,43 +173,23 @@ export class TestListeners {
       receivedAt: string;
     },
   ): Promise<void> {
-    const listener = trx
-      .selectFrom('test_listeners')
-      .select('id')
-      .where('id', '=', args.listenerId)
-      .where('expires_at', '>', args.receivedAt);
-    if (args.keepListening) {
-      if (!(await listener.executeTakeFirst())) throw notListening();
-    } else {
-      const res = await trx
-        .deleteFrom('test_listeners')
-        .where('id', '=', args.listenerId)
-        .where('expires_at', '>', args.receivedAt)
-        .executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notListening();
-    }
-    await trx
-      .insertInto('test_events')
-      .values({
-        id: args.eventId,
-        workflow_id: args.workflowId,
-        execution_id: args.executionId,
-        item: args.itemJson,
-        received_at: args.receivedAt,
-      })
-      .execute();
-    const previous = await trx
-      .selectFrom('learned_schemas')
-      .select('schema')
-      .where('workflow_id', '=', args.workflowId)
-      .executeTakeFirst();
-    const learned = learn(previous ? (JSON.parse(previous.schema) as LearnedSchema) : undefined, args.item);
-    const schema = JSON.stringify(learned);
-    await trx
-      .insertInto('learned_schemas')
-      .values({ workflow_id: args.workflowId, schema, updated_at: args.receivedAt })
-      .onConflict((oc) => oc.column('workflow_id').doUpdateSet({ schema, updated_at: args.receivedAt }))
-      .execute();
+    const listening = args.keepListening
+      ? await testListenersRepo.isOpen(trx, args.listenerId, args.receivedAt)
+      : await testListenersRepo.consume(trx, args.listenerId, args.receivedAt);
+    if (!listening) throw notListening();
+    await testEventsRepo.insert(trx, {
+      id: args.eventId,
+      workflow_id: args.workflowId,
+      execution_id: args.executionId,
+      item: args.itemJson,
+      received_at: args.receivedAt,
+    });
+    const previous = await learnedSchemasRepo.get(trx, args.workflowId);
+    const learned = learn(
+      previous !== undefined ? (JSON.parse(previous) as LearnedSchema) : undefined,
+      args.item,
+    );
+    await learnedSchemasRepo.put(trx, args.workflowId, JSON.stringify(learned), args.receivedAt);
   }
 
   async #requireWorkflow(id: string): Promise<Workflow> {

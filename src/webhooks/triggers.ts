@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
+import { testListenersRepo } from '../store/test-listeners.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
 import { TriggerRegistry } from './registry.js';
@@ -55,13 +56,7 @@ export class Triggers {
   async load(): Promise<void> {
     const published = await workflowsRepo.listPublished(this.#store.db);
     this.production.replaceAll(published.map((w) => productionEntry(w)));
-    const rows = await this.#store.db
-      .selectFrom('test_listeners')
-      .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
-      .selectAll('workflows')
-      .select(['test_listeners.id as listener_id', 'keep_listening', 'expires_at'])
-      .where('expires_at', '>', new Date().toISOString())
-      .execute();
+    const rows = await testListenersRepo.listOpen(this.#store.db, new Date().toISOString());
     this.test.replaceAll(
       rows.map((r) =>
         testEntry(rowToWorkflow(r), {
@@ -82,13 +77,7 @@ export class Triggers {
     const published = workflow?.active
       ? await workflowsRepo.getPublished(this.#store.db, workflowId)
       : undefined;
-    const listener = workflow
-      ? await this.#store.db
-          .selectFrom('test_listeners')
-          .selectAll()
-          .where('workflow_id', '=', workflowId)
-          .executeTakeFirst()
-      : undefined;
+    const listener = workflow ? await testListenersRepo.getOf(this.#store.db, workflowId) : undefined;
     this.production.remove(workflowId);
     this.test.remove(workflowId);
     if (!workflow) return;

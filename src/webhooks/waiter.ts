@@ -7,7 +7,7 @@
  * answer.
  */
 import type { Bus, StepResponse } from '../bus/bus.js';
-import { UNFINISHED_STATUSES } from '../store/executions.js';
+import { executionsRepo } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
 /** true: the execution finished; false: timed out; a response: its `respond` step ran (respondStep). */
@@ -44,13 +44,8 @@ export class ExecutionWaiter {
   async #recheck(): Promise<void> {
     const ids = [...this.#waiting.keys()];
     for (let i = 0; i < ids.length; i += 1_000) {
-      const rows = await this.#store.db
-        .selectFrom('executions')
-        .select('id')
-        .where('id', 'in', ids.slice(i, i + 1_000))
-        .where('status', 'not in', UNFINISHED_STATUSES)
-        .execute();
-      for (const row of rows) this.#waiting.get(row.id)?.(true);
+      const finished = await executionsRepo.finishedAmong(this.#store.db, ids.slice(i, i + 1_000));
+      for (const id of finished) this.#waiting.get(id)?.(true);
     }
   }
 

@@ -5,6 +5,7 @@
  * (`{"key": "{{ headers.\"x-github-delivery\" }}"}`).
  */
 import { compileTemplate, renderTemplate, type Template } from '../../engine/expressions.js';
+import { idempotencyKeysRepo } from '../../store/idempotency-keys.js';
 import type { Db } from '../../store/store.js';
 import type { TriggerOptions } from '../../model/workflow.js';
 
@@ -51,14 +52,7 @@ export async function earlierDelivery(
   key: string,
   now: string,
 ): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('idempotency_keys')
-    .select('execution_id')
-    .where('workflow_id', '=', workflowId)
-    .where('key', '=', key)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return row?.execution_id;
+  return idempotencyKeysRepo.find(db, workflowId, key, now);
 }
 
 /**
@@ -71,20 +65,12 @@ export async function takeKey(
 ): Promise<void> {
   const earlier = await earlierDelivery(trx, row.workflowId, row.key, row.now);
   if (earlier) throw new DuplicateDelivery(earlier);
-  await trx
-    .deleteFrom('idempotency_keys')
-    .where('workflow_id', '=', row.workflowId)
-    .where('key', '=', row.key)
-    .execute();
-  await trx
-    .insertInto('idempotency_keys')
-    .values({
-      workflow_id: row.workflowId,
-      key: row.key,
-      execution_id: row.executionId,
-      expires_at: row.expiresAt,
-    })
-    .execute();
+  await idempotencyKeysRepo.replace(trx, {
+    workflow_id: row.workflowId,
+    key: row.key,
+    execution_id: row.executionId,
+    expires_at: row.expiresAt,
+  });
 }
 
 /** A repeat of a delivery whose execution is `executionId`: answered like the first one. */
