@@ -6,7 +6,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { sessionsRepo } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
+import { usersRepo } from '../store/users.js';
 import { DUMMY_HASH_PROMISE, hashPassword, verifyPassword } from './passwords.js';
 import { addressKey, FailureThrottle } from './throttle.js';
 
@@ -60,8 +62,7 @@ export class Accounts {
   }
 
   async setupRequired(): Promise<boolean> {
-    const row = await this.#store.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
-    return row === undefined;
+    return !(await usersRepo.any(this.#store.db));
   }
 
   /**
@@ -78,18 +79,14 @@ export class Accounts {
     const user: User = { id: newId(), email: normalized, role: 'owner' };
     await this.#store.transaction(
       async (trx) => {
-        const existing = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
-        if (existing) throw setupDone();
-        await trx
-          .insertInto('users')
-          .values({
-            id: user.id,
-            email: user.email,
-            password_hash: passwordHash,
-            role: 'owner',
-            created_at: new Date().toISOString(),
-          })
-          .execute();
+        if (await usersRepo.any(trx)) throw setupDone();
+        await usersRepo.insert(trx, {
+          id: user.id,
+          email: user.email,
+          password_hash: passwordHash,
+          role: 'owner',
+          created_at: new Date().toISOString(),
+        });
       },
       { lock: 'hookflow:accounts' },
     );
@@ -109,11 +106,7 @@ export class Accounts {
     // counted afterwards, a burst of parallel guesses would all pass the check above at once.
     this.#accountFailures.fail(account);
     this.#addressFailures.fail(from);
-    const row = await this.#store.db
-      .selectFrom('users')
-      .selectAll()
-      .where('email', '=', normalized)
-      .executeTakeFirst();
+    const row = await usersRepo.findByEmail(this.#store.db, normalized);
     const ok = await verifyPassword(password, row?.password_hash ?? (await DUMMY_HASH_PROMISE));
     if (!row || !ok) {
       this.#accountFailures.restart(account);
@@ -133,42 +126,28 @@ export class Accounts {
   /** The session of a cookie value, or undefined when unknown or expired. */
   async session(cookie: string | undefined): Promise<Session | undefined> {
     if (!cookie || cookie.length > 128) return undefined;
-    const row = await this.#store.db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        'users.id as user_id',
-        'users.email',
-        'users.role',
-        'sessions.csrf_token',
-        'sessions.expires_at',
-      ])
-      .where('sessions.id', '=', sha256(cookie))
-      .executeTakeFirst();
+    const row = await sessionsRepo.get(this.#store.db, sha256(cookie));
     if (!row || Date.parse(row.expires_at) <= Date.now()) return undefined;
     return { user: { id: row.user_id, email: row.email, role: row.role }, csrfToken: row.csrf_token };
   }
 
   async logout(cookie: string | undefined): Promise<void> {
     if (!cookie) return;
-    await this.#store.db.deleteFrom('sessions').where('id', '=', sha256(cookie)).execute();
+    await sessionsRepo.delete(this.#store.db, sha256(cookie));
   }
 
   async #startSession(user: User): Promise<{ cookie: string; session: Session }> {
     const cookie = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(24).toString('base64url');
     const now = new Date();
-    await this.#store.db.deleteFrom('sessions').where('expires_at', '<', now.toISOString()).execute();
-    await this.#store.db
-      .insertInto('sessions')
-      .values({
-        id: sha256(cookie),
-        user_id: user.id,
-        csrf_token: csrfToken,
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + SESSION_DAYS * 86_400_000).toISOString(),
-      })
-      .execute();
+    await sessionsRepo.deleteExpired(this.#store.db, now.toISOString());
+    await sessionsRepo.insert(this.#store.db, {
+      id: sha256(cookie),
+      user_id: user.id,
+      csrf_token: csrfToken,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + SESSION_DAYS * 86_400_000).toISOString(),
+    });
     return { cookie, session: { user, csrfToken } };
   }
 

@@ -17,6 +17,7 @@ import type { SecretBox } from '../security/secrets.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { CredentialRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
 import { credentialRefs } from '../model/step-walk.js';
 import { validationFailed } from '../workflows/service.js';
 import {
@@ -191,27 +192,12 @@ interface CredentialUser {
  * confirms them (the id could sit in some other string).
  */
 async function usersOf(db: Db, id: string): Promise<CredentialUser[]> {
-  const pattern = `%${id}%`;
   const users: CredentialUser[] = [];
-  const drafts = await db
-    .selectFrom('workflows')
-    .select(['id', 'name', 'steps'])
-    .where('steps', 'like', pattern)
-    .execute();
+  const drafts = await workflowsRepo.draftsMentioning(db, id);
   for (const w of drafts)
     for (const ref of credentialRefs(JSON.parse(w.steps) as unknown[]))
       if (ref.id === id) users.push({ workflowId: w.id, name: w.name, where: 'draft', pointer: ref.pointer });
-  const published = await db
-    .selectFrom('workflows')
-    .innerJoin('workflow_versions', (join) =>
-      join
-        .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
-        .onRef('workflow_versions.version', '=', 'workflows.published_version'),
-    )
-    .select(['workflows.id', 'workflows.name', 'workflow_versions.definition'])
-    .whereRef('workflows.published_version', '<>', 'workflows.version')
-    .where('workflow_versions.definition', 'like', pattern)
-    .execute();
+  const published = await workflowsRepo.olderPublishedMentioning(db, id);
   for (const w of published) {
     const steps = (JSON.parse(w.definition) as { steps?: unknown[] }).steps ?? [];
     for (const ref of credentialRefs(steps))

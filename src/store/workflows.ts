@@ -111,6 +111,39 @@ export const workflowsRepo = {
   },
 
   /**
+   * The drafts whose steps' JSON contains `text` (a LIKE: `text` must hold no `%` or `_`, as a
+   * UUID holds none). The caller confirms each match by walking the steps.
+   */
+  async draftsMentioning(db: Db, text: string): Promise<{ id: string; name: string; steps: string }[]> {
+    return db
+      .selectFrom('workflows')
+      .select(['id', 'name', 'steps'])
+      .where('steps', 'like', `%${text}%`)
+      .execute();
+  },
+
+  /**
+   * The published versions older than their workflow's draft whose definition contains `text` (a
+   * LIKE, as in `draftsMentioning`); a published version that is the draft is found there.
+   */
+  async olderPublishedMentioning(
+    db: Db,
+    text: string,
+  ): Promise<{ id: string; name: string; definition: string }[]> {
+    return db
+      .selectFrom('workflows')
+      .innerJoin('workflow_versions', (join) =>
+        join
+          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
+      )
+      .select(['workflows.id', 'workflows.name', 'workflow_versions.definition'])
+      .whereRef('workflows.published_version', '<>', 'workflows.version')
+      .where('workflow_versions.definition', 'like', `%${text}%`)
+      .execute();
+  },
+
+  /**
    * Deletes the workflow, its versions and what is kept for its trigger: test listeners, the
    * learned schema, refused calls and its executions' searchable fields (issue 19). Its executions
    * stay (searched without the index). Give a transaction: it is several statements.
