@@ -41,14 +41,8 @@ export class ErrorWorkflows {
       const target = await workflowsRepo.get(trx, failed.errorWorkflowId);
       if (!target) return 'gone' as const;
       const now = nowIso();
-      const linked = await trx
-        .updateTable('executions')
-        .set({ error_execution_id: id })
-        .where('id', '=', failed.id)
-        .where('error_execution_id', 'is', null)
-        .executeTakeFirst();
       // Started already (this result was recorded before), or the execution is gone (retention).
-      if (Number(linked.numUpdatedRows) === 0) return 'skip' as const;
+      if (!(await executionsRepo.linkErrorExecution(trx, failed.id, id))) return 'skip' as const;
       const item = {
         error: {
           message: failed.error?.message ?? 'The execution failed.',

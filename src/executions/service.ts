@@ -100,10 +100,7 @@ export class ExecutionService {
 
   /** The workflows whose latest saved version declares `path` searchable (of `workflowId` only, if given). */
   async #declaring(workflowId: string | undefined, path: string): Promise<string[]> {
-    let q = this.#store.db.selectFrom('workflows').select(['id', 'settings']);
-    // Settings are JSON text; only those declaring some field are read further.
-    q = workflowId ? q.where('id', '=', workflowId) : q.where('settings', 'like', '%"searchFields"%');
-    const rows = await q.execute();
+    const rows = await workflowsRepo.settingsOf(this.#store.db, workflowId);
     return rows
       .filter((r) => (JSON.parse(r.settings) as WorkflowSettings).searchFields?.includes(path))
       .map((r) => r.id);

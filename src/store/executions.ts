@@ -76,6 +76,20 @@ export const executionsRepo = {
     return q.execute();
   },
 
+  /**
+   * Records `errorExecutionId` as the error workflow's execution of `id`, only while it has none;
+   * whether it was recorded (false: recorded before, or the execution is gone).
+   */
+  async linkErrorExecution(db: Db, id: string, errorExecutionId: string): Promise<boolean> {
+    const res = await db
+      .updateTable('executions')
+      .set({ error_execution_id: errorExecutionId })
+      .where('id', '=', id)
+      .where('error_execution_id', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
   /** Which of `ids` (at most 1 000: one `in` list) have finished. */
   async finishedAmong(db: Db, ids: readonly string[]): Promise<string[]> {
     const rows = await db

@@ -111,6 +111,17 @@ export const workflowsRepo = {
   },
 
   /**
+   * The settings (JSON text) of workflow `workflowId`, or, without one, of every workflow whose
+   * settings name some searchable field (a LIKE on the text; the caller parses them).
+   */
+  async settingsOf(db: Db, workflowId: string | undefined): Promise<{ id: string; settings: string }[]> {
+    const q = db.selectFrom('workflows').select(['id', 'settings']);
+    return (
+      workflowId ? q.where('id', '=', workflowId) : q.where('settings', 'like', '%"searchFields"%')
+    ).execute();
+  },
+
+  /**
    * The drafts whose steps' JSON contains `text` (a LIKE: `text` must hold no `%` or `_`, as a
    * UUID holds none). The caller confirms each match by walking the steps.
    */
