@@ -48,6 +48,32 @@ export const testListenersRepo = {
       .execute();
   },
 
+  /** Whether the workflow has a listener open at `now`. */
+  async isListening(db: Db, workflowId: string, now: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('test_listeners')
+      .select('id')
+      .where('workflow_id', '=', workflowId)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
+  /** The workflows other than `workflowId` with a listener open at `now`: id, name, draft trigger (JSON). */
+  async openElsewhere(
+    db: Db,
+    workflowId: string,
+    now: string,
+  ): Promise<{ id: string; name: string; trigger: string }[]> {
+    return db
+      .selectFrom('test_listeners')
+      .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
+      .select(['workflows.id', 'workflows.name', 'workflows.trigger'])
+      .where('test_listeners.expires_at', '>', now)
+      .where('workflows.id', '!=', workflowId)
+      .execute();
+  },
+
   /** Whether the listener `id` is open at `at`. */
   async isOpen(db: Db, id: string, at: string): Promise<boolean> {
     const row = await db

@@ -86,6 +86,11 @@ export const workflowsRepo = {
     return row ? rowToWorkflow(row) : undefined;
   },
 
+  async exists(db: Db, id: string): Promise<boolean> {
+    const row = await db.selectFrom('workflows').select('id').where('id', '=', id).executeTakeFirst();
+    return row !== undefined;
+  },
+
   /** Newest first; `before` is the id of the last item of the previous page. */
   async list(db: Db, opts: { limit: number; before?: string | undefined }): Promise<WorkflowRow[]> {
     let q = db.selectFrom('workflows').selectAll().orderBy('id', 'desc').limit(opts.limit);

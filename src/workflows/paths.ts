@@ -8,6 +8,7 @@
  */
 import { AppError } from '../errors.js';
 import type { Db } from '../store/store.js';
+import { testListenersRepo } from '../store/test-listeners.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { pathShape } from '../shared/path.js';
 import type { TriggerConfig, Workflow } from '../model/workflow.js';
@@ -37,13 +38,7 @@ export async function assertNoListenerConflict(
   workflow: Pick<Workflow, 'id' | 'trigger'>,
   now: string,
 ): Promise<void> {
-  const rows = await db
-    .selectFrom('test_listeners')
-    .innerJoin('workflows', 'workflows.id', 'test_listeners.workflow_id')
-    .select(['workflows.id', 'workflows.name', 'workflows.trigger'])
-    .where('test_listeners.expires_at', '>', now)
-    .where('workflows.id', '!=', workflow.id)
-    .execute();
+  const rows = await testListenersRepo.openElsewhere(db, workflow.id, now);
   const shape = pathShape(workflow.trigger.path);
   for (const row of rows) {
     const trigger = JSON.parse(row.trigger) as TriggerConfig;
@@ -64,11 +59,5 @@ export async function assertNoListenerConflict(
 
 /** Whether the workflow has a test listener open at `now` (its draft then owns its test URL). */
 export async function isListening(db: Db, workflowId: string, now: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('test_listeners')
-    .select('id')
-    .where('workflow_id', '=', workflowId)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return row !== undefined;
+  return testListenersRepo.isListening(db, workflowId, now);
 }

@@ -6,6 +6,7 @@
 import type { FieldError } from '../errors.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { Db } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
 import { credentialRefs } from '../model/step-walk.js';
 
@@ -31,12 +32,7 @@ export async function checkReferences(db: Db, workflow: Workflow): Promise<Field
         message: 'names this workflow itself; an error workflow is another workflow, run when this one fails',
       });
     else {
-      const exists = await db
-        .selectFrom('workflows')
-        .select('id')
-        .where('id', '=', errorWorkflowId)
-        .executeTakeFirst();
-      if (!exists)
+      if (!(await workflowsRepo.exists(db, errorWorkflowId)))
         errors.push({
           field: '/settings/errorWorkflowId',
           message: `names workflow "${errorWorkflowId}", which does not exist`,
