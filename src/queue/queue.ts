@@ -16,7 +16,7 @@
 import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
-import { type ClaimFields, queueRepo } from '../store/queue.js';
+import { type ClaimFields, type GaveUpRow, queueRepo } from '../store/queue.js';
 import type { ExecutionRow, ExecutionsTable } from '../store/schema.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
 
@@ -90,6 +90,7 @@ export class Queue {
    */
   #waitingDueAt = 0;
   readonly #writer: GroupCommit;
+  #gaveUp: ((rows: GaveUpRow[], error: { message: string }) => void) | undefined;
 
   constructor({
     store,
@@ -180,7 +181,21 @@ export class Queue {
    * heartbeat. Returns how many rows it released.
    */
   async #recoverLapsed(nowIso: string): Promise<number> {
-    return queueRepo.recoverLapsed(this.#store, nowIso, MAX_ATTEMPTS, GAVE_UP_CRASHED);
+    return this.#report(await queueRepo.recoverLapsed(this.#store, nowIso, MAX_ATTEMPTS, GAVE_UP_CRASHED));
+  }
+
+  /**
+   * Who hears of the executions the queue fails itself (their attempts used up by crashes, in
+   * recovery and on release): their error workflows are started like those of any other failure
+   * (SPEC 7c: "when one of its production executions fails").
+   */
+  onGaveUp(listener: (rows: GaveUpRow[], error: { message: string }) => void): void {
+    this.#gaveUp = listener;
+  }
+
+  #report({ released, gaveUp }: { released: number; gaveUp: GaveUpRow[] }): number {
+    if (gaveUp.length > 0) this.#gaveUp?.(gaveUp, JSON.parse(GAVE_UP_CRASHED) as { message: string });
+    return released;
   }
 
   /** The earliest `run_after` of a waiting row (epoch ms), Infinity when none waits. */
@@ -238,14 +253,24 @@ export class Queue {
   /**
    * An attempt failed for a reason outside the workflow (e.g. its result could not be recorded):
    * queue the execution again as the next attempt after a backoff, or, past MAX_ATTEMPTS, fail
-   * it for good with `reason` as its error. Returns the new status.
+   * it for good with `reason` as its error. Returns the new status (and the error it failed with).
    */
-  async retryLater(id: string, attempt: number, reason: string): Promise<'queued' | 'failed'> {
+  async retryLater(
+    id: string,
+    attempt: number,
+    reason: string,
+  ): Promise<'queued' | { failed: { message: string } }> {
     const now = Date.now();
     if (attempt >= MAX_ATTEMPTS) {
-      const error = JSON.stringify({ message: `Gave up after ${attempt} attempts: ${reason}` });
-      await queueRepo.fail(this.#store, id, this.#workerId, error, new Date(now).toISOString());
-      return 'failed';
+      const error = { message: `Gave up after ${attempt} attempts: ${reason}` };
+      await queueRepo.fail(
+        this.#store,
+        id,
+        this.#workerId,
+        JSON.stringify(error),
+        new Date(now).toISOString(),
+      );
+      return { failed: error };
     }
     await queueRepo.requeue(this.#store, id, this.#workerId, {
       nextAttempt: attempt + 1,
@@ -262,7 +287,9 @@ export class Queue {
    * they are claimed first. Returns how many rows were released (requeued or given up).
    */
   async releaseAbandoned(): Promise<number> {
-    return queueRepo.releaseRunning(this.#store, new Date().toISOString(), MAX_ATTEMPTS, GAVE_UP_CRASHED);
+    return this.#report(
+      await queueRepo.releaseRunning(this.#store, new Date().toISOString(), MAX_ATTEMPTS, GAVE_UP_CRASHED),
+    );
   }
 }
 

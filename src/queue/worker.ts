@@ -123,6 +123,14 @@ export class Worker implements ExecutionEntry {
     this.#engine = new Engine(deps.engine);
     this.#runner = new EngineRunner({ options: deps.engine, log: deps.log });
     this.#shared = deps.store.caps.shared;
+    // Executions the queue fails itself (every attempt crashed) alert like any other failure.
+    deps.queue.onGaveUp((rows, error) => {
+      for (const row of rows)
+        void this.#workflow(row.workflow_id, row.workflow_version).then(
+          (workflow) => this.#failed(row, workflow, error),
+          (err) => deps.log.error({ err, executionId: row.id }, 'starting the error workflow failed'),
+        );
+    });
   }
 
   get active(): number {
@@ -418,10 +426,17 @@ export class Worker implements ExecutionEntry {
       // Run it again after a backoff; if even that cannot be written, the lease lapses instead.
       const next = await this.#deps.queue
         .retryLater(row.id, row.attempt, err instanceof Error ? err.message : String(err))
-        .catch(() => 'left to its lease');
-      log().warn({ attempt: row.attempt, next }, 'execution result not recorded');
+        .catch(() => 'left to its lease' as const);
+      log().warn(
+        { attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' },
+        'execution result not recorded',
+      );
+      if (typeof next === 'object') await this.#failed(row, workflow, next.failed);
       return;
     }
+    // Recorded (or taken over by another worker): this worker holds the row no more, so its slot is
+    // free before the notices (a NOTIFY round trip, and the error workflow's insert) are sent.
+    freeSlot();
     // Not recorded: this worker's lease lapsed and another worker runs the execution now.
     if (!recorded)
       log().warn({ attempt: row.attempt }, 'lease lost; the result of this attempt was discarded');

@@ -20,6 +20,15 @@ export interface ClaimFields {
 
 type IdQuery = SelectQueryBuilder<Database, 'executions', { id: string }>;
 
+/** An execution the queue itself failed (its attempts used up by crashes): who may need telling. */
+export type GaveUpRow = Pick<ExecutionRow, 'id' | 'workflow_id' | 'workflow_version' | 'mode' | 'attempt'>;
+
+const GAVE_UP_COLUMNS = ['id', 'workflow_id', 'workflow_version', 'mode', 'attempt', 'status'] as const;
+
+/** The rows of a recovery that were failed rather than queued again. */
+const gaveUp = (rows: (GaveUpRow & { status: string })[]): GaveUpRow[] =>
+  rows.filter((r) => r.status === 'failed').map(({ status: _, ...row }) => row);
+
 /** Due rows of one status, in the order the (status, run_after) index keeps them. */
 function dueIn(q: IdQuery, status: 'queued' | 'waiting', nowIso: string): IdQuery {
   return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
@@ -56,9 +65,14 @@ export const queueRepo = {
    * Running rows whose lease lapsed before `nowIso` go back to `queued` as their next attempt, or,
    * at `maxAttempts`, are failed with `gaveUp` (JSON) as their error. Only rows it can lock at once
    * (SKIP LOCKED), in id order: it never waits on, nor deadlocks with, a completion or a heartbeat.
-   * Returns how many rows it released.
+   * Returns how many rows it released, and those it failed.
    */
-  async recoverLapsed(store: Store, nowIso: string, maxAttempts: number, gaveUp: string): Promise<number> {
+  async recoverLapsed(
+    store: Store,
+    nowIso: string,
+    maxAttempts: number,
+    gaveUpError: string,
+  ): Promise<{ released: number; gaveUp: GaveUpRow[] }> {
     const db = store.db;
     let lapsed = db
       .selectFrom('executions')
@@ -73,14 +87,15 @@ export const queueRepo = {
       .set({
         status: sql`case when ${exhausted} then 'failed' else 'queued' end`,
         attempt: sql<number>`case when ${exhausted} then attempt else attempt + 1 end`,
-        error: sql`case when ${exhausted} then ${gaveUp} else error end`,
+        error: sql`case when ${exhausted} then ${gaveUpError} else error end`,
         finished_at: sql`case when ${exhausted} then ${nowIso} else null end`,
         locked_by: null,
         locked_until: null,
       })
       .where('id', 'in', lapsed)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows);
+      .returning(GAVE_UP_COLUMNS)
+      .execute();
+    return { released: res.length, gaveUp: gaveUp(res) };
   },
 
   /** The earliest `run_after` of a waiting row, undefined when none waits. */
@@ -159,18 +174,24 @@ export const queueRepo = {
    * Every `running` row: failed with `gaveUp` (JSON) at `maxAttempts`, else queued again as its
    * next attempt. For a process that owns the whole store, at start. Returns how many it released.
    */
-  async releaseRunning(store: Store, nowIso: string, maxAttempts: number, gaveUp: string): Promise<number> {
+  async releaseRunning(
+    store: Store,
+    nowIso: string,
+    maxAttempts: number,
+    gaveUpError: string,
+  ): Promise<{ released: number; gaveUp: GaveUpRow[] }> {
     const failed = await store.db
       .updateTable('executions')
-      .set({ status: 'failed', error: gaveUp, finished_at: nowIso, locked_by: null, locked_until: null })
+      .set({ status: 'failed', error: gaveUpError, finished_at: nowIso, locked_by: null, locked_until: null })
       .where('status', '=', 'running')
       .where('attempt', '>=', maxAttempts)
-      .executeTakeFirst();
+      .returning(GAVE_UP_COLUMNS)
+      .execute();
     const requeued = await store.db
       .updateTable('executions')
       .set({ status: 'queued', attempt: sql<number>`attempt + 1`, locked_by: null, locked_until: null })
       .where('status', '=', 'running')
       .executeTakeFirst();
-    return Number(failed.numUpdatedRows) + Number(requeued.numUpdatedRows);
+    return { released: failed.length + Number(requeued.numUpdatedRows), gaveUp: gaveUp(failed) };
   },
 };

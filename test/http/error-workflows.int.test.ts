@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.js';
+import { MAX_ATTEMPTS } from '../../src/queue/queue.js';
 import { finishedExecution } from '../engine/int-helpers.js';
 import {
   createActiveWorkflow,
@@ -198,6 +200,52 @@ describe.each([
     await new Promise((r) => setTimeout(r, 300));
     expect((await server.api('GET', `/api/v1/executions/${testRun.id}`)).body.errorExecutionId).toBeNull();
     expect(await errorExecutionsOf(handler.id)).toHaveLength(1);
+  });
+
+  it('an execution the queue gives up on (every attempt crashed) starts it too', async () => {
+    const handler = await notifier('crash handler', '/crash-alerts');
+    const wf = await failing('crashes', 'crashes', handler.id);
+    // What a worker that died on the last allowed attempt leaves behind: a `running` row whose lease
+    // lapsed. The queue's recovery fails it (it does not run a sixth time).
+    const id = newId();
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await server.hookflow.store.db
+      .insertInto('executions')
+      .values({
+        id,
+        workflow_id: wf.id,
+        workflow_version: wf.publishedVersion ?? wf.version,
+        mode: 'production',
+        status: 'running',
+        trigger: JSON.stringify({ body: { order: 7 } }),
+        steps: '[]',
+        attempt: MAX_ATTEMPTS,
+        run_after: past,
+        created_at: past,
+        started_at: past,
+        locked_by: 'a worker that died',
+        locked_until: past,
+      })
+      .execute();
+    const linked = await eventually(async () => {
+      const e = (await server.api('GET', `/api/v1/executions/${id}`)).body;
+      return e.errorExecutionId ? e : undefined;
+    }, 15_000);
+    expect(linked.status).toBe('failed');
+    expect(linked.error.message).toMatch(/^Gave up after 5 attempts/);
+    const errorExecution = await finishedExecution(server, linked.errorExecutionId);
+    expect(errorExecution.trigger).toEqual({
+      error: { message: linked.error.message, step: null },
+      execution: {
+        id,
+        workflowId: wf.id,
+        workflowName: 'crashes',
+        mode: 'production',
+        attempt: MAX_ATTEMPTS,
+      },
+      receivedAt: expect.any(String),
+    });
+    expect(received.filter((r) => r.path === '/crash-alerts')).toHaveLength(1);
   });
 
   it("docs/error-workflows.md's Slack example works as written (Slack stood in for by the receiver)", async () => {
