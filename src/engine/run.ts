@@ -480,7 +480,10 @@ export class Engine {
     if (err instanceof OutOfSlice) throw err;
     const timedOut =
       run.budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
-    if (timedOut && run.sliced) throw new OutOfSlice(run.ctx.sliceMs!);
+    // A sliced run that failed once its slice was over is given up too, whatever the error said: a
+    // machine that descheduled it could make JSONata's own time budget (D1012) fire first, and the
+    // executor, running it again with the whole budget, decides what it really does.
+    if (run.sliced && (timedOut || Date.now() >= run.until)) throw new OutOfSlice(run.ctx.sliceMs!);
     const cause = timedOut ? new ExecutionTimeout(run.timeoutMs) : err;
     return { step: step.name, ...describeError(cause) };
   }
