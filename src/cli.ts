@@ -22,7 +22,7 @@ import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { credentialsRepo } from './store/credentials.js';
-import { rowToWorkflow, workflowsRepo } from './store/workflows.js';
+import { workflowsRepo } from './store/workflows.js';
 import type { WorkflowCreate } from './model/workflow.js';
 import { WorkflowService } from './workflows/service.js';
 import { credentialRefs } from './model/step-walk.js';
@@ -338,10 +338,8 @@ async function workflows(args: string[]): Promise<number> {
   switch (sub) {
     case 'export':
       return withStore(args, async (store, config) => {
-        const rows = await store.db.selectFrom('workflows').selectAll().orderBy('id').execute();
         const items = [];
-        for (const row of rows) {
-          const w = rowToWorkflow(row);
+        for (const w of await workflowsRepo.listAll(store.db)) {
           const item = presentWorkflow(w, config.http.baseUrl);
           // An active workflow whose draft is ahead of production (SPEC 1): the published content
           // too, so that importing it keeps that live rather than deploying the draft.

@@ -15,7 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SecretBox } from '../security/secrets.js';
+import { credentialsRepo } from '../store/credentials.js';
 import type { Store } from '../store/store.js';
+import { workflowsRepo } from '../store/workflows.js';
 import { SECRET_FIELDS } from '../model/workflow.js';
 import { PATHS_LOCK } from '../workflows/service.js';
 
@@ -58,37 +60,20 @@ export async function rotateSecrets(
   return store.transaction(
     async (trx) => {
       const counts: RotateCounts = { credentials: 0, workflows: 0, versions: 0 };
-      for (const row of await trx.selectFrom('credentials').select(['id', 'data']).execute()) {
-        await trx
-          .updateTable('credentials')
-          .set({ data: reseal(row.data) })
-          .where('id', '=', row.id)
-          .execute();
+      for (const row of await credentialsRepo.listData(trx)) {
+        await credentialsRepo.setData(trx, row.id, reseal(row.data));
         counts.credentials++;
       }
-      for (const row of await trx.selectFrom('workflows').select(['id', 'trigger']).execute()) {
+      for (const row of await workflowsRepo.listTriggers(trx)) {
         const trigger = JSON.parse(row.trigger) as { auth?: Record<string, unknown> };
         if (!resealTrigger(trigger)) continue;
-        await trx
-          .updateTable('workflows')
-          .set({ trigger: JSON.stringify(trigger) })
-          .where('id', '=', row.id)
-          .execute();
+        await workflowsRepo.setTrigger(trx, row.id, JSON.stringify(trigger));
         counts.workflows++;
       }
-      const versions = await trx
-        .selectFrom('workflow_versions')
-        .select(['workflow_id', 'version', 'definition'])
-        .execute();
-      for (const row of versions) {
+      for (const row of await workflowsRepo.listDefinitions(trx)) {
         const definition = JSON.parse(row.definition) as { trigger?: { auth?: Record<string, unknown> } };
         if (!resealTrigger(definition.trigger)) continue;
-        await trx
-          .updateTable('workflow_versions')
-          .set({ definition: JSON.stringify(definition) })
-          .where('workflow_id', '=', row.workflow_id)
-          .where('version', '=', row.version)
-          .execute();
+        await workflowsRepo.setDefinition(trx, row.workflow_id, row.version, JSON.stringify(definition));
         counts.versions++;
       }
       // Thrown inside the transaction: nothing is written.

@@ -14,20 +14,13 @@
  * count limit does both, and serves fewer requests per second than without one.
  */
 import type { Logger } from 'pino';
-import { UNFINISHED_STATUSES } from '../store/executions.js';
+import { executionsRepo } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
 /** Rows per delete transaction: ~2 ms of SQLite work, so a sweep never stalls ingest for long. */
 const BATCH = 200;
 /** Between sweeps (shorter when the age limit is shorter). */
 const SWEEP_MS = 5_000;
-/**
- * Written `status NOT IN (queued, running, waiting)`, not `IN (succeeded, failed, filtered)`: for the IN,
- * SQLite (without ANALYZE statistics, as a hookflow database is) walks the (status, run_after)
- * index through every finished execution instead of the id range: 5.5 ms instead of 0.3 ms per
- * statement with 50 000 executions, and a sweep at full load cut throughput by a third.
- */
-const UNFINISHED = UNFINISHED_STATUSES;
 
 export interface RetentionLimits {
   /** Delete finished executions created longer ago than this. */
@@ -79,67 +72,16 @@ export class Retention {
     const db = this.#store.db;
     const { maxAgeMs, maxCount } = this.#limits;
     const olderThan = maxAgeMs === undefined ? undefined : uuidV7Floor(now - maxAgeMs);
-    const atOrBelow =
-      maxCount === undefined
-        ? undefined
-        : (
-            await db
-              .selectFrom('executions')
-              .select('id')
-              .orderBy('id', 'desc')
-              .limit(1)
-              .offset(maxCount)
-              .executeTakeFirst()
-          )?.id;
+    const atOrBelow = maxCount === undefined ? undefined : await executionsRepo.nthNewestId(db, maxCount);
     if (olderThan === undefined && atOrBelow === undefined) return 0;
     let deleted = 0;
     while (!this.#stopped) {
-      // The batch: the oldest finished executions past a cut-off, as an id range [first, last]
-      // (one walk of the primary key), so the deletes below are range scans with two parameters,
-      // not lists of hundreds of ids to bind, compile and look up one by one.
-      const batch = db
-        .selectFrom('executions')
-        .select('id')
-        .where('status', 'not in', UNFINISHED)
-        .where((eb) =>
-          eb.or([
-            ...(olderThan !== undefined ? [eb('id', '<', olderThan)] : []),
-            ...(atOrBelow !== undefined ? [eb('id', '<=', atOrBelow)] : []),
-          ]),
-        )
-        .orderBy('id')
-        .limit(BATCH);
-      const range = await db
-        .selectFrom(batch.as('batch'))
-        .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last'), eb.fn.countAll().as('n')])
-        .executeTakeFirst();
-      const n = Number(range?.n ?? 0);
-      if (!range || n === 0 || range.first === null || range.last === null) break;
-      const { first, last } = range as { first: string; last: string };
-      // Queued and running executions inside the range stay: every delete repeats the status test.
-      await this.#store.transaction(async (trx) => {
-        const inRange = trx
-          .selectFrom('executions')
-          .select('id')
-          .where('id', '>=', first)
-          .where('id', '<=', last)
-          .where('status', 'not in', UNFINISHED);
-        await trx
-          .deleteFrom('blob_parts')
-          .where('blob_id', 'in', (eb) =>
-            eb.selectFrom('blobs').select('id').where('execution_id', 'in', inRange),
-          )
-          .execute();
-        await trx.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
-        // Searchable fields (issue 19), found like the files through an index on execution_id.
-        await trx.deleteFrom('execution_fields').where('execution_id', 'in', inRange).execute();
-        await trx
-          .deleteFrom('executions')
-          .where('id', '>=', first)
-          .where('id', '<=', last)
-          .where('status', 'not in', UNFINISHED)
-          .execute();
-      });
+      // The batch: the oldest finished executions past a cut-off, as an id range (one walk of the
+      // primary key), deleted in one short transaction.
+      const range = await executionsRepo.finishedRange(db, { olderThan, atOrBelow }, BATCH);
+      if (!range) break;
+      const { first, last, n } = range;
+      await this.#store.transaction((trx) => executionsRepo.deleteFinishedRange(trx, first, last));
       deleted += n;
       if (n < BATCH) break;
       await new Promise((resolve) => setImmediate(resolve));

@@ -24,6 +24,15 @@ export const credentialsRepo = {
     return q.execute();
   },
 
+  /** Every row's id and sealed data (`hookflow secrets rotate`). */
+  async listData(db: Db): Promise<{ id: string; data: string }[]> {
+    return db.selectFrom('credentials').select(['id', 'data']).execute();
+  },
+
+  async setData(db: Db, id: string, data: string): Promise<void> {
+    await db.updateTable('credentials').set({ data }).where('id', '=', id).execute();
+  },
+
   async update(db: Db, row: CredentialRow): Promise<void> {
     const { id, created_at: _c, ...rest } = row;
     await db.updateTable('credentials').set(rest).where('id', '=', id).execute();

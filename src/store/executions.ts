@@ -8,6 +8,15 @@ import type { ExecutionFieldRow, ExecutionRow, ExecutionsTable, NewExecutionRow 
  */
 export const UNFINISHED_STATUSES = ['queued', 'running', 'waiting'] as const;
 
+/**
+ * Retention's statements are written `status NOT IN (queued, running, waiting)`, not `IN
+ * (succeeded, failed, filtered)`: for the IN, SQLite (without ANALYZE statistics, as a hookflow
+ * database is) walks the (status, run_after) index through every finished execution instead of the
+ * id range: 5.5 ms instead of 0.3 ms per statement with 50 000 executions, and a sweep at full
+ * load cut throughput by a third.
+ */
+const UNFINISHED = UNFINISHED_STATUSES;
+
 export function isFinished(status: ExecutionsTable['status']): boolean {
   return status !== 'queued' && status !== 'running' && status !== 'waiting';
 }
@@ -99,6 +108,81 @@ export const executionsRepo = {
       .where('status', 'not in', UNFINISHED_STATUSES)
       .execute();
     return rows.map((r) => r.id);
+  },
+
+  /** The id `offset` rows below the newest (retention's count limit: what is at or below it goes). */
+  async nthNewestId(db: Db, offset: number): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('executions')
+      .select('id')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .offset(offset)
+      .executeTakeFirst();
+    return row?.id;
+  },
+
+  /**
+   * Retention's next batch: the oldest `limit` finished executions with an id below `olderThan`
+   * or at or below `atOrBelow`, as an id range [first, last] and a count (one walk of the primary
+   * key), so the deletes of `deleteFinishedRange` are range scans with two parameters, not lists
+   * of hundreds of ids to bind, compile and look up one by one. Undefined when there are none.
+   */
+  async finishedRange(
+    db: Db,
+    cutoff: { olderThan: string | undefined; atOrBelow: string | undefined },
+    limit: number,
+  ): Promise<{ first: string; last: string; n: number } | undefined> {
+    const { olderThan, atOrBelow } = cutoff;
+    const batch = db
+      .selectFrom('executions')
+      .select('id')
+      .where('status', 'not in', UNFINISHED)
+      .where((eb) =>
+        eb.or([
+          ...(olderThan !== undefined ? [eb('id', '<', olderThan)] : []),
+          ...(atOrBelow !== undefined ? [eb('id', '<=', atOrBelow)] : []),
+        ]),
+      )
+      .orderBy('id')
+      .limit(limit);
+    const range = await db
+      .selectFrom(batch.as('batch'))
+      .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last'), eb.fn.countAll().as('n')])
+      .executeTakeFirst();
+    const n = Number(range?.n ?? 0);
+    if (!range || n === 0 || range.first === null || range.last === null) return undefined;
+    const { first, last } = range as { first: string; last: string };
+    return { first, last, n };
+  },
+
+  /**
+   * Deletes the finished executions with ids in [first, last], with their uploaded files and
+   * searchable fields; queued, running and waiting ones inside the range stay (every delete
+   * repeats the status test). Give a transaction: it is four statements.
+   */
+  async deleteFinishedRange(db: Db, first: string, last: string): Promise<void> {
+    const inRange = db
+      .selectFrom('executions')
+      .select('id')
+      .where('id', '>=', first)
+      .where('id', '<=', last)
+      .where('status', 'not in', UNFINISHED);
+    await db
+      .deleteFrom('blob_parts')
+      .where('blob_id', 'in', (eb) =>
+        eb.selectFrom('blobs').select('id').where('execution_id', 'in', inRange),
+      )
+      .execute();
+    await db.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
+    // Searchable fields (issue 19), found like the files through an index on execution_id.
+    await db.deleteFrom('execution_fields').where('execution_id', 'in', inRange).execute();
+    await db
+      .deleteFrom('executions')
+      .where('id', '>=', first)
+      .where('id', '<=', last)
+      .where('status', 'not in', UNFINISHED)
+      .execute();
   },
 
   async count(db: Db, status: ExecutionsTable['status']): Promise<number> {

@@ -86,6 +86,37 @@ export const workflowsRepo = {
     return row ? rowToWorkflow(row) : undefined;
   },
 
+  /** Every workflow, oldest first (`hookflow workflows export`). */
+  async listAll(db: Db): Promise<Workflow[]> {
+    const rows = await db.selectFrom('workflows').selectAll().orderBy('id').execute();
+    return rows.map(rowToWorkflow);
+  },
+
+  /** Every workflow's draft trigger (JSON text): `hookflow secrets rotate`. */
+  async listTriggers(db: Db): Promise<{ id: string; trigger: string }[]> {
+    return db.selectFrom('workflows').select(['id', 'trigger']).execute();
+  },
+
+  /** Rewrites the draft's trigger (JSON text) and nothing else: not a save (no new version). */
+  async setTrigger(db: Db, id: string, trigger: string): Promise<void> {
+    await db.updateTable('workflows').set({ trigger }).where('id', '=', id).execute();
+  },
+
+  /** Every saved version's definition (JSON text): `hookflow secrets rotate`. */
+  async listDefinitions(db: Db): Promise<{ workflow_id: string; version: number; definition: string }[]> {
+    return db.selectFrom('workflow_versions').select(['workflow_id', 'version', 'definition']).execute();
+  },
+
+  /** Rewrites a saved version's definition (JSON text) in place. */
+  async setDefinition(db: Db, workflowId: string, version: number, definition: string): Promise<void> {
+    await db
+      .updateTable('workflow_versions')
+      .set({ definition })
+      .where('workflow_id', '=', workflowId)
+      .where('version', '=', version)
+      .execute();
+  },
+
   async exists(db: Db, id: string): Promise<boolean> {
     const row = await db.selectFrom('workflows').select('id').where('id', '=', id).executeTakeFirst();
     return row !== undefined;
