@@ -1,6 +1,7 @@
+import type { JoinBuilder } from 'kysely';
 import type { Step, TriggerConfig, Workflow, WorkflowSettings } from '../model/workflow.js';
 import type { Db } from './store.js';
-import type { WorkflowRow } from './schema.js';
+import type { Database, WorkflowRow } from './schema.js';
 
 export function rowToWorkflow(row: WorkflowRow): Workflow {
   return {
@@ -179,11 +180,7 @@ export const workflowsRepo = {
   ): Promise<{ id: string; name: string; definition: string }[]> {
     return db
       .selectFrom('workflows')
-      .innerJoin('workflow_versions', (join) =>
-        join
-          .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
-          .onRef('workflow_versions.version', '=', 'workflows.published_version'),
-      )
+      .innerJoin('workflow_versions', onPublishedVersion)
       .select(['workflows.id', 'workflows.name', 'workflow_versions.definition'])
       .whereRef('workflows.published_version', '<>', 'workflows.version')
       .where('workflow_versions.definition', 'like', `%${text}%`)
@@ -209,26 +206,29 @@ export const workflowsRepo = {
   },
 };
 
+/** Active workflows' rows, each with the definition of its published version (null when none). */
+function activeWithPublished(db: Db) {
+  return db
+    .selectFrom('workflows')
+    .leftJoin('workflow_versions', onPublishedVersion)
+    .selectAll('workflows')
+    .select('workflow_versions.definition')
+    .where('workflows.active', '=', 1);
+}
+
+/** Joins a workflow's row to its published version's row. */
+function onPublishedVersion(join: JoinBuilder<Database, 'workflows' | 'workflow_versions'>) {
+  return join
+    .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
+    .onRef('workflow_versions.version', '=', 'workflows.published_version');
+}
+
 /**
  * The workflow as production runs it: the published version's name, trigger and steps, under the
  * workflow's id and state, with `version` = the published one (so an execution records it). When
  * nothing newer was saved, the workflows row itself is that version (and the one start-up repairs
  * write to, services.ts repairSealedSecrets), so it is used as it is.
  */
-/** Active workflows' rows, each with the definition of its published version (null when none). */
-function activeWithPublished(db: Db) {
-  return db
-    .selectFrom('workflows')
-    .leftJoin('workflow_versions', (join) =>
-      join
-        .onRef('workflow_versions.workflow_id', '=', 'workflows.id')
-        .onRef('workflow_versions.version', '=', 'workflows.published_version'),
-    )
-    .selectAll('workflows')
-    .select('workflow_versions.definition')
-    .where('workflows.active', '=', 1);
-}
-
 function publishedOf(current: Workflow, definition: string | null): Workflow {
   const published = current.publishedVersion;
   if (published === null || published === current.version || definition === null) return current;
