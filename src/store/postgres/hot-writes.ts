@@ -16,30 +16,10 @@
  */
 import type pg from 'pg';
 import type { ExecutionCompletion, HotWrite } from '../store.js';
+import { EXECUTION_INSERT_COLUMNS, executionInsertValues } from '../execution-insert.js';
 import type { NewExecutionRow } from '../schema.js';
 
-/** The insert's columns and their PostgreSQL array types, in parameter order. */
-const INSERT_COLUMNS = [
-  ['id', 'text'],
-  ['workflow_id', 'text'],
-  ['workflow_version', 'int4'],
-  ['mode', 'text'],
-  ['status', 'text'],
-  ['trigger', 'text'],
-  ['steps', 'text'],
-  ['error', 'text'],
-  ['attempt', 'int4'],
-  ['retry_of', 'text'],
-  ['run_after', 'text'],
-  ['locked_until', 'text'],
-  ['locked_by', 'text'],
-  ['created_at', 'text'],
-  ['started_at', 'text'],
-  ['finished_at', 'text'],
-  ['warnings', 'text'],
-  ['resume_state', 'text'],
-  ['error_execution_id', 'text'],
-] as const;
+const INSERT_COLUMNS = EXECUTION_INSERT_COLUMNS;
 
 const COMPLETE_COLUMNS = [
   'id',
@@ -129,27 +109,7 @@ type Value = string | number | null;
 function insertColumns(rows: readonly NewExecutionRow[]): Value[][] {
   const cols: Value[][] = INSERT_COLUMNS.map(() => []);
   for (const r of rows) {
-    const values: Value[] = [
-      r.id,
-      r.workflow_id,
-      r.workflow_version,
-      r.mode,
-      r.status,
-      r.trigger,
-      r.steps,
-      r.error ?? null,
-      r.attempt ?? 1,
-      r.retry_of ?? null,
-      r.run_after,
-      r.locked_until ?? null,
-      r.locked_by ?? null,
-      r.created_at,
-      r.started_at ?? null,
-      r.finished_at ?? null,
-      r.warnings ?? null,
-      r.resume_state ?? null,
-      r.error_execution_id ?? null,
-    ];
+    const values = executionInsertValues(r);
     for (let i = 0; i < values.length; i++) cols[i]!.push(values[i]!);
   }
   return cols;
