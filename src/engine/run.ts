@@ -480,10 +480,11 @@ export class Engine {
     if (err instanceof OutOfSlice) throw err;
     const timedOut =
       run.budget?.signal.aborted || err instanceof DeadlineReached || err instanceof ExecutionTimeout;
-    // A sliced run that failed once its slice was over is given up too, whatever the error said: a
-    // machine that descheduled it could make JSONata's own time budget (D1012) fire first, and the
-    // executor, running it again with the whole budget, decides what it really does.
-    if (run.sliced && (timedOut || Date.now() >= run.until)) throw new OutOfSlice(run.ctx.sliceMs!);
+    // A sliced run stopped by an expression's own time budget (JSONata's D1012) is given up too: on
+    // a machine that descheduled it, that budget could fire before the slice's deadline was seen,
+    // and the executor, running it again with the whole budget, decides what it really does.
+    const expressionTimedOut = err instanceof ExpressionError && err.code === 'budget_time';
+    if (run.sliced && (timedOut || expressionTimedOut)) throw new OutOfSlice(run.ctx.sliceMs!);
     const cause = timedOut ? new ExecutionTimeout(run.timeoutMs) : err;
     return { step: step.name, ...describeError(cause) };
   }
