@@ -119,7 +119,7 @@ module.exports = {
         'only imports count too: a Kysely type in a signature is the SQL layer leaking out. Exempt: ' +
         'src/bus/pg-bus.ts, whose transport is a PostgreSQL connection of its own (LISTEN/NOTIFY, no ' +
         'table). It sees imports only: a service that builds a query on `store.db` imports no kysely, ' +
-        'so those queries (still in several services) are not caught here.',
+        'so those are caught by the Biome plugin lint/sql-only-in-the-store.grit (npm run lint too).',
       from: { path: '^src/', pathNot: '^src/(store/|bus/pg-bus\\.ts$)' },
       to: { path: '^node_modules/(@types/)?(kysely|better-sqlite3|pg)/' },
     },

@@ -28,8 +28,7 @@ async function inserted(fn: () => Promise<void>): Promise<{ id: string; status: 
   const seen: { id: string; status: string }[] = [];
   store.writeHot = async (writes) => {
     const results = await writeHot(writes);
-    for (const w of writes)
-      if (w.kind === 'insert') seen.push({ id: w.row.id, status: w.row.status ?? '' });
+    for (const w of writes) if (w.kind === 'insert') seen.push({ id: w.row.id, status: w.row.status ?? '' });
     return results;
   };
   try {
