@@ -16,10 +16,11 @@
 import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
-import { type ClaimFields, type GaveUpRow, queueRepo } from '../store/queue.js';
+import { type BatchOutcome, type ClaimFields, type GaveUpRow, queueRepo } from '../store/queue.js';
 import type { ExecutionRow, ExecutionsTable } from '../store/schema.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
 
+export type { BatchFinished, BatchOutcome } from '../store/queue.js';
 export type { ClaimFields };
 
 /**
@@ -142,8 +143,11 @@ export class Queue {
    * from the index in run_after order, so PostgreSQL would sort every queued row for each claim.
    * That statement runs only when a waiting row may be due: at the earliest due time this queue
    * knows of, and once a second for rows other workers parked (`WAITING_CHECK_MS`).
+   *
+   * `queued: false` leaves queued rows to `batch` (PostgreSQL: queue/pure-batch.ts): recovery and
+   * due waiting rows only.
    */
-  async claim(limit: number): Promise<ExecutionRow[]> {
+  async claim(limit: number, { queued = true }: { queued?: boolean } = {}): Promise<ExecutionRow[]> {
     const now = new Date();
     const nowIso = now.toISOString();
     if (now.getTime() - this.#recoveredAt >= RECOVERY_CHECK_MS) {
@@ -158,12 +162,27 @@ export class Queue {
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
-    if (rows.length < limit) {
+    if (queued && rows.length < limit) {
       rows.push(...(await this.#claimDue('queued', limit - rows.length, now)));
     }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
     // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
     return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * PostgreSQL: up to `limit` due queued rows, oldest due first, locked in one transaction and
+   * handed to `decide` with the fields that claim a row for this worker now; the rows it finished
+   * and those it claimed are written in one statement and committed, the others stay queued
+   * (store/queue.ts `batchQueued`). Resolves with `decide`'s outcome once committed.
+   */
+  batch<T extends BatchOutcome>(
+    limit: number,
+    decide: (rows: ExecutionRow[], claim: ClaimFields) => Promise<T>,
+  ): Promise<T> {
+    const now = new Date();
+    const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
+    return queueRepo.batchQueued(this.#store, now.toISOString(), limit, claim, (rows) => decide(rows, claim));
   }
 
   /**
@@ -207,7 +226,14 @@ export class Queue {
   /** Claims up to `limit` due rows of `status` for this worker at `now`. */
   #claimDue(status: 'queued' | 'waiting', limit: number, now: Date): Promise<ExecutionRow[]> {
     const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
-    return queueRepo.claimDue(this.#store, status, now.toISOString(), limit, claim);
+    const nowIso = now.toISOString();
+    if (this.#store.caps.shared) return queueRepo.claimDue(this.#store, status, nowIso, limit, claim);
+    // SQLite: as a write of group commit (a callback transaction, run only when no hot batch is
+    // in flight), not a transaction of its own on the event loop's connection. That one had to
+    // wait for the writer thread's write lock, and SQLite's busy handler waits by sleeping: the
+    // event loop slept ~9 ms per claim under a backlog (issue 20, the bench's routed case), with
+    // every request in the process waiting too.
+    return this.#writer.run((trx) => queueRepo.claimDue(this.#store, status, nowIso, limit, claim, trx));
   }
 
   /**

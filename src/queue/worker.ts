@@ -26,6 +26,7 @@ import type { Workflow } from '../model/workflow.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
 import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
+import { PureBatches } from './pure-batch.js';
 import { failedRun, runPure } from './pure-run.js';
 import { claimFields, type Queue, unclaimed } from './queue.js';
 import { VersionCache } from './versions.js';
@@ -100,6 +101,10 @@ export class Worker implements ExecutionEntry {
   #busy = 0;
   /** Whether other processes share the store (PostgreSQL): see `#held` and `#execute`. */
   readonly #shared: boolean;
+  /** PostgreSQL: queued rows are taken in batches, pure ones run in the batch (pure-batch.ts). */
+  readonly #batches: PureBatches | undefined;
+  /** The claim or batch in progress (`poke`), which `close` lets finish. */
+  #filling: Promise<void> | undefined;
   /**
    * Due executions may wait in the store (queued by a full executor, by retry/replay, by another
    * process, or left by a previous run): hand-over pauses so they are claimed first, in order.
@@ -123,6 +128,14 @@ export class Worker implements ExecutionEntry {
     this.#engine = new Engine(deps.engine);
     this.#runner = new EngineRunner({ options: deps.engine, log: deps.log });
     this.#shared = deps.store.caps.shared;
+    this.#batches = deps.store.caps.skipLocked
+      ? new PureBatches({
+          queue: deps.queue,
+          engine: this.#engine,
+          workflow: (id, version) => this.#workflow(id, version),
+          log: deps.log,
+        })
+      : undefined;
     // Executions the queue fails itself (every attempt crashed) alert like any other failure.
     deps.queue.onGaveUp((rows, error) => {
       for (const row of rows)
@@ -316,8 +329,9 @@ export class Worker implements ExecutionEntry {
       return;
     }
     this.#claiming = true;
-    void this.#fill().finally(() => {
+    this.#filling = this.#fill().finally(() => {
       this.#claiming = false;
+      this.#filling = undefined;
       if (this.#again) {
         this.#again = false;
         this.poke();
@@ -329,14 +343,15 @@ export class Worker implements ExecutionEntry {
     try {
       while (!this.#stopped) {
         this.#startReady();
+        if (this.#batches) {
+          if (await this.#fillBatch()) continue;
+          return;
+        }
         if (this.#deps.concurrency - this.#held <= 0) return;
         const room = this.#claimRoom();
         const seq = this.#backlogSeq;
         const rows = await this.#deps.queue.claim(room);
-        // Beyond the free slots they wait in `#ready`, started as slots free up.
-        for (const row of rows) this.#ready.push({ row });
-        this.#readyBytes += rows.reduce((n, row) => n + row.trigger.length, 0);
-        this.#startReady();
+        this.#adopt(rows);
         if (rows.length < room) {
           if (seq === this.#backlogSeq) this.#backlog = false;
           return;
@@ -347,6 +362,30 @@ export class Worker implements ExecutionEntry {
     } finally {
       this.#armWaitingTimer();
     }
+  }
+
+  /** Claimed rows: beyond the free slots they wait in `#ready`, started as slots free up. */
+  #adopt(rows: readonly ExecutionRow[]): void {
+    for (const row of rows) this.#ready.push({ row });
+    this.#readyBytes += rows.reduce((n, row) => n + row.trigger.length, 0);
+    this.#startReady();
+  }
+
+  /**
+   * One round on PostgreSQL (pure-batch.ts): its pure rows are finished when it returns
+   * (committed; announced here), the rows it claimed start at once. Pure rows need no slot, so a
+   * batch runs even when every slot is taken. Returns whether to take the next round at once.
+   */
+  async #fillBatch(): Promise<boolean> {
+    const seq = this.#backlogSeq;
+    const round = await this.#batches!.round({
+      free: () => this.#deps.concurrency - this.#held,
+      adopt: (rows) => this.#adopt(rows),
+    });
+    for (const row of round.finished) this.#announce(row);
+    // Rows left queued for want of a slot keep the backlog: a freed slot pokes for them.
+    if (round.drained && seq === this.#backlogSeq) this.#backlog = false;
+    return round.again && !this.#stopped;
   }
 
   /**
@@ -527,6 +566,8 @@ export class Worker implements ExecutionEntry {
     clearTimeout(this.#waitingTimer);
     // Handed-over executions still waiting are run too: they are claimed by this worker already.
     const deadline = new Promise((r) => setTimeout(r, deadlineMs).unref()).then(() => true);
+    // A batch in progress commits (or rolls back) first: what it claimed is run below.
+    await Promise.race([this.#filling, deadline]);
     while (this.#running.size > 0 || this.#ready.length > 0) {
       this.#startReady();
       const all = Promise.allSettled([...this.#running.values()]).then(() => false);

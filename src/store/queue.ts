@@ -29,6 +29,52 @@ const GAVE_UP_COLUMNS = ['id', 'workflow_id', 'workflow_version', 'mode', 'attem
 const gaveUp = (rows: (GaveUpRow & { status: string })[]): GaveUpRow[] =>
   rows.filter((r) => r.status === 'failed').map(({ status: _, ...row }) => row);
 
+/**
+ * A queued execution that a batch ran to its end inside its own transaction (queue/pure-batch.ts):
+ * what its row becomes. Times are ISO-8601 UTC, JSON as text.
+ */
+export interface BatchFinished {
+  id: string;
+  status: 'succeeded' | 'failed' | 'filtered';
+  steps: string;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string;
+}
+
+/**
+ * What a batch does with the rows it locked: those it ran to their end, and those it claims (set
+ * `running` under `claim`, to be started once committed). Every other row stays `queued`.
+ */
+export interface BatchOutcome {
+  finished: readonly BatchFinished[];
+  claimed: readonly string[];
+}
+
+/**
+ * Both writes of a batch in one statement (one round trip before the COMMIT): the finished rows
+ * spread from one array per column by `unnest` (as postgres/hot-writes.ts does), so the text is
+ * the same whatever the batch holds, and the claimed ids as one array (empty arrays: no rows).
+ * `status = 'queued'` is what the batch locked them as; it only guards against a misuse.
+ */
+function settleBatch(outcome: BatchOutcome, claim: ClaimFields) {
+  const f = outcome.finished;
+  return sql`with finished as (
+    update executions as e
+       set status = f.status, steps = f.steps, error = f.error, started_at = f.started_at,
+           finished_at = f.finished_at, locked_by = null, locked_until = null
+      from unnest(${f.map((r) => r.id)}::text[], ${f.map((r) => r.status)}::text[],
+                  ${f.map((r) => r.steps)}::text[], ${f.map((r) => r.error)}::text[],
+                  ${f.map((r) => r.startedAt)}::text[], ${f.map((r) => r.finishedAt)}::text[])
+           as f(id, status, steps, error, started_at, finished_at)
+     where e.id = f.id and e.status = 'queued'
+  )
+  update executions
+     set status = 'running', locked_by = ${claim.locked_by}, locked_until = ${claim.locked_until},
+         started_at = case when resume_state is null then ${claim.started_at} else started_at end
+   where id = any(${[...outcome.claimed]}::text[]) and status = 'queued'`;
+}
+
 /** Due rows of one status, in the order the (status, run_after) index keeps them. */
 function dueIn(q: IdQuery, status: 'queued' | 'waiting', nowIso: string): IdQuery {
   return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
@@ -38,7 +84,8 @@ export const queueRepo = {
   /**
    * Claims up to `limit` rows of `status` due at `nowIso`, oldest due first, writing `claim` on
    * them (a resumed execution, one with a checkpoint, keeps the time it first started). Rows come
-   * back in no particular order.
+   * back in no particular order. `db`: a transaction to run in (SQLite: group commit's, see
+   * queue/queue.ts `#claimDue`), else the store's own connection.
    */
   async claimDue(
     store: Store,
@@ -46,8 +93,8 @@ export const queueRepo = {
     nowIso: string,
     limit: number,
     claim: ClaimFields,
+    db: Store['db'] = store.db,
   ): Promise<ExecutionRow[]> {
-    const db = store.db;
     let due = dueIn(db.selectFrom('executions').select('id'), status, nowIso).limit(limit);
     if (store.caps.skipLocked) due = due.forUpdate().skipLocked();
     return db
@@ -59,6 +106,44 @@ export const queueRepo = {
       .where('id', 'in', due)
       .returningAll()
       .execute();
+  },
+
+  /**
+   * One batch of queued rows in one transaction (PostgreSQL: caps.skipLocked): up to `limit` rows
+   * due at `nowIso` are locked oldest due first, skipping rows other transactions hold (SKIP
+   * LOCKED: two workers never get the same row, nor wait for each other), and handed to `decide`;
+   * what it returns is written in one statement and committed. Until the COMMIT the rows are still
+   * `queued` for everyone else: a worker that dies before it leaves them untouched (its connection
+   * closes, the transaction rolls back, the locks go). Rows `decide` leaves alone stay `queued`
+   * and are unlocked by the COMMIT. `decide` runs with the transaction open: keep it short, and
+   * no network calls in it.
+   */
+  async batchQueued<T extends BatchOutcome>(
+    store: Store,
+    nowIso: string,
+    limit: number,
+    claim: ClaimFields,
+    decide: (rows: ExecutionRow[]) => Promise<T>,
+  ): Promise<T> {
+    if (!store.caps.skipLocked) throw new Error('batchQueued needs FOR UPDATE SKIP LOCKED (PostgreSQL)');
+    return store.transaction(async (trx) => {
+      const rows = await trx
+        .selectFrom('executions')
+        .selectAll()
+        .where('status', '=', 'queued')
+        .where('run_after', '<=', nowIso)
+        .orderBy('run_after')
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (rows.length === 0) return decide(rows);
+      const outcome = await decide(rows);
+      if (outcome.finished.length > 0 || outcome.claimed.length > 0)
+        await settleBatch(outcome, claim).execute(trx);
+      return outcome;
+    });
   },
 
   /**

@@ -210,12 +210,20 @@ describe('a SIGKILLed worker with a backlog', () => {
       db: await pgi.createDatabase(),
       webhooks: 1,
       workers: 0,
-      env: { HOOKFLOW_LEASE_MS: String(LEASE_MS), HOOKFLOW_EXECUTOR_CONCURRENCY: String(CONCURRENCY) },
+      env: {
+        HOOKFLOW_LEASE_MS: String(LEASE_MS),
+        HOOKFLOW_EXECUTOR_CONCURRENCY: String(CONCURRENCY),
+        HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
+      },
     });
+    // Not pure (a call out): its executions are claimed `running` for a slot. (A pure one is run in
+    // a batch and never `running`: test/distributed/pure-batches.int.test.ts kills a worker there.)
     await activeWorkflow(cluster, {
       name: 'fast',
       trigger: { path: 'fast' },
-      steps: [{ name: 'done', type: 'set', fields: { n: '{{ query.n }}' } }],
+      steps: [
+        { name: 'done', type: 'http', url: `${downstream.url}/echo`, headers: { 'x-n': '{{ query.n }}' } },
+      ],
     });
   });
   afterAll(() => cluster?.close());

@@ -1,0 +1,242 @@
+/**
+ * Queued executions on a shared store (PostgreSQL), in batches (issue 20). A worker held to its
+ * slot rule (issue 15: at most `concurrency` rows `running`, a slot freed only once the result is
+ * committed) runs at most concurrency ÷ (claim commit + run + result commit) executions a second:
+ * 8 ÷ ~20 ms on a loaded 2-core machine, 200–500/s behind an ingest of 3–5k req/s.
+ *
+ * Most webhook workflows are pure (Engine.runsBeforeCommit: no network, nothing outside the
+ * execution), and a pure run has no effect until its result is committed. So a batch locks the
+ * oldest due queued rows in one transaction (FOR UPDATE SKIP LOCKED), runs the pure ones right
+ * there on the event loop, each in the short slice a run before the commit gets (pure-run.ts),
+ * and records them all in one statement before the COMMIT: one transaction for the whole batch
+ * instead of two commits per execution, and the rows are never `running`. A worker killed before
+ * the COMMIT leaves them `queued` and untouched (its transaction rolls back), so nothing is lost
+ * and, since nothing of the run left the process, nothing ran twice; other workers skip the locked
+ * rows meanwhile instead of running them too. Issue 15's bound holds as before: only the rows
+ * claimed below are ever `running`.
+ *
+ * The other rows of the batch — workflows that are not pure, items too big for a run on the event
+ * loop, runs that did not fit in their slice, resumes from a checkpoint — are claimed in the same
+ * statement, oldest first, for the free slots, and started after the COMMIT as any claimed row;
+ * the rest stay `queued` (unlocked at the COMMIT) for the next batch, when slots are free again.
+ * A pure row behind them still runs in this batch: it needs no slot.
+ */
+import type { Logger } from 'pino';
+import type { Engine } from '../engine/run.js';
+import type { Workflow } from '../model/workflow.js';
+import type { ExecutionRow } from '../store/schema.js';
+import { failedRun, PURE_MAX_ITEM_CHARS, runPure } from './pure-run.js';
+import { stepsJson } from '../store/executions.js';
+import { nowIso } from '../ids.js';
+import type { BatchFinished, ClaimFields, Queue } from './queue.js';
+
+/**
+ * Rows locked per batch. Measured with `npm run bench -- --postgres` (set → filter → set, ~3–5k
+ * req/s accepted on 2 shared cores): see docs/scaling.md "Where the time goes". A batch costs four
+ * round trips (BEGIN, the locking SELECT, one UPDATE, COMMIT with its WAL flush) whatever its
+ * size, so the bigger the batch the less each row pays; past what arrives during one batch
+ * (~50–150 rows at that rate) it is only a bigger SELECT, and the time budget bounds the rest.
+ */
+export const BATCH_ROWS = 128;
+
+/**
+ * Event-loop time one batch may spend running pure rows before it stops taking more (the rows
+ * past it stay queued for the next batch, which starts at once). It bounds how long the batch's
+ * row locks are held and how long heartbeats, notices and, in `hookflow start`, HTTP requests wait
+ * for the event loop: ~128 runs of the bench's three-step workflow take 5–15 ms, so a batch
+ * normally ends on BATCH_ROWS first, and a slow one (a heavy pure workflow, a loaded machine)
+ * holds at most this plus one slice (PURE_SLICE_MS).
+ */
+export const BATCH_BUDGET_MS = 25;
+
+/**
+ * Ids of rows that did not fit in their slice, so that the next batches claim them for the engine
+ * thread instead of spending a slice on them again. Bounded: past it the set starts over (an id
+ * forgotten costs one more slice, nothing else).
+ */
+const MAX_REMEMBERED = 10_000;
+
+export interface PureBatchesDeps {
+  queue: Queue;
+  /** The engine that runs pure workflows on the event loop (Worker's, as for `offer`). */
+  engine: Engine;
+  /** A workflow version (VersionCache in front of the store); undefined when it no longer exists. */
+  workflow(id: string, version: number): Promise<Workflow | undefined>;
+  log: Logger;
+}
+
+/** A row the batch ran to its end: its fields filled in as committed, and its version. */
+export type FinishedRow = ExecutionRow & { status: BatchFinished['status'] };
+
+/** What the executor gives a round (Worker): its free slots now, and where claimed rows go. */
+export interface Slots {
+  /** Slots free now: `concurrency` minus the rows this worker holds `running`. */
+  free(): number;
+  /** Rows claimed for this worker (`running`, committed): run them (in a slot, as they free up). */
+  adopt(rows: readonly ExecutionRow[]): void;
+}
+
+export interface RoundResult {
+  /** Committed finished: to announce (and to start error workflows for). */
+  finished: FinishedRow[];
+  /** Take the next round at once: the batch was full and ran rows, or stopped on its budget. */
+  again: boolean;
+  /** No due row was left queued: the queue is empty as far as this round could see. */
+  drained: boolean;
+}
+
+interface Decided {
+  finished: BatchFinished[];
+  claimed: string[];
+  rows: { finished: FinishedRow[]; claimed: ExecutionRow[] };
+  locked: number;
+  left: number;
+  overBudget: boolean;
+}
+
+export class PureBatches {
+  readonly #deps: PureBatchesDeps;
+  readonly #heavy = new Set<string>();
+  /**
+   * Whether the last look at the head of the queue found only rows that need a slot. Then a batch
+   * would lock BATCH_ROWS rows to claim the one or two a freed slot has room for, four round trips
+   * each time: a backlog of 5 000 `code` workflows (bench's routed case) drained at 315
+   * executions/s that way, against 733/s before batches. So rounds claim as before (one statement
+   * per freed slot: 663–682/s, within noise of before) until a claimed row is pure again.
+   */
+  #headNeedsSlots = false;
+
+  constructor(deps: PureBatchesDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * One round: lapsed leases and due waiting rows as before (`Queue.claim`, for the free slots),
+   * then one batch of queued rows; or, while the head of the queue needs slots, one claim.
+   * Resolves once committed, with the rows it finished (claimed ones are adopted as they come).
+   */
+  async round(slots: Slots): Promise<RoundResult> {
+    const { queue } = this.#deps;
+    if (this.#headNeedsSlots) {
+      const room = slots.free();
+      if (room <= 0) return { finished: [], again: false, drained: false };
+      const rows = await queue.claim(room);
+      slots.adopt(rows);
+      for (const row of rows)
+        if (!(await this.#needsExecutor(row))) {
+          this.#headNeedsSlots = false;
+          break;
+        }
+      return { finished: [], again: rows.length === room, drained: rows.length < room };
+    }
+    slots.adopt(await queue.claim(Math.max(0, slots.free()), { queued: false }));
+    const d = await queue.batch(BATCH_ROWS, (rows, claim) => this.#decide(rows, claim, slots.free()));
+    for (const row of d.rows.claimed) this.#heavy.delete(row.id);
+    slots.adopt(d.rows.claimed);
+    if (d.finished.length === 0 && d.claimed.length + d.left > 0 && !d.overBudget)
+      this.#headNeedsSlots = true;
+    return {
+      finished: d.rows.finished,
+      again: d.overBudget || (d.locked === BATCH_ROWS && d.finished.length > 0),
+      drained: d.left === 0 && d.locked < BATCH_ROWS,
+    };
+  }
+
+  async #decide(rows: ExecutionRow[], claim: ClaimFields, freeSlots: number): Promise<Decided> {
+    const out: Decided = {
+      finished: [],
+      claimed: [],
+      rows: { finished: [], claimed: [] },
+      locked: rows.length,
+      left: 0,
+      overBudget: false,
+    };
+    const started = performance.now();
+    let free = freeSlots;
+    const claimOrLeave = (row: ExecutionRow) => {
+      if (free <= 0) {
+        out.left++;
+        return;
+      }
+      free--;
+      out.claimed.push(row.id);
+      // As the claim statement writes it: a resumed execution keeps the time it first started.
+      Object.assign(row, {
+        ...claim,
+        started_at: row.resume_state == null ? claim.started_at : row.started_at,
+      });
+      out.rows.claimed.push(row);
+    };
+    for (const row of rows) {
+      if (!out.overBudget && performance.now() - started >= BATCH_BUDGET_MS) out.overBudget = true;
+      if (await this.#needsExecutor(row)) claimOrLeave(row);
+      // Past the budget a pure row waits for the next batch (which starts at once): it needs no slot.
+      else if (out.overBudget) out.left++;
+      else if (await this.#run(row)) {
+        const r = row as FinishedRow;
+        out.finished.push({
+          id: r.id,
+          status: r.status,
+          steps: r.steps,
+          error: r.error,
+          startedAt: r.started_at!,
+          finishedAt: r.finished_at!,
+        });
+        out.rows.finished.push(r);
+      } else claimOrLeave(row);
+    }
+    return out;
+  }
+
+  /**
+   * Runs pure `row` here and fills it in finished; false, with `row` untouched, when it did not fit
+   * in its slice (remembered: the executor runs it, with the whole execution budget).
+   */
+  async #run(row: ExecutionRow): Promise<boolean> {
+    const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
+    if (!workflow) {
+      // What the executor would record (worker.ts #execute), without a claim to record it with.
+      const failed = failedRun(
+        `Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`,
+      );
+      const at = nowIso();
+      Object.assign(row, {
+        status: 'failed',
+        steps: stepsJson(failed.steps),
+        error: JSON.stringify(failed.error),
+        started_at: at,
+        finished_at: at,
+      });
+      return true;
+    }
+    let item: unknown;
+    try {
+      item = JSON.parse(row.trigger);
+    } catch {
+      // Not expected (ingest stores JSON); the executor records what it makes of it, and the
+      // batch goes on instead of failing on this row every time.
+      return false;
+    }
+    const done = await runPure(this.#deps.engine, workflow, row, item, (err) =>
+      this.#deps.log.error({ err, executionId: row.id, workflowId: row.workflow_id }, 'execution crashed'),
+    );
+    if (!done) {
+      if (this.#heavy.size >= MAX_REMEMBERED) this.#heavy.clear();
+      this.#heavy.add(row.id);
+    }
+    return done;
+  }
+
+  /**
+   * Whether `row` must go to the executor (a slot, the engine thread): its workflow is not pure, its
+   * item is too big for a run on the event loop, it did not fit in its slice before, or it resumes
+   * from a checkpoint (only the executor resumes; a pure workflow never parks, so this is not
+   * expected). A version that no longer exists is recorded failed here (`#run`).
+   */
+  async #needsExecutor(row: ExecutionRow): Promise<boolean> {
+    if (row.resume_state != null || row.trigger.length > PURE_MAX_ITEM_CHARS || this.#heavy.has(row.id))
+      return true;
+    const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
+    return workflow !== undefined && !this.#deps.engine.runsBeforeCommit(workflow);
+  }
+}
