@@ -165,6 +165,8 @@ interface Compiled {
   pure: boolean;
   /** Some expression may spend unbounded time in one call (expressions.ts `uninterruptible`). */
   uninterruptible: boolean;
+  /** Every step pure or contained (StepType.contained): no effect outside the execution. */
+  contained: boolean;
 }
 
 type Branch = NonNullable<StepResult['branch']>;
@@ -681,11 +683,26 @@ export class Engine {
     }
   }
 
+  /**
+   * Whether a run of `workflow` has no effect outside the execution (no network, no wait): every
+   * step pure or contained (`code`), whatever its expressions. Such a run may be abandoned and done
+   * again unseen, so a batch may run it inside its transaction, on the executor's thread
+   * (queue/pure-batch.ts); one that is also quick and interruptible runs before its commit instead
+   * (`runsBeforeCommit`).
+   */
+  runsWithoutEffects(workflow: Workflow): boolean {
+    try {
+      return this.#compile(workflow).contained;
+    } catch {
+      return false;
+    }
+  }
+
   #compile(workflow: Workflow): Compiled {
     const key = `${workflow.id}@${workflow.version}`;
     let compiled = this.#compiled.get(key);
     if (compiled) return compiled;
-    const acc = { pure: true, uninterruptible: false };
+    const acc = { pure: true, uninterruptible: false, contained: true };
     const nodes = this.#compileList(workflow.steps, acc);
     compiled = { nodes, ...acc };
     if (this.#compiled.size >= MAX_CACHED_VERSIONS)
@@ -694,7 +711,10 @@ export class Engine {
     return compiled;
   }
 
-  #compileList(steps: readonly unknown[], acc: { pure: boolean; uninterruptible: boolean }): Node[] {
+  #compileList(
+    steps: readonly unknown[],
+    acc: { pure: boolean; uninterruptible: boolean; contained: boolean },
+  ): Node[] {
     return steps.map((s) => {
       const step = s as Step;
       const type = stepType(step.type);
@@ -703,6 +723,7 @@ export class Engine {
           `Step "${step.name}" has type "${step.type}", which this hookflow does not know.`,
         );
       if (type.pure !== true) acc.pure = false;
+      if (type.pure !== true && type.contained !== true) acc.contained = false;
       const expr = (value: unknown, field: string): Template => {
         const { template, errors } = compileTemplate(value, field, this.#budget);
         if (errors[0])

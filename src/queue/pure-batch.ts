@@ -15,19 +15,27 @@
  * rows meanwhile instead of running them too. Issue 15's bound holds as before: only the rows
  * claimed below are ever `running`.
  *
- * The other rows of the batch — workflows that are not pure, items too big for a run on the event
- * loop, runs that did not fit in their slice, resumes from a checkpoint — are claimed in the same
+ * Workflows that are not pure only because a step or an expression may take long (a `code` step,
+ * a regular expression: Engine.runsWithoutEffects) have no effect outside the execution either:
+ * the batch runs them too, inside its transaction, but on the executor's engine thread, one at a
+ * time, each given THREAD_RUN_MS. One that takes longer is left to its thread (its result will be
+ * ignored: nothing of it counts) and goes to the executor like the rows below, and so do the
+ * contained rows after it until it is back.
+ *
+ * The other rows of the batch — workflows with effects (`http`, `wait`), items too big for a run
+ * here, runs that did not fit in their time, resumes from a checkpoint — are claimed in the same
  * statement, oldest first, for the free slots, and started after the COMMIT as any claimed row;
  * the rest stay `queued` (unlocked at the COMMIT) for the next batch, when slots are free again.
  * A pure row behind them still runs in this batch: it needs no slot.
  */
 import type { Logger } from 'pino';
-import type { Engine } from '../engine/run.js';
+import type { Engine, RunResult } from '../engine/run.js';
 import type { Workflow } from '../model/workflow.js';
 import type { ExecutionRow } from '../store/schema.js';
 import { failedRun, PURE_MAX_ITEM_CHARS, runPure } from './pure-run.js';
 import { stepsJson } from '../store/executions.js';
 import { nowIso } from '../ids.js';
+import type { EngineRunner } from './engine-runner.js';
 import type { BatchFinished, ClaimFields, Queue } from './queue.js';
 
 /**
@@ -40,14 +48,24 @@ import type { BatchFinished, ClaimFields, Queue } from './queue.js';
 export const BATCH_ROWS = 128;
 
 /**
- * Event-loop time one batch may spend running pure rows before it stops taking more (the rows
- * past it stay queued for the next batch, which starts at once). It bounds how long the batch's
- * row locks are held and how long heartbeats, notices and, in `hookflow start`, HTTP requests wait
- * for the event loop: ~128 runs of the bench's three-step workflow take 5–15 ms, so a batch
- * normally ends on BATCH_ROWS first, and a slow one (a heavy pure workflow, a loaded machine)
- * holds at most this plus one slice (PURE_SLICE_MS).
+ * Time one batch may spend running rows (on the event loop, or waiting for the engine thread)
+ * before it stops taking more (the rows past it stay queued for the next batch, which starts at
+ * once). It bounds how long the batch's row locks are held and how long heartbeats, notices and,
+ * in `hookflow start`, HTTP requests wait for the event loop: ~128 runs of the bench's three-step
+ * workflow take 5–15 ms, so a batch normally ends on BATCH_ROWS first, and a slow one (a heavy
+ * pure workflow, a loaded machine) holds at most this plus one slice (PURE_SLICE_MS) or one
+ * THREAD_RUN_MS.
  */
 export const BATCH_BUDGET_MS = 25;
+
+/**
+ * How long a contained run (a `code` step, a regular expression) may take on the engine thread
+ * inside a batch before it is left to the executor. The bench's routed case (a switch and a
+ * one-line `code` step) takes 0.3–0.4 ms there; a run past this is heavy, or the thread is busy
+ * with other executions: either way a slot is the place for it, and for the contained rows after
+ * it until the thread is back. A batch holds its rows at most BATCH_BUDGET_MS plus this.
+ */
+export const THREAD_RUN_MS = 50;
 
 /**
  * Ids of rows that did not fit in their slice, so that the next batches claim them for the engine
@@ -60,6 +78,8 @@ export interface PureBatchesDeps {
   queue: Queue;
   /** The engine that runs pure workflows on the event loop (Worker's, as for `offer`). */
   engine: Engine;
+  /** The executor's engine thread, for contained workflows (Worker's). */
+  runner: Pick<EngineRunner, 'run'>;
   /** A workflow version (VersionCache in front of the store); undefined when it no longer exists. */
   workflow(id: string, version: number): Promise<Workflow | undefined>;
   log: Logger;
@@ -98,13 +118,20 @@ export class PureBatches {
   readonly #deps: PureBatchesDeps;
   readonly #heavy = new Set<string>();
   /**
-   * Whether the last look at the head of the queue found only rows that need a slot. Then a batch
-   * would lock BATCH_ROWS rows to claim the one or two a freed slot has room for, four round trips
-   * each time: a backlog of 5 000 `code` workflows (bench's routed case) drained at 315
-   * executions/s that way, against 733/s before batches. So rounds claim as before (one statement
-   * per freed slot: 663–682/s, within noise of before) until a claimed row is pure again.
+   * Whether the last look at the head of the queue found only rows that need a slot (workflows
+   * with effects). Then a batch would lock BATCH_ROWS rows to claim the one or two a freed slot has
+   * room for, four round trips each time: a backlog of 5 000 such rows (`code` workflows, before
+   * they ran in batches) drained at 315 executions/s that way, against 733/s before batches. So
+   * rounds claim as before (one statement per freed slot: 663–682/s, within noise of before) until
+   * a claimed row needs no slot again.
    */
   #headNeedsSlots = false;
+  /**
+   * A contained run overstayed THREAD_RUN_MS and has not come back: the thread is busy (a heavy
+   * run, other executions, or the thread still loading after a start), so until it is back
+   * contained rows go to the executor's slots instead of each batch waiting for it again.
+   */
+  #threadBusy = false;
 
   constructor(deps: PureBatchesDeps) {
     this.#deps = deps;
@@ -123,7 +150,7 @@ export class PureBatches {
       const rows = await queue.claim(room);
       slots.adopt(rows);
       for (const row of rows)
-        if (!(await this.#needsExecutor(row))) {
+        if ((await this.#how(row)) !== 'executor') {
           this.#headNeedsSlots = false;
           break;
         }
@@ -169,10 +196,11 @@ export class PureBatches {
     };
     for (const row of rows) {
       if (!out.overBudget && performance.now() - started >= BATCH_BUDGET_MS) out.overBudget = true;
-      if (await this.#needsExecutor(row)) claimOrLeave(row);
-      // Past the budget a pure row waits for the next batch (which starts at once): it needs no slot.
+      const how = await this.#how(row);
+      if (how === 'executor') claimOrLeave(row);
+      // Past the budget a row that needs no slot waits for the next batch (which starts at once).
       else if (out.overBudget) out.left++;
-      else if (await this.#run(row)) {
+      else if (how === 'here' ? await this.#run(row) : await this.#runOnThread(row)) {
         const r = row as FinishedRow;
         out.finished.push({
           id: r.id,
@@ -196,17 +224,11 @@ export class PureBatches {
     const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
     if (!workflow) {
       // What the executor would record (worker.ts #execute), without a claim to record it with.
-      const failed = failedRun(
-        `Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`,
+      finish(
+        row,
+        failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`),
+        nowIso(),
       );
-      const at = nowIso();
-      Object.assign(row, {
-        status: 'failed',
-        steps: stepsJson(failed.steps),
-        error: JSON.stringify(failed.error),
-        started_at: at,
-        finished_at: at,
-      });
       return true;
     }
     let item: unknown;
@@ -220,23 +242,75 @@ export class PureBatches {
     const done = await runPure(this.#deps.engine, workflow, row, item, (err) =>
       this.#deps.log.error({ err, executionId: row.id, workflowId: row.workflow_id }, 'execution crashed'),
     );
-    if (!done) {
-      if (this.#heavy.size >= MAX_REMEMBERED) this.#heavy.clear();
-      this.#heavy.add(row.id);
-    }
+    if (!done) this.#remember(row.id);
     return done;
   }
 
   /**
-   * Whether `row` must go to the executor (a slot, the engine thread): its workflow is not pure, its
-   * item is too big for a run on the event loop, it did not fit in its slice before, or it resumes
-   * from a checkpoint (only the executor resumes; a pure workflow never parks, so this is not
-   * expected). A version that no longer exists is recorded failed here (`#run`).
+   * Runs contained `row` on the engine thread and fills it in finished; false, with `row` untouched,
+   * when it took longer than THREAD_RUN_MS (remembered: the executor runs it). An engine crash is a
+   * failed execution, as in the executor.
    */
-  async #needsExecutor(row: ExecutionRow): Promise<boolean> {
-    if (row.resume_state != null || row.trigger.length > PURE_MAX_ITEM_CHARS || this.#heavy.has(row.id))
-      return true;
-    const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
-    return workflow !== undefined && !this.#deps.engine.runsBeforeCommit(workflow);
+  async #runOnThread(row: ExecutionRow): Promise<boolean> {
+    const workflow = (await this.#deps.workflow(row.workflow_id, row.workflow_version))!;
+    const startedAt = nowIso();
+    const run = this.#deps.runner
+      .run(workflow, row.trigger, { executionId: row.id, mode: row.mode, attempt: row.attempt })
+      .catch((err: unknown): RunResult => {
+        this.#deps.log.error({ err, executionId: row.id, workflowId: row.workflow_id }, 'execution crashed');
+        return failedRun(err instanceof Error ? err.message : String(err));
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([
+      run,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), THREAD_RUN_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!result) {
+      this.#threadBusy = true;
+      void run.finally(() => {
+        this.#threadBusy = false;
+      });
+    }
+    // Not expected: a contained workflow has no `wait`; the executor parks it.
+    if (!result || result.status === 'waiting') {
+      this.#remember(row.id);
+      return false;
+    }
+    finish(row, result, startedAt);
+    return true;
   }
+
+  #remember(id: string): void {
+    if (this.#heavy.size >= MAX_REMEMBERED) this.#heavy.clear();
+    this.#heavy.add(id);
+  }
+
+  /**
+   * Where `row` runs: 'here' (pure: on the event loop, in its slice), 'thread' (contained: on the
+   * engine thread, within THREAD_RUN_MS, unless it is busy), or 'executor' (a slot): its workflow
+   * has effects, its item is too big for a run in a batch, it did not fit in its time before, or it
+   * resumes from a checkpoint (only the executor resumes; a workflow without effects never parks,
+   * so this is not expected). A version that no longer exists runs 'here', recorded failed (`#run`).
+   */
+  async #how(row: ExecutionRow): Promise<'here' | 'thread' | 'executor'> {
+    if (row.resume_state != null || row.trigger.length > PURE_MAX_ITEM_CHARS || this.#heavy.has(row.id))
+      return 'executor';
+    const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
+    if (!workflow || this.#deps.engine.runsBeforeCommit(workflow)) return 'here';
+    return this.#deps.engine.runsWithoutEffects(workflow) && !this.#threadBusy ? 'thread' : 'executor';
+  }
+}
+
+/** Fills `row` in finished with `result`, as the executor records one (Queue.complete). */
+function finish(row: ExecutionRow, result: RunResult, startedAt: string): void {
+  Object.assign(row, {
+    status: result.status,
+    steps: stepsJson(result.steps),
+    error: result.error === null || result.error === undefined ? null : JSON.stringify(result.error),
+    started_at: startedAt,
+    finished_at: nowIso(),
+  });
 }

@@ -132,6 +132,7 @@ export class Worker implements ExecutionEntry {
       ? new PureBatches({
           queue: deps.queue,
           engine: this.#engine,
+          runner: this.#runner,
           workflow: (id, version) => this.#workflow(id, version),
           log: deps.log,
         })

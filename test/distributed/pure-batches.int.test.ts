@@ -151,6 +151,51 @@ describe('pure executions in batches', () => {
   });
 });
 
+describe('contained executions (a code step) in batches', () => {
+  let c: Cluster;
+  beforeAll(async () => {
+    c = await cluster();
+  });
+  afterAll(() => c?.close());
+
+  it('run on the engine thread inside the batch: exactly once, in few transactions, running only while the thread starts', async () => {
+    const N = 400;
+    await activeWorkflow(c, {
+      name: 'code',
+      trigger: { path: 'code' },
+      steps: [{ name: 'triple', type: 'code', source: 'return { n: Number($input.query.n) * 3 }' }],
+    });
+    const ids = await send(c, N, () => 'code');
+    await worker(c, 'coder');
+    await allFinished(c, ids);
+
+    const { rows } = await c.sql.query(
+      'select id, status, attempt, steps from executions where id = any($1)',
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    const wrong = ids.filter((id, n) => {
+      const r = byId.get(id);
+      return r?.status !== 'succeeded' || r.attempt !== 1 || outputOf(r.steps).n !== n * 3;
+    });
+    expect(wrong).toEqual([]);
+    const done = await finishes(c, ids);
+    expect(notOnce(ids, done)).toEqual([]);
+    const transactions = new Set(done.map((r) => r.xid)).size;
+    expect(transactions).toBeLessThanOrEqual(N / 10);
+    // The engine thread starts with the first run (loading QuickJS): runs that wait longer than
+    // THREAD_RUN_MS meanwhile go to the executor, claimed; after that, none.
+    const { rows: running } = await c.sql.query(
+      "select count(*)::int as n from status_log where id = any($1) and status = 'running'",
+      [ids],
+    );
+    expect(running[0].n).toBeLessThanOrEqual(N / 10);
+    console.log(
+      `contained batches: ${N} code executions in ${transactions} transactions; ${running[0].n} went to the executor`,
+    );
+  });
+});
+
 describe('a worker SIGKILLed in the middle of a batch', () => {
   let c: Cluster;
   beforeAll(async () => {

@@ -447,6 +447,29 @@ describe('runsBeforeCommit with nested steps', () => {
   });
 });
 
+describe('runsWithoutEffects with nested steps', () => {
+  it('is true for pure and code steps or slow expressions nested anywhere, false for wait or http', () => {
+    const nested = (step: Record<string, unknown>) =>
+      workflow([
+        {
+          type: 'switch',
+          name: 's',
+          value: '{{ 1 }}',
+          cases: [{ equals: 1, steps: [{ type: 'forEach', name: 'l', items: '{{ [] }}', steps: [step] }] }],
+        },
+      ]);
+    expect(engine.runsWithoutEffects(nested({ type: 'set', name: 'x', fields: {} }))).toBe(true);
+    expect(engine.runsWithoutEffects(nested({ type: 'code', name: 'x', source: 'return 1' }))).toBe(true);
+    expect(
+      engine.runsWithoutEffects(nested({ type: 'set', name: 'x', fields: { a: '{{ $match("a", /a/) }}' } })),
+    ).toBe(true);
+    expect(engine.runsWithoutEffects(nested({ type: 'wait', name: 'x', seconds: 1 }))).toBe(false);
+    expect(engine.runsWithoutEffects(nested({ type: 'http', name: 'x', url: 'http://127.0.0.1/' }))).toBe(
+      false,
+    );
+  });
+});
+
 describe('validateSteps with nested steps', () => {
   const v = (steps: unknown[]) => validateSteps(steps as Step[]);
 

@@ -7,6 +7,7 @@
  *
  * Not pure: a runaway loop is stopped by the sandbox's interrupt handler, but a run may take up to
  * HOOKFLOW_CODE_TIMEOUT_MS, far more than a before-commit slice; code runs on the executor's thread.
+ * Contained, though: it has no effect outside the execution (queue/pure-batch.ts runs it in a batch).
  */
 import Type from 'typebox';
 import { checkSyntax, type CodeError, runCode } from '../code-sandbox.js';
@@ -20,6 +21,7 @@ export const DEFAULT_CODE_LIMITS = { memoryBytes: 64 * 1024 * 1024, timeoutMs: 1
 export const codeStep = defineStep({
   type: 'code',
   description: 'Run JavaScript on the item; what it returns is the output.',
+  contained: true,
   config: Type.Object(
     { source: Type.String({ maxLength: MAX_SOURCE_CHARS }) },
     { additionalProperties: false },

@@ -86,6 +86,13 @@ export interface StepType<S extends TSchema = TSchema> {
    */
   pure?: boolean;
   /**
+   * True when `run` has no effect outside the execution either, but may take longer than a pure
+   * step's slice (the `code` step: CPU in its sandbox, up to HOOKFLOW_CODE_TIMEOUT_MS). A run of
+   * such steps can be abandoned and done again without anyone outside telling
+   * (Engine.runsWithoutEffects).
+   */
+  contained?: boolean;
+  /**
    * Fields taken as written, never rendered as `{{ … }}` templates (the `code` step's JavaScript
    * source, where `{{` is just code).
    */
