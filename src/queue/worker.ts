@@ -212,9 +212,9 @@ export class Worker implements ExecutionEntry {
    * How many rows one claim takes. On a shared store (PostgreSQL) the free slots only: every row a
    * worker holds is `running` under its lease, and issue 15 capped those at `concurrency`. Alone on
    * its store (SQLite) also the room handed-over executions have (ADOPT_PER_SLOT per slot): a
-   * restart releases every `running` row there, and each claim is a transaction of group commit
-   * (queue.ts `#claimDue`). One claim per finished execution took 42 % of the event loop under a
-   * backlog (the bench's routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
+   * restart releases every `running` row there, and each claim is a write transaction on the event
+   * loop. One claim per finished execution took 42 % of the event loop under a backlog (the bench's
+   * routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
    */
   #claimRoom(): number {
     const free = this.#deps.concurrency - this.#held;
