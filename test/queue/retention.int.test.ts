@@ -111,7 +111,10 @@ describe.each([
     const now = Date.now();
     // More than one delete batch, so the sweep's batching and its cut-off are both exercised.
     const rows = Array.from({ length: 1_203 }, (_, i) => execution(now - 2_000_000 + i * 1_000));
-    rows[0]!.status = 'queued';
+    // Unfinished, and not due for a year: the server's own worker (it polls every second, and on
+    // PostgreSQL runs queued rows in batches) must not finish it while the sweep runs.
+    rows[0]!.status = 'waiting';
+    rows[0]!.run_after = new Date(now + 365 * 86_400_000).toISOString();
     for (let i = 0; i < rows.length; i += 300) {
       await db
         .insertInto('executions')
@@ -126,7 +129,7 @@ describe.each([
       maxCount: 200,
     }).sweep(now);
 
-    // The 200 newest stay, and the oldest, queued, one too.
+    // The 200 newest stay, and the oldest, unfinished, one too.
     expect(deleted).toBe(1_002);
     expect(await ids()).toEqual([rows[0]!.id, ...rows.slice(-200).map((r) => r.id)]);
     await db.deleteFrom('executions').execute();
