@@ -56,18 +56,24 @@ export interface BatchOutcome {
  * spread from one array per column by `unnest` (as postgres/hot-writes.ts does), so the text is
  * the same whatever the batch holds, and the claimed ids as one array (empty arrays: no rows).
  * `status = 'queued'` is what the batch locked them as; it only guards against a misuse.
+ *
+ * `e.id = any(ids)` besides the join: without it PostgreSQL may join the unnested rows to a
+ * sequential scan of the whole table, which it did with statistics that lagged behind a drain
+ * (EXPLAIN ANALYZE, 128 rows of a 10 000-row table: 27 of the update's 36 ms, against 2 ms through
+ * the primary key with this condition).
  */
 function settleBatch(outcome: BatchOutcome, claim: ClaimFields) {
   const f = outcome.finished;
+  const ids = f.map((r) => r.id);
   return sql`with finished as (
     update executions as e
        set status = f.status, steps = f.steps, error = f.error, started_at = f.started_at,
            finished_at = f.finished_at, locked_by = null, locked_until = null
-      from unnest(${f.map((r) => r.id)}::text[], ${f.map((r) => r.status)}::text[],
+      from unnest(${ids}::text[], ${f.map((r) => r.status)}::text[],
                   ${f.map((r) => r.steps)}::text[], ${f.map((r) => r.error)}::text[],
                   ${f.map((r) => r.startedAt)}::text[], ${f.map((r) => r.finishedAt)}::text[])
            as f(id, status, steps, error, started_at, finished_at)
-     where e.id = f.id and e.status = 'queued'
+     where e.id = any(${ids}::text[]) and e.id = f.id and e.status = 'queued'
   )
   update executions
      set status = 'running', locked_by = ${claim.locked_by}, locked_until = ${claim.locked_until},
