@@ -19,11 +19,11 @@
  * next attempt. Every attempt is recorded in the step record's `attempts`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import Type from 'typebox';
+import type { Dispatcher } from 'undici';
 import { MethodSchema } from '../../model/workflow.js';
 import { type Applied, applyCredential, maskedHeaders, maskedUrl, scrub } from '../credentials.js';
-import { NetworkRefused } from '../network.js';
+import { loadUndici, NetworkRefused } from '../network.js';
 import {
   defineStep,
   Expr,
@@ -220,6 +220,7 @@ async function send(
   let url = startUrl;
   let body = firstBody;
   try {
+    const [{ request }, dispatcher] = await Promise.all([loadUndici(), ctx.outbound.dispatcher()]);
     for (let hop = 0; ; hop++) {
       checkLiteral(ctx, url);
       const res = await request(url, {
@@ -227,7 +228,7 @@ async function send(
         headers,
         body,
         signal,
-        dispatcher: ctx.outbound.dispatcher,
+        dispatcher,
       });
       const location = res.headers.location;
       if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
@@ -371,7 +372,7 @@ function encodeBody(method: string, body: unknown, headers: Record<string, strin
   return JSON.stringify(body);
 }
 
-type UndiciResponse = Awaited<ReturnType<typeof request>>;
+type UndiciResponse = Dispatcher.ResponseData;
 
 async function readResponse(res: UndiciResponse, method: string): Promise<HttpOutput> {
   const headers: Record<string, string | string[]> = {};
