@@ -204,7 +204,16 @@ export class Worker implements ExecutionEntry {
       this.#startReady();
       return 'claimed';
     }
-    this.#deps.notice.send();
+    // On a shared store every worker is told. Alone on its store, this worker is the only one to
+    // tell, and it is poked directly: a notice would also count as news of a backlog
+    // (`#backlogSeq`), and a claim is asynchronous (a group-commit transaction), so under steady
+    // load the rows this very backlog queues meanwhile kept any claim from ending it: every
+    // execution then went through the store and the executor (issue 20: one bench run had the
+    // workflow case at 0.39× of the durable floor, against 0.70–0.85× without). A row queued here
+    // after a claim's snapshot is claimed by the poke; pure runs started meanwhile may finish
+    // before it.
+    if (this.#shared) this.#deps.notice.send();
+    else this.poke();
     return 'queued';
   }
 
@@ -212,9 +221,9 @@ export class Worker implements ExecutionEntry {
    * How many rows one claim takes. On a shared store (PostgreSQL) the free slots only: every row a
    * worker holds is `running` under its lease, and issue 15 capped those at `concurrency`. Alone on
    * its store (SQLite) also the room handed-over executions have (ADOPT_PER_SLOT per slot): a
-   * restart releases every `running` row there, and each claim is a write transaction on the event
-   * loop. One claim per finished execution took 42 % of the event loop under a backlog (the bench's
-   * routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
+   * restart releases every `running` row there, and each claim is a transaction of group commit
+   * (queue.ts `#claimDue`). One claim per finished execution took 42 % of the event loop under a
+   * backlog (the bench's routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
    */
   #claimRoom(): number {
     const free = this.#deps.concurrency - this.#held;

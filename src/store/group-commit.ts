@@ -24,8 +24,8 @@ export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
 
 /** A callback run inside the transaction, or a hot write given as data (store.writeHot). */
 type Job = { resolve: (value: unknown) => void; reject: (err: unknown) => void } & (
-  | { write: GroupWrite<unknown>; hot?: undefined }
-  | { hot: HotWrite; write?: undefined }
+  | { write: GroupWrite<unknown>; hot?: undefined; proves: boolean }
+  | { hot: HotWrite; write?: undefined; proves?: undefined }
 );
 
 // Big enough to amortise the commit over many writes, small enough that one transaction stays
@@ -53,10 +53,14 @@ export class GroupCommit {
     return this.#queue.length;
   }
 
-  /** Resolves with what `write` returned once its transaction is committed (and durable). */
-  run<T>(write: GroupWrite<T>): Promise<T> {
+  /**
+   * Resolves with what `write` returned once its transaction is committed (and durable).
+   * `proves: false` for a write that may commit nothing (a claim when nothing is due): its commit
+   * says nothing of whether the store takes writes, so it does not end an outage (StoreHealth).
+   */
+  run<T>(write: GroupWrite<T>, { proves = true }: { proves?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ write, proves, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
     });
   }
@@ -152,7 +156,7 @@ export class GroupCommit {
       for (const job of batch) await this.#commit([job]);
       return;
     }
-    this.#health?.succeeded();
+    if (batch.some((job) => job.proves !== false)) this.#health?.succeeded();
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
   }
 }
