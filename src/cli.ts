@@ -43,6 +43,7 @@ const CONFIG_HELP = `Configuration (flag or environment variable):
   HOOKFLOW_SQLITE_SYNCHRONOUS           FULL (default) or NORMAL
   HOOKFLOW_EXECUTOR_CONCURRENCY         executions run at once (default 8)
   HOOKFLOW_INGEST_MAX_PENDING           requests waiting for commit before 503 (default 10000)
+  HOOKFLOW_INGEST_RUN_PURE              run workflows without effects before the commit (default true)
   HOOKFLOW_LEASE_MS                     lock of a claimed execution without heartbeat (default 30000)
   HOOKFLOW_TRUST_PROXY                  proxies whose X-Forwarded-For is believed (comma-separated)
   HOOKFLOW_MAX_CONCURRENT_REQUESTS      requests in progress before 503 (default 2048)

@@ -65,6 +65,13 @@ export interface Config {
   ingest: {
     /** HOOKFLOW_INGEST_MAX_PENDING: accepted-but-not-yet-committed requests before answering 503 overloaded. */
     maxPending: number;
+    /**
+     * HOOKFLOW_INGEST_RUN_PURE: run a workflow without effects (`set`, `filter`, `respond`…: see
+     * Engine.runsBeforeCommit) where its request is accepted, before the commit, and store it
+     * finished (default true); false leaves every execution to the executor (`hookflow start`) or
+     * the workers (`hookflow webhook`).
+     */
+    runPure: boolean;
   };
   executor: {
     /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions run at once by one process. */
@@ -229,6 +236,7 @@ const SETTINGS = {
   databaseUrl: { env: 'HOOKFLOW_DATABASE_URL', flag: 'database-url', parse: postgresUrl },
   sqliteSynchronous: { env: 'HOOKFLOW_SQLITE_SYNCHRONOUS', parse: oneOf('FULL', 'NORMAL') },
   ingestMaxPending: { env: 'HOOKFLOW_INGEST_MAX_PENDING', parse: integer(1, 1_000_000) },
+  ingestRunPure: { env: 'HOOKFLOW_INGEST_RUN_PURE', parse: boolean },
   executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
   leaseMs: { env: 'HOOKFLOW_LEASE_MS', parse: integer(1_000, 60 * 60 * 1000) },
   executionsMaxAge: { env: 'HOOKFLOW_EXECUTIONS_MAX_AGE', parse: durationOrOff },
@@ -309,7 +317,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       databaseUrl: v.databaseUrl,
       sqliteSynchronous: v.sqliteSynchronous ?? 'FULL',
     },
-    ingest: { maxPending: v.ingestMaxPending ?? 10_000 },
+    ingest: { maxPending: v.ingestMaxPending ?? 10_000, runPure: v.ingestRunPure ?? true },
     executor: { concurrency: v.executorConcurrency ?? 8, leaseMs: v.leaseMs ?? 30_000 },
     executions: {
       maxAgeMs: v.executionsMaxAge === 'off' ? undefined : (v.executionsMaxAge ?? 14 * UNIT_MS.d),

@@ -27,6 +27,8 @@ import type { Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
 import { QueuedNotice, QueueEntry } from './queue/entry.js';
+import { type FailedExecution, Finished } from './queue/finished.js';
+import { Engine } from './engine/run.js';
 import { Rejections } from './webhooks/options/rejections.js';
 import { Receiver } from './webhooks/receive.js';
 import { TestListeners } from './webhooks/test-listener.js';
@@ -81,12 +83,22 @@ export async function startHookflow({
   const health = new StoreHealth({ store, log });
   // One group commit for accepted requests and execution results: one transaction per cycle.
   const writer = new GroupCommit({ store, log, health });
-  // Executions stored queued are announced once per turn; without an executor here, all are.
+  // Executions stored queued are announced once per turn (the workers claim them).
   const notice = new QueuedNotice({ bus, log });
+  const errorWorkflows = new ErrorWorkflows({ store, bus, log });
+  const onFailed = async (failed: FailedExecution) => {
+    await errorWorkflows.start(failed);
+  };
+  // Without an executor here, pure workflows still run before their commit (queue/entry.ts).
   const ingest = new Ingest({
     store,
     writer,
-    entry: new QueueEntry(notice),
+    entry: new QueueEntry(
+      notice,
+      roles.worker || !config.ingest.runPure
+        ? undefined
+        : { engine: new Engine(config.engine), finished: new Finished({ store, bus, log, onFailed }) },
+    ),
     maxPending: config.ingest.maxPending,
   });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
@@ -110,7 +122,6 @@ export async function startHookflow({
     leaseMs: config.executor.leaseMs,
     writer,
   });
-  const errorWorkflows = new ErrorWorkflows({ store, bus, log });
   const worker = roles.worker
     ? new Worker({
         store,
@@ -119,11 +130,10 @@ export async function startHookflow({
         notice,
         log,
         concurrency: config.executor.concurrency,
+        runPure: config.ingest.runPure,
         engine: config.engine,
         credentials,
-        onFailed: async (failed) => {
-          await errorWorkflows.start(failed);
-        },
+        onFailed,
       })
     : undefined;
   // Executions accepted here are offered to this executor first (queue/entry.ts).

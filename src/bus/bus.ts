@@ -37,6 +37,11 @@ type Handler<C extends BusChannel> = (payload: BusEvents[C]) => void | Promise<v
 
 export interface Bus {
   publish<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void>;
+  /**
+   * Delivers to this process's subscribers only: for a notice nobody elsewhere can be waiting for
+   * (an execution that ran before its commit, in the process whose request is waiting for it).
+   */
+  publishHere<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void>;
   subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void;
   close(): Promise<void>;
 }
@@ -60,6 +65,10 @@ export class LocalBus implements Bus {
       }
     }
     return pending.length > 0 ? Promise.all(pending).then(() => undefined) : DONE;
+  }
+
+  publishHere<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void> {
+    return this.publish(channel, payload);
   }
 
   subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void {

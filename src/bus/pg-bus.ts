@@ -109,6 +109,10 @@ export class PgBus implements Bus {
     });
   }
 
+  publishHere<C extends BusChannel>(channel: C, payload: BusEvents[C]): Promise<void> {
+    return this.#local.publish(channel, payload);
+  }
+
   subscribe<C extends BusChannel>(channel: C, handler: Handler<C>): () => void {
     return this.#local.subscribe(channel, handler);
   }

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { newId, nowIso } from '../ids.js';
-import type { FailedExecution } from '../queue/worker.js';
+import type { FailedExecution } from '../queue/finished.js';
 import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';

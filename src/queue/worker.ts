@@ -18,18 +18,17 @@
 import type { Logger } from 'pino';
 import type { RunCredentials } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
-import type { ExecutionRow, NewExecutionRow } from '../store/schema.js';
+import type { ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
-import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
 import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
+import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
 import { failedRun, runPure } from './pure-run.js';
 import { claimFields, type Queue, unclaimed } from './queue.js';
-import { VersionCache } from './versions.js';
 
 const POLL_MS = 1_000;
 
@@ -61,6 +60,8 @@ export interface WorkerDeps {
   notice: QueuedNotice;
   log: Logger;
   concurrency: number;
+  /** config.ingest.runPure: whether `offer` may run a pure workflow before its commit (default true). */
+  runPure?: boolean;
   /** config.engine: the private-network switch and the time budget of one execution. */
   engine: EngineRunnerOptions;
   /** Unseals the credentials a version's `http` steps name, for one run (credentials/service.ts). */
@@ -72,24 +73,13 @@ export interface WorkerDeps {
   onFailed?: (failed: FailedExecution) => Promise<void>;
 }
 
-/** A recorded failure that starts an error workflow (WorkerDeps.onFailed). */
-export interface FailedExecution {
-  id: string;
-  workflowId: string;
-  workflowName: string;
-  mode: 'production';
-  attempt: number;
-  errorWorkflowId: string;
-  error: { message?: unknown; step?: unknown } | null;
-}
-
 export class Worker implements ExecutionEntry {
   readonly #deps: WorkerDeps;
   readonly #engine: Engine;
   /** Runs claimed and handed-over executions off the event loop (engine-runner.ts). */
   readonly #runner: EngineRunner;
   readonly #running = new Map<string, Promise<void>>();
-  readonly #versions = new VersionCache();
+  readonly #finished: Finished;
   /** Handed-over executions waiting for a slot, and the reservations ingest holds for more. */
   readonly #ready: { row: ExecutionRow; item?: unknown }[] = [];
   #readyBytes = 0;
@@ -126,6 +116,7 @@ export class Worker implements ExecutionEntry {
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
     this.#engine = new Engine(deps.engine);
+    this.#finished = new Finished(deps);
     this.#runner = new EngineRunner({ options: deps.engine, log: deps.log });
     this.#shared = deps.store.caps.shared;
     this.#batches = deps.store.caps.skipLocked
@@ -133,15 +124,15 @@ export class Worker implements ExecutionEntry {
           queue: deps.queue,
           engine: this.#engine,
           runner: this.#runner,
-          workflow: (id, version) => this.#workflow(id, version),
+          workflow: (id, version) => this.#finished.workflow(id, version),
           log: deps.log,
         })
       : undefined;
     // Executions the queue fails itself (every attempt crashed) alert like any other failure.
     deps.queue.onGaveUp((rows, error) => {
       for (const row of rows)
-        void this.#workflow(row.workflow_id, row.workflow_version).then(
-          (workflow) => this.#failed(row, workflow, error),
+        void this.#finished.workflow(row.workflow_id, row.workflow_version).then(
+          (workflow) => this.#finished.failed(row, workflow, error),
           (err) => deps.log.error({ err, executionId: row.id }, 'starting the error workflow failed'),
         );
     });
@@ -174,10 +165,14 @@ export class Worker implements ExecutionEntry {
    * - otherwise it is stored queued, and the workers are told.
    */
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
-    const pure = !this.#stopped && !this.#backlog && this.#engine.runsBeforeCommit(workflow);
+    const pure =
+      this.#deps.runPure !== false &&
+      !this.#stopped &&
+      !this.#backlog &&
+      this.#engine.runsBeforeCommit(workflow);
     if (pure) {
       await runPure(this.#engine, workflow, row, item, (err) =>
-        this.#deps.log.error({ err, executionId: row.id, workflowId: workflow.id }, 'execution crashed'),
+        this.#finished.crashed(err, row.id, workflow.id),
       );
     }
     const bytes = row.trigger.length;
@@ -195,7 +190,7 @@ export class Worker implements ExecutionEntry {
     }
     // Run before its commit (or stored queued: it did not fit in its slice).
     if (row.status !== 'queued' && row.status !== 'running') {
-      this.#announce(row);
+      this.#finished.announce(row, { here: true });
       return 'ran';
     }
     if (claimed) {
@@ -249,21 +244,6 @@ export class Worker implements ExecutionEntry {
     this.#reserved++;
     this.#readyBytes += bytes;
     return true;
-  }
-
-  /** An execution run before its commit is committed: tell whoever waits for it. */
-  #announce(row: NewExecutionRow): void {
-    if (row.status === 'failed') {
-      this.#deps.log.info({ executionId: row.id, error: row.error }, 'execution failed');
-      void this.#workflow(row.workflow_id, row.workflow_version).then((w) =>
-        this.#failed(row, w, row.error ? (JSON.parse(row.error) as FailedExecution['error']) : null),
-      );
-    }
-    this.#deps.bus
-      .publish('execution.finished', { executionId: row.id, status: row.status! })
-      .catch((err) =>
-        this.#deps.log.error({ err, executionId: row.id }, 'announcing the finished execution failed'),
-      );
   }
 
   /**
@@ -392,7 +372,7 @@ export class Worker implements ExecutionEntry {
       free: () => this.#deps.concurrency - this.#held,
       adopt: (rows) => this.#adopt(rows),
     });
-    for (const row of round.finished) this.#announce(row);
+    for (const row of round.finished) this.#finished.announce(row);
     // Rows left queued for want of a slot keep the backlog: a freed slot pokes for them.
     if (round.drained && seq === this.#backlogSeq) this.#backlog = false;
     return round.again && !this.#stopped;
@@ -439,7 +419,7 @@ export class Worker implements ExecutionEntry {
     let result: RunResult;
     let workflow: Workflow | undefined;
     try {
-      workflow = await this.#workflow(row.workflow_id, row.workflow_version);
+      workflow = await this.#finished.workflow(row.workflow_id, row.workflow_version);
       if (!workflow) {
         result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
@@ -480,7 +460,7 @@ export class Worker implements ExecutionEntry {
         { attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' },
         'execution result not recorded',
       );
-      if (typeof next === 'object') await this.#failed(row, workflow, next.failed);
+      if (typeof next === 'object') await this.#finished.failed(row, workflow, next.failed);
       return;
     }
     // Recorded (or taken over by another worker): this worker holds the row no more, so its slot is
@@ -492,42 +472,9 @@ export class Worker implements ExecutionEntry {
     // Parked, not finished: nothing to announce; the queue knows when it is due.
     else if (result.status === 'waiting') this.#armWaitingTimer();
     else {
-      if (result.status === 'failed') await this.#failed(row, workflow, result.error);
-      await this.#deps.bus
-        .publish('execution.finished', { executionId: row.id, status: result.status })
-        .catch((err) => log().error({ err }, 'announcing the finished execution failed'));
+      if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
+      await this.#finished.published(row.id, result.status);
     }
-  }
-
-  /**
-   * Error workflows (SPEC 7c): a production execution's failure is recorded; when its version
-   * names an error workflow, `onFailed` queues that one's execution (at most once: guarded in the
-   * store). Failures of test and error executions start nothing, so an error workflow that fails
-   * cannot loop. Never throws: the failure itself is recorded already.
-   */
-  async #failed(
-    row: Pick<NewExecutionRow, 'id' | 'workflow_id' | 'mode' | 'attempt'>,
-    workflow: Workflow | undefined,
-    error: FailedExecution['error'],
-  ): Promise<void> {
-    const errorWorkflowId = workflow?.settings?.errorWorkflowId;
-    if (row.mode !== 'production' || !workflow || !errorWorkflowId || !this.#deps.onFailed) return;
-    await this.#deps
-      .onFailed({
-        id: row.id,
-        workflowId: row.workflow_id,
-        workflowName: workflow.name,
-        mode: 'production',
-        attempt: row.attempt ?? 1,
-        errorWorkflowId,
-        error,
-      })
-      .catch((err) =>
-        this.#deps.log.error(
-          { err, executionId: row.id, errorWorkflowId },
-          'starting the error workflow failed',
-        ),
-      );
   }
 
   /**
@@ -558,13 +505,6 @@ export class Worker implements ExecutionEntry {
     this.#deps.bus
       .publish('execution.responded', { executionId, response })
       .catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the response failed'));
-  }
-
-  async #workflow(id: string, version: number): Promise<Workflow | undefined> {
-    return (
-      this.#versions.cached(id, version) ??
-      this.#versions.keep(id, version, await workflowsRepo.getVersion(this.#deps.store.db, id, version))
-    );
   }
 
   /** Take no new executions; wait for running ones (their leases keep them safe if we are killed). */

@@ -35,15 +35,17 @@ beforeAll(async () => {
       { name: 'done', type: 'set', fields: { attempt: '{{ $execution.attempt }}' } },
     ],
   });
+  // `code` steps: a webhook process runs only workflows of pure steps itself (queue/entry.ts);
+  // these wait for a worker.
   await create({
     name: 'quick',
     trigger: { path: 'quick' },
-    steps: [{ name: 'done', type: 'set', fields: { ok: true } }],
+    steps: [{ name: 'done', type: 'code', source: 'return { ok: true }' }],
   });
   await create({
     name: 'last',
     trigger: { path: 'last', response: { mode: 'lastStep', timeoutMs: 1_000 } },
-    steps: [{ name: 'done', type: 'set', fields: { late: true } }],
+    steps: [{ name: 'done', type: 'code', source: 'return { late: true }' }],
   });
 });
 

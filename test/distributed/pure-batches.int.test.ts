@@ -27,12 +27,17 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A cluster of one webhook process and no worker, with the status log installed. */
+/**
+ * A cluster of one webhook process and no worker, with the status log installed. Its webhook
+ * process stores every execution queued (HOOKFLOW_INGEST_RUN_PURE=false; by default it runs pure
+ * workflows itself, test/distributed/webhook-pure.int.test.ts), so pure ones reach the workers'
+ * batches here as retries, replays, error workflows and runs that missed their slice do.
+ */
 async function cluster(env: Record<string, string> = {}): Promise<Cluster> {
   const c = await startCluster({
     webhooks: 1,
     workers: 0,
-    env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', ...env },
+    env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_INGEST_RUN_PURE: 'false', ...env },
   });
   await c.sql.query(`
     create table status_log (id text, status text, app text, xid bigint);
