@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Downstream, startDownstream } from '../engine/int-helpers.js';
 import {
+  activeWorkflow,
   type Cluster,
   type PgInstance,
   type RoleProcess,
@@ -35,13 +36,6 @@ afterAll(async () => {
 
 const alive = (p: RoleProcess) => p.child.exitCode === null && p.child.signalCode === null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function activeWorkflow(cluster: Cluster, body: Record<string, unknown>): Promise<void> {
-  const hook = cluster.webhooks[0]!;
-  const res = await cluster.api(hook, 'POST', '/api/v1/workflows', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  expect((await cluster.api(hook, 'POST', `/api/v1/workflows/${res.body.id}/activate`)).status).toBe(200);
-}
 
 interface Sent {
   n: number;

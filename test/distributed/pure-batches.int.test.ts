@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Downstream, startDownstream } from '../engine/int-helpers.js';
-import { type Cluster, type RoleProcess, startCluster, within } from '../helpers/cluster.js';
+import { type Cluster, type RoleProcess, activeWorkflow, startCluster, within } from '../helpers/cluster.js';
 
 let downstream: Downstream;
 
@@ -54,14 +54,6 @@ async function cluster(env: Record<string, string> = {}): Promise<Cluster> {
 /** A worker whose sessions carry `app` as their application_name. */
 const worker = (c: Cluster, app: string, env: Record<string, string> = {}) =>
   c.start('worker', { HOOKFLOW_DATABASE_URL: `${c.db.url}?application_name=${app}`, ...env });
-
-async function activeWorkflow(c: Cluster, body: Record<string, unknown>): Promise<string> {
-  const hook = c.webhooks[0]!;
-  const res = await c.api(hook, 'POST', '/api/v1/workflows', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  expect((await c.api(hook, 'POST', `/api/v1/workflows/${res.body.id}/activate`)).status).toBe(200);
-  return res.body.id as string;
-}
 
 /** POSTs `/webhook/<path(n)>?n=<n>` for n in [0, count) over 20 connections; the execution ids, by n. */
 async function send(c: Cluster, count: number, path: (n: number) => string): Promise<string[]> {

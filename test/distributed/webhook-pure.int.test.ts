@@ -6,15 +6,7 @@
  * with HOOKFLOW_INGEST_RUN_PURE=false.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cluster, type RoleProcess, startCluster, within } from '../helpers/cluster.js';
-
-async function activeWorkflow(c: Cluster, body: Record<string, unknown>): Promise<string> {
-  const hook = c.webhooks[0]!;
-  const res = await c.api(hook, 'POST', '/api/v1/workflows', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  expect((await c.api(hook, 'POST', `/api/v1/workflows/${res.body.id}/activate`)).status).toBe(200);
-  return res.body.id as string;
-}
+import { type Cluster, type RoleProcess, activeWorkflow, startCluster, within } from '../helpers/cluster.js';
 
 const row = async (c: Cluster, id: string) =>
   (

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { BIN, freePort, runCli } from './process.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 import type { ApiResponse } from './server.js';
@@ -251,4 +252,13 @@ function pgOwner(): [number, number] {
   if (!line) throw new Error('running as root, but there is no postgres OS user to run PostgreSQL as');
   const [, , uid, gid] = line.split(':');
   return [Number(uid), Number(gid)];
+}
+
+/** Creates a workflow through the cluster's first webhook process and activates it; its id. */
+export async function activeWorkflow(c: Cluster, body: Record<string, unknown>): Promise<string> {
+  const hook = c.webhooks[0]!;
+  const res = await c.api(hook, 'POST', '/api/v1/workflows', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  expect((await c.api(hook, 'POST', `/api/v1/workflows/${res.body.id}/activate`)).status).toBe(200);
+  return res.body.id as string;
 }
