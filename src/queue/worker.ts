@@ -154,22 +154,21 @@ export class Worker implements ExecutionEntry {
    * The one entry of new executions (queue/entry.ts): decides how `offer.row` runs, fills it in
    * for that (claimed by this worker, or finished by a run before the commit), has it written,
    * and then starts, announces or queues it. The rules, in order:
-   * - a pure workflow runs before its commit while the executor keeps up (no backlog), so
-   *   executions queued earlier still go first: here, in a short slice (queue/pure-run.ts); one
+   * - a pure workflow runs before its commit: here, in a short slice (queue/pure-run.ts); one
    *   that does not fit is stored queued. Nobody outside can tell: until the commit nothing
    *   happened (a crash leaves no trace and no effect), and `execution.finished` is announced
-   *   after it.
+   *   after it. It does not wait for executions queued earlier (a backlog), as it did until issue
+   *   20: it has no effect anyone could see in another order, and while a backlog lasted every
+   *   new execution joined it, so under steady load it never ended and every pure execution went
+   *   through the store and the engine thread (a bench round at 0.39× of the durable floor;
+   *   test/executions/pure-run.int.test.ts, "executions waiting in the store").
    * - otherwise, with room for it here (`#reserve`), it is stored claimed by this worker and
    *   started after the commit with its item in memory (a crash loses nothing: a `running` row of
    *   a dead process is claimed again, lease lapse or next embedded start);
    * - otherwise it is stored queued, and the workers are told.
    */
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
-    const pure =
-      this.#deps.runPure !== false &&
-      !this.#stopped &&
-      !this.#backlog &&
-      this.#engine.runsBeforeCommit(workflow);
+    const pure = this.#deps.runPure !== false && !this.#stopped && this.#engine.runsBeforeCommit(workflow);
     if (pure) {
       await runPure(this.#engine, workflow, row, item, (err) =>
         this.#finished.crashed(err, row.id, workflow.id),
@@ -201,12 +200,7 @@ export class Worker implements ExecutionEntry {
     }
     // On a shared store every worker is told. Alone on its store, this worker is the only one to
     // tell, and it is poked directly: a notice would also count as news of a backlog
-    // (`#backlogSeq`), and a claim is asynchronous (a group-commit transaction), so under steady
-    // load the rows this very backlog queues meanwhile kept any claim from ending it: every
-    // execution then went through the store and the executor (issue 20: one bench run had the
-    // workflow case at 0.39× of the durable floor, against 0.70–0.85× without). A row queued here
-    // after a claim's snapshot is claimed by the poke; pure runs started meanwhile may finish
-    // before it.
+    // (`#backlogSeq`; see `#reserve`).
     if (this.#shared) this.#deps.notice.send();
     else this.poke();
     return 'queued';
@@ -237,8 +231,13 @@ export class Worker implements ExecutionEntry {
         (this.#shared ? 1 : ADOPT_PER_SLOT) * this.#deps.concurrency ||
       this.#readyBytes + bytes > ADOPT_MAX_BYTES
     ) {
-      // The row goes to the store as queued: later ones must not overtake it.
-      this.#markBacklog();
+      // The row goes to the store as queued: later ones must not overtake it. During a backlog
+      // that is not news: claims are asynchronous (on SQLite, group-commit transactions), and
+      // counting every row queued meanwhile (`#backlogSeq`) kept any claim from ending the backlog
+      // for as long as requests kept coming, each of them stored queued and run by the executor
+      // (the same as for pure runs, see `offer`). Such a row is claimed by the poke after its
+      // commit (`offer`); executions handed over meanwhile may start first.
+      if (!this.#backlog) this.#markBacklog();
       return false;
     }
     this.#reserved++;
