@@ -97,9 +97,10 @@ export class Worker implements ExecutionEntry {
   #filling: Promise<void> | undefined;
   /**
    * Due executions may wait in the store (queued by a full executor, by retry/replay, by another
-   * process, or left by a previous run): hand-over pauses so they are claimed first, in order.
-   * Cleared by a claim that finds fewer rows than it asked for; `#backlogSeq` keeps a claim that
-   * began before a new row was queued from clearing it.
+   * process, or left by a previous run): hand-over pauses so they are claimed first, in order
+   * (pure runs do not wait: see `offer`). Cleared by a claim that finds fewer rows than it asked
+   * for; `#backlogSeq` keeps a claim that began before news of a backlog (a notice, or the first
+   * row this worker could not take) from clearing it.
    */
   #backlog = true;
   #backlogSeq = 0;
