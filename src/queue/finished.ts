@@ -77,9 +77,10 @@ export class Finished {
   /** `execution.finished`, for whoever waits for it (never throws). */
   published(executionId: string, status: string, here = false): Promise<void> {
     const bus = this.#deps.bus;
-    return (here ? bus.publishHere : bus.publish)
-      .call(bus, 'execution.finished', { executionId, status })
-      .catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the finished execution failed'));
+    const payload = { executionId, status };
+    return (
+      here ? bus.publishHere('execution.finished', payload) : bus.publish('execution.finished', payload)
+    ).catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the finished execution failed'));
   }
 
   /**

@@ -32,8 +32,7 @@ import type { Logger } from 'pino';
 import type { Engine, RunResult } from '../engine/run.js';
 import type { Workflow } from '../model/workflow.js';
 import type { ExecutionRow } from '../store/schema.js';
-import { failedRun, PURE_MAX_ITEM_CHARS, runPure } from './pure-run.js';
-import { stepsJson } from '../store/executions.js';
+import { failedRun, fillFinished, PURE_MAX_ITEM_CHARS, runPure } from './pure-run.js';
 import { nowIso } from '../ids.js';
 import type { EngineRunner } from './engine-runner.js';
 import type { BatchFinished, ClaimFields, Queue } from './queue.js';
@@ -224,7 +223,7 @@ export class PureBatches {
     const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
     if (!workflow) {
       // What the executor would record (worker.ts #execute), without a claim to record it with.
-      finish(
+      fillFinished(
         row,
         failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`),
         nowIso(),
@@ -279,7 +278,7 @@ export class PureBatches {
       this.#remember(row.id);
       return false;
     }
-    finish(row, result, startedAt);
+    fillFinished(row, result, startedAt);
     return true;
   }
 
@@ -302,15 +301,4 @@ export class PureBatches {
     if (!workflow || this.#deps.engine.runsBeforeCommit(workflow)) return 'here';
     return this.#deps.engine.runsWithoutEffects(workflow) && !this.#threadBusy ? 'thread' : 'executor';
   }
-}
-
-/** Fills `row` in finished with `result`, as the executor records one (Queue.complete). */
-function finish(row: ExecutionRow, result: RunResult, startedAt: string): void {
-  Object.assign(row, {
-    status: result.status,
-    steps: stepsJson(result.steps),
-    error: result.error === null || result.error === undefined ? null : JSON.stringify(result.error),
-    started_at: startedAt,
-    finished_at: nowIso(),
-  });
 }

@@ -72,12 +72,17 @@ export async function runPure(
   }
   // Not expected: `wait` is not pure; the executor runs (and parks) it.
   if (result.status === 'waiting') return false;
+  fillFinished(row, result, startedAt);
+  return true;
+}
+
+/** Fills `row` in finished with `result`, as the executor records one (Queue.complete). */
+export function fillFinished(row: NewExecutionRow, result: RunResult, startedAt: string): void {
   row.status = result.status;
   row.steps = stepsJson(result.steps);
-  row.error = result.error === null ? null : JSON.stringify(result.error);
+  row.error = result.error === null || result.error === undefined ? null : JSON.stringify(result.error);
   row.started_at = startedAt;
   row.finished_at = nowIso();
-  return true;
 }
 
 export const failedRun = (message: string): RunResult & { status: 'failed' } => ({
