@@ -100,6 +100,30 @@ function notOnce(ids: string[], rows: { id: string }[]): string[] {
 
 const outputOf = (steps: string) => JSON.parse(steps).at(-1).output;
 
+/**
+ * Checks that every execution of `ids` (n-th: request `?n=<n>`) succeeded at attempt 1 with output
+ * `{ n: expected(n) }` and was finished once; returns in how many transactions they were finished
+ * and how many were made `running` (went to the executor).
+ */
+async function ranOnceEach(c: Cluster, ids: string[], expected: (n: number) => number) {
+  const { rows } = await c.sql.query('select id, status, attempt, steps from executions where id = any($1)', [
+    ids,
+  ]);
+  const byId = new Map(rows.map((r) => [r.id as string, r]));
+  const wrong = ids.filter((id, n) => {
+    const r = byId.get(id);
+    return r?.status !== 'succeeded' || r.attempt !== 1 || outputOf(r.steps).n !== expected(n);
+  });
+  expect(wrong).toEqual([]);
+  const done = await finishes(c, ids);
+  expect(notOnce(ids, done)).toEqual([]);
+  const { rows: running } = await c.sql.query(
+    "select count(*)::int as n from status_log where id = any($1) and status = 'running'",
+    [ids],
+  );
+  return { transactions: new Set(done.map((r) => r.xid)).size, running: running[0].n as number };
+}
+
 describe('pure executions in batches', () => {
   let c: Cluster;
   beforeAll(async () => {
@@ -120,30 +144,13 @@ describe('pure executions in batches', () => {
     await worker(c, 'w1');
     await allFinished(c, ids);
 
-    const { rows } = await c.sql.query(
-      'select id, status, attempt, steps from executions where id = any($1)',
-      [ids],
-    );
-    const byId = new Map(rows.map((r) => [r.id as string, r]));
-    const wrong = ids.filter((id, n) => {
-      const r = byId.get(id);
-      return r?.status !== 'succeeded' || r.attempt !== 1 || outputOf(r.steps).n !== n * 2;
-    });
-    expect(wrong).toEqual([]);
-
-    const done = await finishes(c, ids);
-    expect(notOnce(ids, done)).toEqual([]);
+    const { transactions, running } = await ranOnceEach(c, ids, (n) => n * 2);
     // Batches of up to 128 rows, one transaction each: the backlog took a handful of them. (A run
     // that misses its 5 ms slice on a loaded machine goes to the executor, claimed: a few at most.)
-    const transactions = new Set(done.map((r) => r.xid)).size;
     expect(transactions).toBeLessThanOrEqual(N / 10);
-    const { rows: running } = await c.sql.query(
-      "select count(*)::int as n from status_log where id = any($1) and status = 'running'",
-      [ids],
-    );
-    expect(running[0].n).toBeLessThanOrEqual(N / 20);
+    expect(running).toBeLessThanOrEqual(N / 20);
     console.log(
-      `batches: ${N} pure executions in ${transactions} transactions; ${running[0].n} went to the executor`,
+      `batches: ${N} pure executions in ${transactions} transactions; ${running} went to the executor`,
     );
   });
 });
@@ -166,29 +173,13 @@ describe('contained executions (a code step) in batches', () => {
     await worker(c, 'coder');
     await allFinished(c, ids);
 
-    const { rows } = await c.sql.query(
-      'select id, status, attempt, steps from executions where id = any($1)',
-      [ids],
-    );
-    const byId = new Map(rows.map((r) => [r.id as string, r]));
-    const wrong = ids.filter((id, n) => {
-      const r = byId.get(id);
-      return r?.status !== 'succeeded' || r.attempt !== 1 || outputOf(r.steps).n !== n * 3;
-    });
-    expect(wrong).toEqual([]);
-    const done = await finishes(c, ids);
-    expect(notOnce(ids, done)).toEqual([]);
-    const transactions = new Set(done.map((r) => r.xid)).size;
+    const { transactions, running } = await ranOnceEach(c, ids, (n) => n * 3);
     expect(transactions).toBeLessThanOrEqual(N / 10);
     // The engine thread starts with the first run (loading QuickJS): runs that wait longer than
     // THREAD_RUN_MS meanwhile go to the executor, claimed; after that, none.
-    const { rows: running } = await c.sql.query(
-      "select count(*)::int as n from status_log where id = any($1) and status = 'running'",
-      [ids],
-    );
-    expect(running[0].n).toBeLessThanOrEqual(N / 10);
+    expect(running).toBeLessThanOrEqual(N / 10);
     console.log(
-      `contained batches: ${N} code executions in ${transactions} transactions; ${running[0].n} went to the executor`,
+      `contained batches: ${N} code executions in ${transactions} transactions; ${running} went to the executor`,
     );
   });
 });

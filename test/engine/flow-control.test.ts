@@ -424,17 +424,19 @@ describe('wait', () => {
   });
 });
 
+/** A workflow with `step` inside a forEach inside a switch case. */
+const nested = (step: Record<string, unknown>) =>
+  workflow([
+    {
+      type: 'switch',
+      name: 's',
+      value: '{{ 1 }}',
+      cases: [{ equals: 1, steps: [{ type: 'forEach', name: 'l', items: '{{ [] }}', steps: [step] }] }],
+    },
+  ]);
+
 describe('runsBeforeCommit with nested steps', () => {
   it('is false for code, wait or http nested anywhere, true for nested pure steps', () => {
-    const nested = (step: Record<string, unknown>) =>
-      workflow([
-        {
-          type: 'switch',
-          name: 's',
-          value: '{{ 1 }}',
-          cases: [{ equals: 1, steps: [{ type: 'forEach', name: 'l', items: '{{ [] }}', steps: [step] }] }],
-        },
-      ]);
     expect(engine.runsBeforeCommit(nested({ type: 'set', name: 'x', fields: {} }))).toBe(true);
     expect(engine.runsBeforeCommit(nested({ type: 'wait', name: 'x', seconds: 1 }))).toBe(false);
     expect(engine.runsBeforeCommit(nested({ type: 'code', name: 'x', source: 'return 1' }))).toBe(false);
@@ -449,15 +451,6 @@ describe('runsBeforeCommit with nested steps', () => {
 
 describe('runsWithoutEffects with nested steps', () => {
   it('is true for pure and code steps or slow expressions nested anywhere, false for wait or http', () => {
-    const nested = (step: Record<string, unknown>) =>
-      workflow([
-        {
-          type: 'switch',
-          name: 's',
-          value: '{{ 1 }}',
-          cases: [{ equals: 1, steps: [{ type: 'forEach', name: 'l', items: '{{ [] }}', steps: [step] }] }],
-        },
-      ]);
     expect(engine.runsWithoutEffects(nested({ type: 'set', name: 'x', fields: {} }))).toBe(true);
     expect(engine.runsWithoutEffects(nested({ type: 'code', name: 'x', source: 'return 1' }))).toBe(true);
     expect(
