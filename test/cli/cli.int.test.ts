@@ -72,8 +72,13 @@ describe('hookflow CLI', () => {
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
+    // Both lines before the signal: the announcement is written synchronously, the JSON log line by
+    // pino's asynchronous destination, so on a terminal it can arrive a moment after the
+    // announcement, and `script` stopped at once would lose it.
+    const started = () =>
+      ['hookflow is ready', 'hookflow is listening'].every((l) => `${stdout}${stderr}`.includes(l));
     const deadline = Date.now() + 20_000;
-    while (!`${stdout}${stderr}`.includes('hookflow is ready') && Date.now() < deadline) {
+    while (!started() && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
     child.kill('SIGTERM');
