@@ -236,8 +236,16 @@ export function hasUninterruptible(template: Template): boolean {
 
 /** Render a template against a scope; throws ExpressionError. */
 export async function renderTemplate(template: Template, scope: Scope): Promise<unknown> {
-  // Synchronously when every expression takes the fast path (the common case): one promise per
-  // render instead of one per node. Otherwise again, node by node, each expression on its own.
+  return renderNow(template, scope);
+}
+
+/**
+ * renderTemplate without a promise when every expression takes the fast path (the common case):
+ * the rendered value itself, or a Promise of it when some expression needs JSONata's evaluator
+ * (rendered values are JSON, never promises). Otherwise again, node by node, each expression on
+ * its own. Throws ExpressionError (synchronously on the fast path).
+ */
+export function renderNow(template: Template, scope: Scope): unknown {
   const fast = renderFast(template, scope);
   return fast === DECLINE ? renderSlow(template, scope) : fast;
 }

@@ -21,6 +21,7 @@ import {
   defineEntry,
   type ExpressionBudget,
   ExpressionError,
+  renderNow,
   renderTemplate,
   type Scope,
   type Template,
@@ -426,9 +427,12 @@ export class Engine {
       let outcome: StepOutcome;
       try {
         if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
-        outcome = run.outOfTime
-          ? await Promise.race([this.#runStep(node, scope, run, resume), run.outOfTime])
-          : await this.#runStep(node, scope, run, resume);
+        // Awaited only when it is a promise (see StepType.run): set → filter → set takes none.
+        const pending = this.#runStep(node, scope, run, resume);
+        outcome =
+          pending instanceof Promise
+            ? await (run.outOfTime ? Promise.race([pending, run.outOfTime]) : pending)
+            : pending;
       } catch (err) {
         const error = this.#stepError(err, step, run);
         const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
@@ -491,9 +495,29 @@ export class Engine {
     return { step: step.name, ...describeError(cause) };
   }
 
-  async #runStep(node: LeafNode, scope: Scope, run: Run, resume: { state: unknown } | undefined) {
+  /** Renders the step's configuration and runs it; a promise only when rendering or the step needs one. */
+  #runStep(
+    node: LeafNode,
+    scope: Scope,
+    run: Run,
+    resume: { state: unknown } | undefined,
+  ): StepOutcome | Promise<StepOutcome> {
+    const rendered = renderNow(node.template, scope);
+    return rendered instanceof Promise
+      ? rendered.then((config) =>
+          this.#runRendered(node, config as Record<string, unknown>, scope, run, resume),
+        )
+      : this.#runRendered(node, rendered as Record<string, unknown>, scope, run, resume);
+  }
+
+  #runRendered(
+    node: LeafNode,
+    config: Record<string, unknown>,
+    scope: Scope,
+    run: Run,
+    resume: { state: unknown } | undefined,
+  ): StepOutcome | Promise<StepOutcome> {
     const { type } = node;
-    const config = (await renderTemplate(node.template, scope)) as Record<string, unknown>;
     if (node.literal) for (const [k, v] of node.literal) config[k] = v;
     const { rendered } = validators(type);
     if (!rendered.Check(config)) {

@@ -39,24 +39,37 @@ export const PURE_MAX_ITEM_CHARS = 64 * 1024;
  * times); returns false, with `row` untouched (still `queued`), when the item is too big or the
  * run did not fit in the slice. An engine crash is a failed execution; `onCrash` hears of it.
  */
-export async function runPure(
+export function runPure(
   engine: Engine,
   workflow: Workflow,
   row: NewExecutionRow,
   item: unknown,
   onCrash: (err: unknown) => void,
   sliceMs: number = PURE_SLICE_MS,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   if (row.trigger.length > PURE_MAX_ITEM_CHARS || sliceMs <= 0) return false;
   const startedAt = nowIso();
   if (workflow.steps.length === 0) {
-    // Nothing to run (what the engine would answer, without its promise and compiled version).
+    // Nothing to run: what the engine would answer, without its promise and compiled version (and
+    // without one here: the caller awaits only a promise).
     row.status = 'succeeded';
     row.steps = '[]';
     row.error = null;
     row.started_at = row.finished_at = startedAt;
     return true;
   }
+  return runSteps(engine, workflow, row, item, onCrash, sliceMs, startedAt);
+}
+
+async function runSteps(
+  engine: Engine,
+  workflow: Workflow,
+  row: NewExecutionRow,
+  item: unknown,
+  onCrash: (err: unknown) => void,
+  sliceMs: number,
+  startedAt: string,
+): Promise<boolean> {
   let result: RunResult;
   try {
     result = await engine.run(workflow, item, {

@@ -171,9 +171,10 @@ export class Worker implements ExecutionEntry {
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
     const pure = this.#deps.runPure !== false && !this.#stopped && this.#engine.runsBeforeCommit(workflow);
     if (pure) {
-      await runPure(this.#engine, workflow, row, item, (err) =>
+      const ran = runPure(this.#engine, workflow, row, item, (err) =>
         this.#finished.crashed(err, row.id, workflow.id),
       );
+      if (ran instanceof Promise) await ran;
     }
     const bytes = row.trigger.length;
     const claimed = !pure && this.#reserve(bytes);

@@ -12,7 +12,7 @@ export const failStep = defineStep({
   pure: true,
   description: 'Fail the execution with a message.',
   config: Type.Object({ message: Expr(Type.Unknown()) }, { additionalProperties: false }),
-  async run(config) {
+  run(config) {
     const value = config.message;
     let text = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
     if (text.trim() === '') text = 'The workflow failed (a fail step with an empty message).';

@@ -15,7 +15,7 @@ export const filterStep = defineStep({
     { condition: Expr(Type.Unknown()) },
     { additionalProperties: false },
   ),
-  async run(config, { input }) {
+  run(config, { input }) {
     const value = config.condition;
     if (value === true) return { output: input };
     if (value === false || value === undefined || value === null) return { output: null, filtered: true };

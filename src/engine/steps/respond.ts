@@ -41,7 +41,7 @@ export const respondStep = defineStep({
     }
     return errors;
   },
-  async run(config, { input }) {
+  run(config, { input }) {
     const headers = responseHeaders(config.headers ?? {}, (name, message) => {
       throw new StepFailure(message, { field: `/headers/${pointerEscape(name)}` });
     });

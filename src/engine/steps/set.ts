@@ -38,7 +38,7 @@ export const setStep = defineStep({
     }
     return errors;
   },
-  async run(config, { input }) {
+  run(config, { input }) {
     const out: Record<string, unknown> = config.keepInput && isObject(input) ? structuredClone(input) : {};
     for (const [name, value] of Object.entries(config.fields)) {
       // A field whose expression found nothing is still listed, as null: the item keeps its shape.

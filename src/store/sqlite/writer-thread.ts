@@ -63,7 +63,8 @@ port.on('message', (msg: ThreadRequest | 'close') => {
   }
   let reply: ThreadReply;
   try {
-    reply = { seq: msg.seq, results: batch(msg.writes) };
+    const results = batch(msg.writes);
+    reply = results.every(Boolean) ? msg.seq : { seq: msg.seq, results };
   } catch (err) {
     reply = failure(msg.seq, err);
   }

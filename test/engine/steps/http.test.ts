@@ -90,9 +90,11 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const run = (config: Parameters<typeof httpStep.run>[0], ctx = stepContext()) => httpStep.run(config, ctx);
+// The http step always answers with a promise (StepType.run may also answer synchronously).
+const run = (config: Parameters<typeof httpStep.run>[0], ctx = stepContext()) =>
+  Promise.resolve(httpStep.run(config, ctx));
 const failure = (config: Parameters<typeof httpStep.run>[0], ctx = stepContext()) =>
-  httpStep.run(config, ctx).then(
+  run(config, ctx).then(
     () => {
       throw new Error('expected the step to fail');
     },

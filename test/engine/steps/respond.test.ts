@@ -23,10 +23,10 @@ describe('respond step', () => {
     expect(out.output).toEqual({ status: 200, headers: {}, body: null });
   });
 
-  it('refuses a header value with a line break', async () => {
-    await expect(
-      respondStep.run({ headers: { 'x-a': 'a\r\nset-cookie: x=1' } }, stepContext()),
-    ).rejects.toThrow('line break');
+  it('refuses a header value with a line break', () => {
+    expect(() => respondStep.run({ headers: { 'x-a': 'a\r\nset-cookie: x=1' } }, stepContext())).toThrow(
+      'line break',
+    );
   });
 
   it.each([
@@ -39,8 +39,8 @@ describe('respond step', () => {
     expect(validateSteps([{ name: 'r', type: 'respond', ...config }])[0]?.field).toBe(field);
   });
 
-  it('fails on a rendered header value it could not send as it is', async () => {
-    await expect(respondStep.run({ headers: { 'x-name': 'Ā' } }, stepContext())).rejects.toThrow(
+  it('fails on a rendered header value it could not send as it is', () => {
+    expect(() => respondStep.run({ headers: { 'x-name': 'Ā' } }, stepContext())).toThrow(
       'contains a character outside ASCII (U+0100 at position 0)',
     );
   });
