@@ -250,6 +250,8 @@ export class Engine {
   readonly #budget: ExpressionBudget;
   readonly #outbound: Outbound;
   readonly #compiled = new Map<string, Compiled>();
+  /** The same, by Workflow object (versions never change once saved). */
+  readonly #compiledObjects = new WeakMap<Workflow, Compiled>();
   readonly #limits: { memoryBytes: number; timeoutMs: number };
   readonly #maxItems: number;
 
@@ -723,15 +725,23 @@ export class Engine {
   }
 
   #compile(workflow: Workflow): Compiled {
-    const key = `${workflow.id}@${workflow.version}`;
-    let compiled = this.#compiled.get(key);
+    // By object first: a version is loaded once and kept, and a webhook request asks twice
+    // (runsBeforeCommit, run); the key below costs a string to build and hash each time.
+    let compiled = this.#compiledObjects.get(workflow);
     if (compiled) return compiled;
+    const key = `${workflow.id}@${workflow.version}`;
+    compiled = this.#compiled.get(key);
+    if (compiled) {
+      this.#compiledObjects.set(workflow, compiled);
+      return compiled;
+    }
     const acc = { pure: true, uninterruptible: false, contained: true };
     const nodes = this.#compileList(workflow.steps, acc);
     compiled = { nodes, ...acc };
     if (this.#compiled.size >= MAX_CACHED_VERSIONS)
       this.#compiled.delete(this.#compiled.keys().next().value!);
     this.#compiled.set(key, compiled);
+    this.#compiledObjects.set(workflow, compiled);
     return compiled;
   }
 

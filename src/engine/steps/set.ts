@@ -39,26 +39,43 @@ export const setStep = defineStep({
     return errors;
   },
   run(config, { input }) {
-    const out: Record<string, unknown> = config.keepInput && isObject(input) ? structuredClone(input) : {};
+    // keepInput: a shallow copy of the input, and (setPath) a copy of each object a dotted field
+    // writes into. The input is never changed, and what no field touches is shared with it (items
+    // are never changed in place): structuredClone of the whole item cost more than the rest of
+    // the step.
+    const keep = config.keepInput && isObject(input);
+    const out: Record<string, unknown> = keep ? { ...input } : {};
+    const own = keep ? new Set<object>([out]) : undefined;
     for (const [name, value] of Object.entries(config.fields)) {
       // A field whose expression found nothing is still listed, as null: the item keeps its shape.
-      setPath(out, name.split('.'), value === undefined ? null : value);
+      setPath(out, name.split('.'), value === undefined ? null : value, own);
     }
     return { output: out };
   },
 });
 
-function setPath(target: Record<string, unknown>, segments: string[], value: unknown): void {
+/**
+ * Sets `value` at `segments` in `target`. `own`: the objects this step made (undefined when it made
+ * them all); any other object on the way is the input's, copied before it is written to.
+ */
+function setPath(
+  target: Record<string, unknown>,
+  segments: string[],
+  value: unknown,
+  own: Set<object> | undefined,
+): void {
   let node = target;
   for (const key of segments.slice(0, -1)) {
     const next = Object.hasOwn(node, key) ? node[key] : undefined;
-    if (isObject(next)) {
-      node = next;
+    let child: Record<string, unknown>;
+    if (isObject(next) && (own === undefined || own.has(next))) {
+      child = next;
     } else {
-      const child: Record<string, unknown> = {};
+      child = isObject(next) ? { ...next } : {};
+      own?.add(child);
       node[key] = child;
-      node = child;
     }
+    node = child;
   }
   node[segments[segments.length - 1]!] = value;
 }

@@ -29,9 +29,23 @@ describe('set step', () => {
   });
 
   it('does not change its input', async () => {
-    const input = { a: { b: 1 } };
-    await setStep.run({ fields: { 'a.c': 2 }, keepInput: true }, stepContext(input));
-    expect(input).toEqual({ a: { b: 1 } });
+    const input = { a: { b: 1, d: { e: 1 } }, f: { g: 1 } };
+    const out = await setStep.run(
+      { fields: { 'a.c': 2, 'a.d.h': 3, 'a.x': 4, f: 5 }, keepInput: true },
+      stepContext(input),
+    );
+    expect(input).toEqual({ a: { b: 1, d: { e: 1 } }, f: { g: 1 } });
+    expect(out.output).toEqual({ a: { b: 1, c: 2, d: { e: 1, h: 3 }, x: 4 }, f: 5 });
+  });
+
+  it('keeps a key named __proto__ of its input as data, without touching any prototype', async () => {
+    const input = JSON.parse('{"__proto__": {"polluted": true}, "a": {"__proto__": {"b": 1}}}');
+    const out = await setStep.run({ fields: { 'a.c': 1 }, keepInput: true }, stepContext(input));
+    expect(JSON.stringify(out.output)).toBe(
+      '{"__proto__":{"polluted":true},"a":{"__proto__":{"b":1},"c":1}}',
+    );
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(out.output)).toBe(Object.prototype);
   });
 
   it.each([
