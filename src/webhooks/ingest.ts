@@ -74,28 +74,33 @@ export class Ingest {
     this.#entry = entry;
   }
 
-  /** Resolves once the job is committed; rejects (and nothing is kept) when it could not be. */
-  async commit(job: IngestJob): Promise<void> {
+  /**
+   * Resolves once the job is committed; rejects (and nothing is kept) when it could not be. Not an
+   * async function: the entry's promise is the answer, with no second one wrapped around it (each
+   * level of async functions on the webhook path cost a microtask turn and a promise a request).
+   */
+  commit(job: IngestJob): Promise<unknown> {
     if (this.#closed) {
-      throw new AppError('overloaded', 'The server is shutting down and accepts no new requests.', {
-        hint: 'Retry in a few seconds; another instance or the restarted one will take it.',
-        headers: { 'retry-after': '5' },
-      });
+      return Promise.reject(
+        new AppError('overloaded', 'The server is shutting down and accepts no new requests.', {
+          hint: 'Retry in a few seconds; another instance or the restarted one will take it.',
+          headers: { 'retry-after': '5' },
+        }),
+      );
     }
     if (this.#pending >= this.#maxPending) {
-      throw new AppError(
-        'overloaded',
-        'Too many requests are waiting to be stored; this one was not accepted.',
-        {
+      return Promise.reject(
+        new AppError('overloaded', 'Too many requests are waiting to be stored; this one was not accepted.', {
           hint: 'Retry after the number of seconds in Retry-After.',
           headers: { 'retry-after': '1' },
-        },
+        }),
       );
     }
     const { workflow, execution: row, item, write, fields } = job;
     this.#pending++;
+    let offered: Promise<unknown>;
     try {
-      await this.#entry.offer({
+      offered = this.#entry.offer({
         workflow,
         row,
         item,
@@ -107,9 +112,15 @@ export class Ingest {
               })
             : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }),
       });
-    } finally {
+    } catch (err) {
       this.#pending--;
+      return Promise.reject(err);
     }
+    const settled = () => {
+      this.#pending--;
+    };
+    offered.then(settled, settled);
+    return offered;
   }
 
   /** Stop taking new jobs and wait for the accepted ones to commit. */

