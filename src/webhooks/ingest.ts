@@ -98,24 +98,19 @@ export class Ingest {
     }
     const { workflow, execution: row, item, write, fields } = job;
     this.#pending++;
-    let offered: Promise<unknown>;
-    try {
-      offered = this.#entry.offer({
-        workflow,
-        row,
-        item,
-        write: () =>
-          write
-            ? this.#writer.run(async (trx) => {
-                await write(trx);
-                await this.#store.hot.insertExecution(trx, row, fields);
-              })
-            : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }),
-      });
-    } catch (err) {
-      this.#pending--;
-      return Promise.reject(err);
-    }
+    // An entry's offer is an async function: it rejects, never throws.
+    const offered = this.#entry.offer({
+      workflow,
+      row,
+      item,
+      write: () =>
+        write
+          ? this.#writer.run(async (trx) => {
+              await write(trx);
+              await this.#store.hot.insertExecution(trx, row, fields);
+            })
+          : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }),
+    });
     const settled = () => {
       this.#pending--;
     };

@@ -15,7 +15,7 @@ import { executionsRepo, isFinished, queuedExecution } from '../store/executions
 import type { Store } from '../store/store.js';
 import type { AuthConfig, Workflow } from '../model/workflow.js';
 import { revealAuth } from '../workflows/trigger.js';
-import { type AuthResult, verifyAuth } from './auth/index.js';
+import { verifyAuthNow } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
 import { type ParsedFile, parseBodyNow, parseQuery } from './parse.js';
 import { type Method, trimSlashes } from '../shared/path.js';
@@ -161,16 +161,14 @@ export class Receiver {
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
     const options = trigger.options;
-    // Most triggers have no auth: they skip the verifier's promise (an await costs a turn of the
-    // microtask queue), as parsing does below for every body but multipart.
-    const auth: AuthResult =
-      trigger.auth.type === 'none'
-        ? { maskedHeaders: [] }
-        : await verifyAuth(this.#revealedAuth(workflow), {
-            headers: req.headers,
-            rawBody: req.body,
-            now: req.receivedAt.getTime(),
-          });
+    // Awaited only when the verifier answers with a promise (an await costs a turn of the
+    // microtask queue), as parsing below for every body but multipart.
+    const verifying = verifyAuthNow(this.#revealedAuth(workflow), {
+      headers: req.headers,
+      rawBody: req.body,
+      now: req.receivedAt.getTime(),
+    });
+    const auth = verifying instanceof Promise ? await verifying : verifying;
     if (options.rateLimit) {
       const { requests, perSeconds } = options.rateLimit;
       const wait = await this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
