@@ -466,11 +466,11 @@ function load(url, seconds, conns) {
 
 /**
  * The `single` case: one sender on one keep-alive connection, each request sent when the previous
- * answer is in, its latency timed with hrtime. Not autocannon: its latency histogram keeps whole
- * milliseconds (hdr-histogram, lowest discernible value 1 ms), so below 1 ms its p50 is 0 and its
- * mean only the share of answers that took 1 ms or more (0.03 "ms" for answers of ~0.4 ms). A
- * plain socket rather than node:http's client, whose own ~50 µs a request would count as the
- * server's. Returns what `loadFigures` reads of an autocannon result.
+ * answer is in, its latency timed with performance.now(). Not autocannon: its latency histogram
+ * keeps whole milliseconds (hdr-histogram, lowest discernible value 1 ms), so below 1 ms its p50
+ * is 0 and its mean only the share of answers that took 1 ms or more (0.03 "ms" for answers of
+ * ~0.4 ms). A plain socket rather than node:http's client, whose own ~50 µs a request would count
+ * as the server's. Returns what `loadFigures` reads of an autocannon result.
  */
 function oneSender(url, seconds) {
   const { hostname, port, pathname } = new URL(url);
