@@ -102,8 +102,9 @@ const outputOf = (steps: string) => JSON.parse(steps).at(-1).output;
 
 /**
  * Checks that every execution of `ids` (n-th: request `?n=<n>`) succeeded at attempt 1 with output
- * `{ n: expected(n) }` and was finished once; returns in how many transactions they were finished
- * and how many were made `running` (went to the executor).
+ * `{ n: expected(n) }` and was finished once; returns how many were made `running` (went to the
+ * executor, claimed, each finished on its own) and in how many transactions the others were
+ * finished (the batches').
  */
 async function ranOnceEach(c: Cluster, ids: string[], expected: (n: number) => number) {
   const { rows } = await c.sql.query('select id, status, attempt, steps from executions where id = any($1)', [
@@ -118,10 +119,12 @@ async function ranOnceEach(c: Cluster, ids: string[], expected: (n: number) => n
   const done = await finishes(c, ids);
   expect(notOnce(ids, done)).toEqual([]);
   const { rows: running } = await c.sql.query(
-    "select count(*)::int as n from status_log where id = any($1) and status = 'running'",
+    "select distinct id from status_log where id = any($1) and status = 'running'",
     [ids],
   );
-  return { transactions: new Set(done.map((r) => r.xid)).size, running: running[0].n as number };
+  const claimed = new Set(running.map((r) => r.id as string));
+  const batched = done.filter((r) => !claimed.has(r.id));
+  return { transactions: new Set(batched.map((r) => r.xid)).size, running: claimed.size };
 }
 
 describe('pure executions in batches', () => {
@@ -145,13 +148,13 @@ describe('pure executions in batches', () => {
     await allFinished(c, ids);
 
     const { transactions, running } = await ranOnceEach(c, ids, (n) => n * 2);
+    console.log(
+      `batches: ${N} pure executions; the batched ones in ${transactions} transactions; ${running} went to the executor`,
+    );
     // Batches of up to 128 rows, one transaction each: the backlog took a handful of them. (A run
     // that misses its 5 ms slice on a loaded machine goes to the executor, claimed: a few at most.)
     expect(transactions).toBeLessThanOrEqual(N / 10);
     expect(running).toBeLessThanOrEqual(N / 20);
-    console.log(
-      `batches: ${N} pure executions in ${transactions} transactions; ${running} went to the executor`,
-    );
   });
 });
 
@@ -174,13 +177,16 @@ describe('contained executions (a code step) in batches', () => {
     await allFinished(c, ids);
 
     const { transactions, running } = await ranOnceEach(c, ids, (n) => n * 3);
-    expect(transactions).toBeLessThanOrEqual(N / 10);
+    console.log(
+      `contained batches: ${N} code executions; the batched ones in ${transactions} transactions; ${running} went to the executor`,
+    );
+    // Rows share transactions: at least two a batch on average (one each would be ~N). A batch
+    // stops after its 25 ms budget: on an idle machine here that held ~40 code runs (10 batches),
+    // under two CPU burners on two cores as few as 3 (129 batches).
+    expect(transactions).toBeLessThanOrEqual(N / 2);
     // The engine thread starts with the first run (loading QuickJS): runs that wait longer than
     // THREAD_RUN_MS meanwhile go to the executor, claimed; after that, none.
     expect(running).toBeLessThanOrEqual(N / 10);
-    console.log(
-      `contained batches: ${N} code executions in ${transactions} transactions; ${running} went to the executor`,
-    );
   });
 });
 

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { BIN, freePort, runCli } from './process.js';
-import { createTestDatabase, type TestDatabase } from './postgres.js';
+import { createTestDatabase, endPool, type TestDatabase } from './postgres.js';
 import type { ApiResponse } from './server.js';
 import { tempDir } from './server.js';
 
@@ -101,7 +101,7 @@ export async function startCluster({
       for (const p of all)
         if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
       await Promise.all(all.map((p) => p.exited));
-      await sql.end();
+      await endPool(sql);
       await db.drop();
     },
   };

@@ -36,3 +36,22 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * Ends `pool` (by `end`: pool.end(), or Kysely's destroy() of a dialect holding it) and waits until
+ * its connections are closed. pg-pool's end() resolves once it has asked its idle clients to end,
+ * before their sockets close; a `drop database … with (force)` right after can reach their backends
+ * first, and the 57P01 error they then send comes out of the pool as an 'error' event no one
+ * listens to: an uncaught exception in the test process, blamed on whichever file was running.
+ */
+export async function endPool(pool: pg.Pool, end: () => Promise<unknown> = () => pool.end()): Promise<void> {
+  let open = pool.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    pool.on('remove', () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await end();
+  await closed;
+}

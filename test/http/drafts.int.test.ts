@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { SQLITE_FILE } from '../../src/store/sqlite/store.js';
-import { createTestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, endPool } from '../helpers/postgres.js';
 import {
   createActiveWorkflow,
   createWorkflow,
@@ -416,9 +416,8 @@ describe('migration 0006: existing active workflows get publishedVersion = versi
 
   it('on PostgreSQL', async () => {
     const database = await createTestDatabase();
-    const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
-    });
+    const pool = new pg.Pool({ connectionString: database.url });
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     let upgraded: TestServer | undefined;
     try {
       let rows: Awaited<ReturnType<typeof previousSchema>>;
@@ -430,7 +429,7 @@ describe('migration 0006: existing active workflows get publishedVersion = versi
           shared: true,
         });
       } finally {
-        await db.destroy();
+        await endPool(pool, () => db.destroy());
       }
       upgraded = await startTestServer({
         env: {
