@@ -145,9 +145,14 @@ export class Queue {
    * knows of, and once a second for rows other workers parked (`WAITING_CHECK_MS`).
    *
    * `queued: false` leaves queued rows to `batch` (PostgreSQL: queue/pure-batch.ts): recovery and
-   * due waiting rows only.
+   * due waiting rows only. `maxChars` bounds the trigger JSON of the rows taken, but
+   * takes at least one (store/queue.ts claimDue): a claim that returns fewer than `limit` rows
+   * holding less than `maxChars` left no due row behind.
    */
-  async claim(limit: number, { queued = true }: { queued?: boolean } = {}): Promise<ExecutionRow[]> {
+  async claim(
+    limit: number,
+    { queued = true, maxChars }: { queued?: boolean; maxChars?: number } = {},
+  ): Promise<ExecutionRow[]> {
     const now = new Date();
     const nowIso = now.toISOString();
     if (now.getTime() - this.#recoveredAt >= RECOVERY_CHECK_MS) {
@@ -158,12 +163,14 @@ export class Queue {
     const rows: ExecutionRow[] = [];
     if (now.getTime() >= this.#waitingDueAt || now.getTime() - this.#waitingCheckedAt >= WAITING_CHECK_MS) {
       this.#waitingCheckedAt = now.getTime();
-      rows.push(...(await this.#claimDue('waiting', limit, now)));
+      rows.push(...(await this.#claimDue('waiting', limit, now, maxChars)));
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
     if (queued && rows.length < limit) {
-      rows.push(...(await this.#claimDue('queued', limit - rows.length, now)));
+      const left = maxChars === undefined ? undefined : maxChars - chars(rows);
+      if (left === undefined || left > 0)
+        rows.push(...(await this.#claimDue('queued', limit - rows.length, now, left)));
     }
     // RETURNING comes back in the update's plan order (on PostgreSQL often not the subquery's
     // ORDER BY), so restore oldest first here: ids are time-ordered UUIDv7.
@@ -223,20 +230,32 @@ export class Queue {
     return runAfter === undefined ? Number.POSITIVE_INFINITY : Date.parse(runAfter);
   }
 
-  /** Claims up to `limit` due rows of `status` for this worker at `now`. */
-  #claimDue(status: 'queued' | 'waiting', limit: number, now: Date): Promise<ExecutionRow[]> {
+  /**
+   * Claims up to `limit` due rows of `status` for this worker at `now`, within `maxChars` of
+   * trigger JSON (store/queue.ts claimDue).
+   */
+  #claimDue(
+    status: 'queued' | 'waiting',
+    limit: number,
+    now: Date,
+    maxChars: number | undefined,
+  ): Promise<ExecutionRow[]> {
     const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
     const nowIso = now.toISOString();
-    if (this.#store.caps.shared) return queueRepo.claimDue(this.#store, status, nowIso, limit, claim);
+    if (this.#store.caps.shared)
+      return queueRepo.claimDue(this.#store, status, nowIso, limit, claim, this.#store.db, maxChars);
     // SQLite: as a write of group commit (a callback transaction, run only when no hot batch is
     // in flight), not a transaction of its own on the event loop's connection. That one had to
     // wait for the writer thread's write lock, and SQLite's busy handler waits by sleeping: the
     // event loop slept ~9 ms per claim under a backlog (issue 20, the bench's routed case), with
     // every request in the process waiting too. A claim often writes nothing, so its commit does
     // not count as the store taking writes again after an outage (`proves: false`).
-    return this.#writer.run((trx) => queueRepo.claimDue(this.#store, status, nowIso, limit, claim, trx), {
-      proves: false,
-    });
+    return this.#writer.run(
+      (trx) => queueRepo.claimDue(this.#store, status, nowIso, limit, claim, trx, maxChars),
+      {
+        proves: false,
+      },
+    );
   }
 
   /**
@@ -323,6 +342,10 @@ export class Queue {
 }
 
 /** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */
+/** The trigger JSON `rows` hold, in characters. */
+export const chars = (rows: readonly ExecutionRow[]): number =>
+  rows.reduce((n, row) => n + row.trigger.length, 0);
+
 function waitingUntil(result: ExecutionResult): string {
   const at = result.resumeAt === undefined ? Number.NaN : Date.parse(result.resumeAt);
   return new Date(Number.isNaN(at) ? Date.now() : at).toISOString();

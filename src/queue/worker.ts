@@ -28,7 +28,7 @@ import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
 import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
 import { failedRun, runPure } from './pure-run.js';
-import { claimFields, type Queue, unclaimed } from './queue.js';
+import { chars, claimFields, type Queue, unclaimed } from './queue.js';
 
 const POLL_MS = 1_000;
 
@@ -51,6 +51,18 @@ const MAX_EARLY_RESPONSE_CHARS = 6_000;
 const ADOPT_PER_SLOT = 2;
 const ADOPT_MAX_ITEM_BYTES = 64 * 1024;
 const ADOPT_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Alone on its store (SQLite), a claim takes up to this many rows per slot, as long as the rows
+ * waiting here hold less than ADOPT_MAX_BYTES of trigger JSON (the claim's own cap, store/queue.ts
+ * claimDue), so a backlog of big items is not read into memory at once. Each claim is a group
+ * commit transaction: a backlog of 20 000 routed executions (the bench's switch + code step),
+ * stored queued before the start, drained at 2 080–2 230 executions/s with 2 per slot and at
+ * 2 450–3 600/s with 8 (alternated, three runs each; the bench's routed backlog earlier: 3.4–3.8k
+ * → 5.0k/s, and 4 per slot changed nothing). A restart releases every `running` row there at
+ * once, so a longer line costs recovery nothing.
+ */
+const CLAIM_PER_SLOT = 8;
 
 export interface WorkerDeps {
   store: Store;
@@ -211,16 +223,16 @@ export class Worker implements ExecutionEntry {
   /**
    * How many rows one claim takes. On a shared store (PostgreSQL) the free slots only: every row a
    * worker holds is `running` under its lease, and issue 15 capped those at `concurrency`. Alone on
-   * its store (SQLite) also the room handed-over executions have (ADOPT_PER_SLOT per slot): a
-   * restart releases every `running` row there, and each claim is a transaction of group commit
-   * (queue.ts `#claimDue`). One claim per finished execution took 42 % of the event loop under a
-   * backlog (the bench's routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
+   * its store (SQLite) CLAIM_PER_SLOT per slot, less what waits here: a restart releases every
+   * `running` row there, and each claim is a transaction of group commit (queue.ts `#claimDue`).
+   * One claim per finished execution took 42 % of the event loop under a backlog (the bench's
+   * routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
    */
   #claimRoom(): number {
     const free = this.#deps.concurrency - this.#held;
     if (this.#shared) return free;
     const held = this.#busy + this.#ready.length + this.#reserved;
-    return Math.max(free, ADOPT_PER_SLOT * this.#deps.concurrency - held);
+    return Math.max(free, CLAIM_PER_SLOT * this.#deps.concurrency - held);
   }
 
   /** Room for one more handed-over execution of `bytes` of trigger JSON (see ADOPT_PER_SLOT). */
@@ -340,10 +352,12 @@ export class Worker implements ExecutionEntry {
         }
         if (this.#deps.concurrency - this.#held <= 0) return;
         const room = this.#claimRoom();
+        const maxChars = this.#shared ? undefined : Math.max(1, ADOPT_MAX_BYTES - this.#readyBytes);
         const seq = this.#backlogSeq;
-        const rows = await this.#deps.queue.claim(room);
+        const rows = await this.#deps.queue.claim(room, { maxChars });
         this.#adopt(rows);
-        if (rows.length < room) {
+        // Fewer rows than asked for, and not for the size cap: none was left behind.
+        if (rows.length < room && (maxChars === undefined || chars(rows) < maxChars)) {
           if (seq === this.#backlogSeq) this.#backlog = false;
           return;
         }
@@ -358,7 +372,7 @@ export class Worker implements ExecutionEntry {
   /** Claimed rows: beyond the free slots they wait in `#ready`, started as slots free up. */
   #adopt(rows: readonly ExecutionRow[]): void {
     for (const row of rows) this.#ready.push({ row });
-    this.#readyBytes += rows.reduce((n, row) => n + row.trigger.length, 0);
+    this.#readyBytes += chars(rows);
     this.#startReady();
   }
 

@@ -18,8 +18,6 @@ export interface ClaimFields {
   started_at: string;
 }
 
-type IdQuery = SelectQueryBuilder<Database, 'executions', { id: string }>;
-
 /** An execution the queue itself failed (its attempts used up by crashes): who may need telling. */
 export type GaveUpRow = Pick<ExecutionRow, 'id' | 'workflow_id' | 'workflow_version' | 'mode' | 'attempt'>;
 
@@ -82,8 +80,37 @@ function settleBatch(outcome: BatchOutcome, claim: ClaimFields) {
 }
 
 /** Due rows of one status, in the order the (status, run_after) index keeps them. */
-function dueIn(q: IdQuery, status: 'queued' | 'waiting', nowIso: string): IdQuery {
+function dueIn<O>(
+  q: SelectQueryBuilder<Database, 'executions', O>,
+  status: 'queued' | 'waiting',
+  nowIso: string,
+): SelectQueryBuilder<Database, 'executions', O> {
   return q.where('status', '=', status).where('run_after', '<=', nowIso).orderBy('run_after').orderBy('id');
+}
+
+/** Writes `claim` on the rows `ids` names (a resumed execution keeps the time it first started). */
+function claimRows(
+  db: Store['db'],
+  ids: SelectQueryBuilder<Database, 'executions', { id: string }> | readonly string[],
+  claim: ClaimFields,
+): Promise<ExecutionRow[]> {
+  return db
+    .updateTable('executions')
+    .set({
+      ...claim,
+      started_at: sql<string>`case when resume_state is null then ${claim.started_at} else started_at end`,
+    })
+    .where('id', 'in', ids)
+    .returningAll()
+    .execute();
+}
+
+/** `q` taking only rows it can lock at once, where the store can (PostgreSQL: FOR UPDATE SKIP LOCKED). */
+function locked<O>(
+  store: Store,
+  q: SelectQueryBuilder<Database, 'executions', O>,
+): SelectQueryBuilder<Database, 'executions', O> {
+  return store.caps.skipLocked ? q.forUpdate().skipLocked() : q;
 }
 
 export const queueRepo = {
@@ -92,6 +119,11 @@ export const queueRepo = {
    * them (a resumed execution, one with a checkpoint, keeps the time it first started). Rows come
    * back in no particular order. `db`: a transaction to run in (SQLite: group commit's, see
    * queue/queue.ts `#claimDue`), else the store's own connection.
+   *
+   * `maxChars` bounds the trigger JSON the claim takes (the claimed rows are held in memory until
+   * they run): rows are taken, oldest first, while the ones before them total less than it, so
+   * the first due row is always taken, however big. A claim that took `maxChars` or more may have
+   * left due rows behind; one that took less did not, unless it reached `limit`.
    */
   async claimDue(
     store: Store,
@@ -100,18 +132,27 @@ export const queueRepo = {
     limit: number,
     claim: ClaimFields,
     db: Store['db'] = store.db,
+    maxChars?: number,
   ): Promise<ExecutionRow[]> {
-    let due = dueIn(db.selectFrom('executions').select('id'), status, nowIso).limit(limit);
-    if (store.caps.skipLocked) due = due.forUpdate().skipLocked();
-    return db
-      .updateTable('executions')
-      .set({
-        ...claim,
-        started_at: sql<string>`case when resume_state is null then ${claim.started_at} else started_at end`,
-      })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute();
+    if (maxChars === undefined) {
+      const due = dueIn(db.selectFrom('executions').select('id'), status, nowIso).limit(limit);
+      return claimRows(db, locked(store, due), claim);
+    }
+    // The sizes of the `limit` oldest first, then the claim of those that fit, in one transaction.
+    // (Summing them with a window function in the claim's statement made a SQLite claim of 64 rows
+    // take 0.56 ms instead of 0.30; this takes 0.35.)
+    const sized = async (trx: Store['db']) => {
+      const size = sql<number>`length(trigger)`.as('chars');
+      const due = await locked(
+        store,
+        dueIn(trx.selectFrom('executions').select(['id', size]), status, nowIso).limit(limit),
+      ).execute();
+      const ids: string[] = [];
+      for (let i = 0, before = 0; i < due.length && before < maxChars; before += due[i]!.chars, i++)
+        ids.push(due[i]!.id);
+      return ids.length === 0 ? [] : claimRows(trx, ids, claim);
+    };
+    return db.isTransaction ? sized(db) : db.transaction().execute(sized);
   },
 
   /**
@@ -165,13 +206,15 @@ export const queueRepo = {
     gaveUpError: string,
   ): Promise<{ released: number; gaveUp: GaveUpRow[] }> {
     const db = store.db;
-    let lapsed = db
-      .selectFrom('executions')
-      .select('id')
-      .where('status', '=', 'running')
-      .where('locked_until', '<', nowIso)
-      .orderBy('id');
-    if (store.caps.skipLocked) lapsed = lapsed.forUpdate().skipLocked();
+    const lapsed = locked(
+      store,
+      db
+        .selectFrom('executions')
+        .select('id')
+        .where('status', '=', 'running')
+        .where('locked_until', '<', nowIso)
+        .orderBy('id'),
+    );
     const exhausted = sql<boolean>`attempt >= ${maxAttempts}`;
     const res = await db
       .updateTable('executions')
@@ -214,13 +257,15 @@ export const queueRepo = {
   ): Promise<void> {
     if (ids.length === 0) return;
     const db = store.db;
-    let mine = db
-      .selectFrom('executions')
-      .select('id')
-      .where('id', 'in', ids)
-      .where('locked_by', '=', workerId)
-      .orderBy('id');
-    if (store.caps.skipLocked) mine = mine.forUpdate().skipLocked();
+    const mine = locked(
+      store,
+      db
+        .selectFrom('executions')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('locked_by', '=', workerId)
+        .orderBy('id'),
+    );
     await db.updateTable('executions').set({ locked_until: lockedUntil }).where('id', 'in', mine).execute();
   },
 

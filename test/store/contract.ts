@@ -507,6 +507,26 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(await queue.claim(10)).toEqual([]);
       });
 
+      it('claim with maxChars takes the oldest rows while those before total less than it: at least one', async () => {
+        const rowIds = ids(5);
+        // Trigger JSON of 100, 300, 50, 10 and 10 characters, due oldest first in id order.
+        const sizes = [100, 300, 50, 10, 10];
+        await insertAll(
+          rowIds.map((id, i) => execution({ id, trigger: JSON.stringify({ s: 'x'.repeat(sizes[i]! - 8) }) })),
+        );
+        const queue = new Queue({ store, workerId: 'w1' });
+        // 100 < 150, then 100 + 300 ≥ 150: the claim stops after the second row, which it takes whole.
+        const first = await queue.claim(10, { maxChars: 150 });
+        expect(first.map((r) => r.id)).toEqual(rowIds.slice(0, 2));
+        expect(first.map((r) => r.trigger.length)).toEqual([100, 300]);
+        // One row alone over the cap is still taken (nothing could ever take it otherwise).
+        expect((await queue.claim(10, { maxChars: 1 })).map((r) => r.id)).toEqual([rowIds[2]]);
+        // The limit still holds within the cap.
+        expect((await queue.claim(1, { maxChars: 1_000 })).map((r) => r.id)).toEqual([rowIds[3]]);
+        expect((await queue.claim(10, { maxChars: 1_000 })).map((r) => r.id)).toEqual([rowIds[4]]);
+        for (const id of rowIds) expect(await get(id)).toMatchObject({ status: 'running', locked_by: 'w1' });
+      });
+
       it('claim takes the execution due earliest first, like graphile-worker (run_at, id)', async () => {
         const [older, newer] = ids(2);
         await insertAll([
