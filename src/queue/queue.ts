@@ -341,11 +341,11 @@ export class Queue {
   }
 }
 
-/** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */
 /** The trigger JSON `rows` hold, in characters. */
 export const chars = (rows: readonly ExecutionRow[]): number =>
   rows.reduce((n, row) => n + row.trigger.length, 0);
 
+/** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */
 function waitingUntil(result: ExecutionResult): string {
   const at = result.resumeAt === undefined ? Number.NaN : Date.parse(result.resumeAt);
   return new Date(Number.isNaN(at) ? Date.now() : at).toISOString();
