@@ -3,15 +3,13 @@
  * SQLite by default in a fresh temp data dir; pass `postgres: true` for a fresh PostgreSQL
  * database (created here, dropped on close).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type Hookflow, type Roles, startHookflow } from '../../src/main.js';
 import { TokenService } from '../../src/tokens/tokens.js';
 import { createTestDatabase } from './postgres.js';
+import { tempDir } from './temp-dir.js';
 
 export interface TestServer {
   hookflow: Hookflow;
@@ -41,9 +39,7 @@ export interface StartOptions {
   log?: Logger;
 }
 
-export function tempDir(prefix = 'hookflow-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+export { tempDir };
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
