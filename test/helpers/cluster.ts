@@ -13,7 +13,7 @@ import { expect } from 'vitest';
 import { BIN, freePort, runCli } from './process.js';
 import { createTestDatabase, endPool, type TestDatabase } from './postgres.js';
 import type { ApiResponse } from './server.js';
-import { tempDir } from './server.js';
+import { tempDir } from './temp-dir.js';
 
 export type Role = 'webhook' | 'worker';
 
