@@ -9,22 +9,32 @@
  * Measured beside the bare server and hookflow (bench/run.js), it separates what hookflow's own
  * code costs from what the durability promise costs on the machine at hand.
  *
- *   node bench/durable-floor.js PORT DATA_DIR
+ * `--contract` (the bench's `contract` case): the same commit path for the requests of
+ * floor-server.js's serveContractFloor, which carry what SPEC's contract asks of each accepted
+ * request, into a table with hookflow's execution columns and indexes. One route: /webhook/bench.
+ *
+ *   node bench/durable-floor.js PORT DATA_DIR [--contract]
  */
 import path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { serveFloor } from './floor-server.js';
+import { CONTRACT_COLUMNS, serveContractFloor, serveFloor } from './floor-server.js';
 
 const PIPELINE = 2;
 
 if (isMainThread) {
-  const [port, dataDir] = process.argv.slice(2);
+  const [port, dataDir, mode] = process.argv.slice(2);
+  const contract = mode === '--contract';
   const writer = new Worker(new URL(import.meta.url), {
-    workerData: { file: path.join(dataDir, 'durable-floor.sqlite') },
+    workerData: {
+      file: path.join(dataDir, contract ? 'contract-floor.sqlite' : 'durable-floor.sqlite'),
+      contract,
+    },
   });
   const waiting = new Map();
+  // Rows, and in contract mode the seq of each (its rows are arrays of column values).
   let queued = [];
+  let seqs = [];
   let inFlight = 0;
   let scheduled = false;
   let seq = 0;
@@ -32,8 +42,9 @@ if (isMainThread) {
     scheduled = false;
     while (inFlight < PIPELINE && queued.length > 0) {
       inFlight++;
-      writer.postMessage(queued);
+      writer.postMessage(contract ? { rows: queued, seqs } : queued);
       queued = [];
+      seqs = [];
     }
   };
   writer.on('message', (done) => {
@@ -50,8 +61,9 @@ if (isMainThread) {
   });
   const commit = (row) =>
     new Promise((resolve) => {
-      row.seq = ++seq;
-      waiting.set(row.seq, resolve);
+      waiting.set(++seq, resolve);
+      if (contract) seqs.push(seq);
+      else row.seq = seq;
       queued.push(row);
       if (!scheduled) {
         scheduled = true;
@@ -59,24 +71,34 @@ if (isMainThread) {
       }
     });
 
-  serveFloor(port, commit, () => writer.terminate());
+  if (contract)
+    serveContractFloor(port, commit, () => writer.terminate(), new Map([['bench', 'bench-workflow']]));
+  else serveFloor(port, commit, () => writer.terminate());
 } else {
   const db = new Database(workerData.file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  db.exec(`create table if not exists executions (id text primary key, workflow_id text not null,
-    status text not null, trigger text not null, run_after text not null, created_at text not null)`);
+  db.exec(
+    workerData.contract
+      ? `create table if not exists executions (${CONTRACT_COLUMNS})`
+      : `create table if not exists executions (id text primary key, workflow_id text not null,
+    status text not null, trigger text not null, run_after text not null, created_at text not null)`,
+  );
   db.exec('create index if not exists executions_status_run_after on executions (status, run_after)');
   db.exec('create index if not exists executions_workflow_id on executions (workflow_id, id)');
-  const insert = db.prepare(
-    `insert into executions (id, workflow_id, status, trigger, run_after, created_at)
+  const insert = workerData.contract
+    ? db.prepare(`insert into executions values (${Array(19).fill('?').join(', ')})`)
+    : db.prepare(
+        `insert into executions (id, workflow_id, status, trigger, run_after, created_at)
      values (?, 'floor', 'queued', ?, ?, ?)`,
-  );
+      );
   const batch = db.transaction((rows) => {
-    for (const r of rows) insert.run(r.id, r.trigger, r.now, r.now);
+    if (workerData.contract) for (const r of rows) insert.run(r);
+    else for (const r of rows) insert.run(r.id, r.trigger, r.now, r.now);
   }).immediate;
-  parentPort.on('message', (rows) => {
+  parentPort.on('message', (msg) => {
+    const rows = Array.isArray(msg) ? msg : msg.rows;
     batch(rows);
-    parentPort.postMessage(rows.map((r) => r.seq));
+    parentPort.postMessage(Array.isArray(msg) ? rows.map((r) => r.seq) : msg.seqs);
   });
 }

@@ -1,14 +1,26 @@
 /**
- * The HTTP side both durable floors share (bench/durable-floor.js: SQLite; bench/pg-floor.js:
- * PostgreSQL): read the form body, turn the request into a JSON item with a time-ordered id, hand
+ * The HTTP side of the floors (bench/durable-floor.js: SQLite; bench/pg-floor.js: PostgreSQL).
+ *
+ * `serveFloor`: read the form body, turn the request into a JSON item with a time-ordered id, hand
  * the row to `commit`, and answer 200 with the row's id once it resolves (the row is committed).
- * Prints `ready` when it listens; SIGTERM closes it and then runs `stop`.
+ *
+ * `serveContractFloor` (the bench's `contract` case): the same, plus only what SPEC's contract and
+ * the security defaults make every accepted request carry, and nothing of hookflow's own code: the
+ * URL matched to a trigger's path (one Map lookup), the whole trigger item of SPEC 4 (method, path,
+ * params, query, headers, body, files, webhookUrl, executionMode, receivedAt), an execution row
+ * with hookflow's columns (a workflow without steps is stored finished), and the answer's headers:
+ * X-Request-Id, X-Hookflow-Execution-Id, `nosniff` and the sandbox policy. No limits, validation,
+ * metrics, request cap or timeouts. What separates it from the plain floor is what SPEC costs on
+ * this machine; what separates hookflow from it is hookflow's own code.
+ *
+ * Both print `ready` when they listen; SIGTERM closes the server and then runs `stop`.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 
 export function serveFloor(port, commit, stop) {
   let count = 0;
-  const server = http.createServer((req, res) => {
+  listen(port, stop, (req, res) => {
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', async () => {
@@ -18,14 +30,107 @@ export function serveFloor(port, commit, stop) {
       const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
       const trigger = JSON.stringify({ headers: req.headers, params: {}, query: {}, body });
       await commit({ id, trigger, now });
-      const out = JSON.stringify({ message: 'Workflow was started', executionId: id });
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(out),
-      });
-      res.end(out);
+      answer(res, { 'content-type': 'application/json; charset=utf-8' }, id);
     });
   });
+}
+
+/** hookflow's webhook answer policy (src/http/routes/webhooks.ts). */
+const SANDBOX =
+  'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
+  'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
+const PREFIX = '/webhook/';
+
+/**
+ * `commit` receives an execution row as hookflow's columns in order (CONTRACT_COLUMNS). `routes`:
+ * trigger path → workflow id.
+ */
+export function serveContractFloor(port, commit, stop, routes) {
+  let count = 0;
+  listen(port, stop, (req, res) => {
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = url.startsWith(PREFIX) ? url.slice(PREFIX.length, q === -1 ? undefined : q) : '';
+    const workflowId = routes.get(path);
+    if (workflowId === undefined || req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
+    const requestId = randomUUID();
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      const now = new Date().toISOString();
+      const id = `${now}-${(++count).toString(36).padStart(8, '0')}-${process.pid}`;
+      const item = {
+        method: req.method,
+        path,
+        params: {},
+        query: q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
+        headers: req.headers,
+        body: Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString())),
+        files: [],
+        webhookUrl: `http://127.0.0.1:${port}${PREFIX}${path}`,
+        executionMode: 'production',
+        receivedAt: now,
+      };
+      const trigger = JSON.stringify(item);
+      // id, workflow_id, workflow_version, mode, status, trigger, steps, error, attempt, retry_of,
+      // run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings,
+      // resume_state, error_execution_id
+      await commit([
+        id,
+        workflowId,
+        1,
+        'production',
+        'succeeded',
+        trigger,
+        '[]',
+        null,
+        1,
+        null,
+        now,
+        null,
+        null,
+        now,
+        now,
+        new Date().toISOString(),
+        null,
+        null,
+        null,
+      ]);
+      answer(
+        res,
+        {
+          'x-hookflow-execution-id': id,
+          'x-request-id': requestId,
+          'content-type': 'application/json; charset=utf-8',
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': SANDBOX,
+        },
+        id,
+      );
+    });
+  });
+}
+
+/** hookflow's execution columns, in the order of serveContractFloor's rows. */
+export const CONTRACT_COLUMNS = `id text primary key, workflow_id text not null,
+  workflow_version integer not null, mode text not null, status text not null, trigger text not null,
+  steps text not null, error text, attempt integer default 1 not null, retry_of text,
+  run_after text not null, locked_until text, locked_by text, created_at text not null,
+  started_at text, finished_at text, warnings text, resume_state text, error_execution_id text`;
+
+/** SPEC's answer of a webhook whose response mode is `immediately`. */
+function answer(res, headers, executionId) {
+  const out = JSON.stringify({ message: 'Workflow was started', executionId });
+  headers['content-length'] = Buffer.byteLength(out);
+  res.writeHead(200, headers);
+  res.end(out);
+}
+
+function listen(port, stop, handler) {
+  const server = http.createServer(handler);
   server.keepAliveTimeout = 72_000;
   server.listen(Number(port), '127.0.0.1', () => console.log('ready'));
   process.on('SIGTERM', () => server.close(() => stop().then(() => process.exit(0))));

@@ -9,12 +9,18 @@
  *   bare      the bare server
  *   durable   the least a receiver that commits each request before answering can do: node:http,
  *             one insert per request on a writer thread, group commit at synchronous=FULL
+ *   contract  (SQLite) the durable floor plus only what SPEC's contract makes every accepted request
+ *             carry (the whole trigger item, hookflow's execution columns, the answer's headers) and
+ *             no hookflow code: bench/durable-floor.js --contract. Not a target: it shows how much of
+ *             the gap to the floor SPEC itself costs here, and how much is hookflow's own code
  *   pgfloor   (--postgres) the same into PostgreSQL: bench/pg-floor.js
  *   webhook   a production webhook, response mode `immediately` (committed before the answer)
  *   workflow  the same with a three-step workflow (set, filter, set) executed in the same process
  *   routed    the same with a switch whose first case runs a code step (issue 18)
  *   single    the webhook case from one connection: the latency one sender sees, timed per request
  *             (oneSender: autocannon keeps whole milliseconds)
+ *   floor1    (SQLite) the durable floor from one connection, timed the same way: the least one
+ *             sender can see here (a one-row commit's fsync included)
  * At the end of each hookflow round it counts the executions not yet run (the backlog, also in
  * seconds of that round's throughput), then waits for them and times that. Then a 16 MiB upload
  * (multipart, and raw bytes) is sent three times each and the RSS it adds while it is stored is
@@ -166,14 +172,24 @@ if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of 
 
 /**
  * In each round's order. bare: a node:http server answering 200; durable: bench/durable-floor.js
- * (SQLite); pgfloor: bench/pg-floor.js (--postgres); then hookflow's: webhook (response
+ * (SQLite); contract: the same with SPEC's obligations (SQLite); pgfloor: bench/pg-floor.js
+ * (--postgres); then hookflow's: webhook (response
  * `immediately`), workflow (set → filter → set), routed (switch + code, issue 18), single (the
  * webhook case from one connection: one sender's latency).
  */
 const FLOOR = opts.postgres ? 'pgfloor' : 'durable';
 const HOOKFLOW_CASES = ['webhook', 'workflow', 'routed', 'single'];
-const CASES = ['bare', 'durable', ...(opts.postgres ? ['pgfloor'] : []), ...HOOKFLOW_CASES];
-const connectionsOf = (name) => (name === 'single' ? 1 : connections);
+const CASES = [
+  'bare',
+  'durable',
+  ...(opts.postgres ? ['pgfloor'] : ['contract']),
+  ...HOOKFLOW_CASES,
+  ...(opts.postgres ? [] : ['floor1']),
+];
+const ONE_SENDER = ['single', 'floor1'];
+/** Cases whose runs are compared with the floor of their round. */
+const TO_FLOOR = ['contract', ...HOOKFLOW_CASES];
+const connectionsOf = (name) => (ONE_SENDER.includes(name) ? 1 : connections);
 
 /** Everything to undo, newest first: child processes, temp dirs. Runs on success, failure and Ctrl-C. */
 const cleanups = [];
@@ -202,7 +218,12 @@ const log = (msg) => console.error(`bench: ${msg}`);
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-bench-'));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const [barePort, floorPort, hookPort] = [await freePort(), await freePort(), await freePort()];
+  const [barePort, floorPort, contractPort, hookPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const env = {
     // Tuning variables (HOOKFLOW_SQLITE_SYNCHRONOUS, HOOKFLOW_EXECUTOR_CONCURRENCY …) pass through;
     // where the data lives and how hookflow is reached are the bench's own.
@@ -221,6 +242,14 @@ async function main() {
     [path.join(root, 'bench/durable-floor.js'), String(floorPort), dataDir],
     process.env,
   );
+  const contract = opts.postgres
+    ? undefined
+    : startChild(
+        'contract floor',
+        process.execPath,
+        [path.join(root, 'bench/durable-floor.js'), String(contractPort), dataDir, '--contract'],
+        process.env,
+      );
   // --postgres: env gains HOOKFLOW_DATABASE_URL; `hook` is the first webhook process (alive = all are).
   const distributed = opts.postgres ? await startDistributed(env) : undefined;
   const pgFloorPort = distributed ? await freePort() : 0;
@@ -237,6 +266,7 @@ async function main() {
     startChild('hookflow', process.execPath, [path.join(root, 'bin/hookflow.js'), 'start'], env);
   await bare.waitForOutput(/ready/);
   await floor.waitForOutput(/ready/);
+  await contract?.waitForOutput(/ready/);
   await pgFloor?.waitForOutput(/ready/);
   const hookUrl = `http://127.0.0.1:${hookPort}`;
   await waitForReady(hookUrl, hook);
@@ -272,6 +302,10 @@ async function main() {
   const targets = {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
     durable: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
+    ...(contract
+      ? { contract: { url: `http://127.0.0.1:${contractPort}/webhook/bench`, child: contract } }
+      : {}),
+    floor1: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
     ...(pgFloor ? { pgfloor: { url: `http://127.0.0.1:${pgFloorPort}/`, child: pgFloor } } : {}),
     webhook: { url: hookUrls('/webhook/bench'), child: hook },
     workflow: { url: hookUrls('/webhook/bench-flow'), child: hook },
@@ -284,6 +318,7 @@ async function main() {
     await load(targets.bare.url, warmup, warmupConnections);
     await load(targets.durable.url, warmup, warmupConnections);
     if (targets.pgfloor) await load(targets.pgfloor.url, warmup, warmupConnections);
+    if (targets.contract) await load(targets.contract.url, warmup, warmupConnections);
     for (const name of ['webhook', 'workflow', 'routed'])
       hookflow2xx += (await load(targets[name].url, warmup, warmupConnections))['2xx'];
     await drain(api, hook);
@@ -367,10 +402,9 @@ async function activeWorkflow(api, body) {
 async function measure(name, round, target, seconds, distributed) {
   const rss = pollRss(target.child.pid);
   const cpu = distributed ? await cpuAccount(name, target, distributed) : undefined;
-  const result =
-    name === 'single'
-      ? await oneSender(target.url, seconds)
-      : await load(target.url, seconds, connectionsOf(name));
+  const result = ONE_SENDER.includes(name)
+    ? await oneSender(target.url, seconds)
+    : await load(target.url, seconds, connectionsOf(name));
   const peakRss = rss.stop();
   return {
     case: name,
@@ -734,11 +768,15 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       peakRssBytes: Math.max(...rs.map((r) => r.peakRssBytes ?? 0)),
     };
     if (name !== 'bare') cases[name].ratio = cases[name].requestsPerSec / cases.bare.requestsPerSec;
-    if (HOOKFLOW_CASES.includes(name)) {
+    if (TO_FLOOR.includes(name)) {
       Object.assign(cases[name], {
         ratioToFloor: cases[name].requestsPerSec / cases[FLOOR].requestsPerSec,
         // The worst round's ratio: a target holds in every round, not on average.
         worstRatioToFloor: Math.min(...rs.map((r) => r.requestsPerSec / floorOfRound(runs, r.round))),
+      });
+    }
+    if (HOOKFLOW_CASES.includes(name)) {
+      Object.assign(cases[name], {
         backlog: Math.max(...rs.map((r) => r.backlog)),
         backlogSeconds: Math.max(...rs.map((r) => r.backlogSeconds)),
         drainMs: Math.max(...rs.map((r) => r.drainMs)),
@@ -886,6 +924,13 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       webhookToFloor: cases.webhook.ratioToFloor,
       workflowToFloor: cases.workflow.ratioToFloor,
       routedToFloor: cases.routed.ratioToFloor,
+      ...(cases.contract
+        ? {
+            contractToFloor: cases.contract.ratioToFloor,
+            worstContractToFloor: cases.contract.worstRatioToFloor,
+            webhookToContract: cases.webhook.requestsPerSec / cases.contract.requestsPerSec,
+          }
+        : {}),
       webhookP99: cases.webhook.p99Ms / cases.bare.p99Ms,
       peakRss: (hwm.hookflow ?? NaN) / (hwm.bare ?? NaN),
     },
@@ -943,7 +988,7 @@ function printReport(r) {
     r.runs.filter((run) => run.case === 'bare').map((run) => [run.round, run.requestsPerSec]),
   );
   for (const run of r.runs) {
-    const toFloor = HOOKFLOW_CASES.includes(run.case)
+    const toFloor = TO_FLOOR.includes(run.case)
       ? `${(run.requestsPerSec / floorOfRound(r.runs, run.round)).toFixed(2)}×`
       : '';
     rows.push([
@@ -975,10 +1020,12 @@ function printReport(r) {
     );
   }
   console.log(
-    'cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n',
+    "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
   );
   console.log(table(rows));
-  const cpuRuns = r.runs.filter((run) => run.cpu && run.case !== 'bare' && run.case !== 'durable');
+  const cpuRuns = r.runs.filter(
+    (run) => run.cpu && run.case !== 'bare' && run.case !== 'durable' && run.case !== 'contract',
+  );
   if (cpuRuns.length > 0) {
     const cpuMs = (v) => (v === undefined || !Number.isFinite(v) ? '' : `${v.toFixed(3)}`);
     const cpuRows = [
@@ -1021,6 +1068,20 @@ function printReport(r) {
   console.log(
     `the ${r.ratio.floor} floor does ${x(r.ratio.floorToBare)} of bare; hookflow does ${x(r.ratio.webhookToFloor)} (webhook), ${x(r.ratio.workflowToFloor)} (workflow) and ${x(r.ratio.routedToFloor)} (routed) of it (means over rounds)`,
   );
+  if (r.ratio.contractToFloor !== undefined)
+    console.log(
+      `the contract floor (SPEC's obligations, no hookflow code) does ${x(r.ratio.contractToFloor)} of the durable floor (worst round ${x(r.ratio.worstContractToFloor)}); hookflow's webhook does ${x(r.ratio.webhookToContract)} of the contract floor`,
+    );
+  if (r.cases.floor1) {
+    const p50s = (name) =>
+      r.runs
+        .filter((run) => run.case === name)
+        .map((run) => run.p50Ms.toFixed(3))
+        .join(' / ');
+    console.log(
+      `one sender, p50 by round: hookflow ${p50s('single')} ms; the durable floor ${p50s('floor1')} ms (the least one sender can see here)`,
+    );
+  }
   if (r.peakRssBytes.worker !== undefined)
     console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);
   const drains = r.runs.filter((run) => run.drainMs !== undefined);
