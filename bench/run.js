@@ -175,7 +175,8 @@ if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of 
  * (SQLite); contract: the same with SPEC's obligations (SQLite); pgfloor: bench/pg-floor.js
  * (--postgres); then hookflow's: webhook (response
  * `immediately`), workflow (set → filter → set), routed (switch + code, issue 18), single (the
- * webhook case from one connection: one sender's latency).
+ * webhook case from one connection: one sender's latency); last, floor1 (SQLite: the durable floor
+ * from one connection).
  */
 const FLOOR = opts.postgres ? 'pgfloor' : 'durable';
 const HOOKFLOW_CASES = ['webhook', 'workflow', 'routed', 'single'];
@@ -1020,7 +1021,7 @@ function printReport(r) {
     );
   }
   console.log(
-    "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
+    "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; floor1 = durable from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
   );
   console.log(table(rows));
   const cpuRuns = r.runs.filter(
