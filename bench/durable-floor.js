@@ -32,7 +32,7 @@ if (isMainThread) {
     },
   });
   const waiting = new Map();
-  // Rows, and in contract mode the seq of each (its rows are arrays of column values).
+  // The rows of the next batch, and the seq of each (what the writer answers).
   let queued = [];
   let seqs = [];
   let inFlight = 0;
@@ -42,7 +42,7 @@ if (isMainThread) {
     scheduled = false;
     while (inFlight < PIPELINE && queued.length > 0) {
       inFlight++;
-      writer.postMessage(contract ? { rows: queued, seqs } : queued);
+      writer.postMessage({ rows: queued, seqs });
       queued = [];
       seqs = [];
     }
@@ -62,8 +62,7 @@ if (isMainThread) {
   const commit = (row) =>
     new Promise((resolve) => {
       waiting.set(++seq, resolve);
-      if (contract) seqs.push(seq);
-      else row.seq = seq;
+      seqs.push(seq);
       queued.push(row);
       if (!scheduled) {
         scheduled = true;
@@ -96,9 +95,8 @@ if (isMainThread) {
     if (workerData.contract) for (const r of rows) insert.run(r);
     else for (const r of rows) insert.run(r.id, r.trigger, r.now, r.now);
   }).immediate;
-  parentPort.on('message', (msg) => {
-    const rows = Array.isArray(msg) ? msg : msg.rows;
+  parentPort.on('message', ({ rows, seqs }) => {
     batch(rows);
-    parentPort.postMessage(Array.isArray(msg) ? rows.map((r) => r.seq) : msg.seqs);
+    parentPort.postMessage(seqs);
   });
 }
