@@ -11,14 +11,15 @@
  *
  * `--contract` (the bench's `contract` case): the same commit path for the requests of
  * floor-server.js's serveContractFloor, which carry what SPEC's contract asks of each accepted
- * request, into a table with hookflow's execution columns and indexes. One route: /webhook/bench.
+ * request, into a table with hookflow's execution columns and indexes. Two routes: /webhook/bench
+ * (no steps) and /webhook/bench-flow (the bench workflow as plain JavaScript: floor-server.js benchFlow).
  *
  *   node bench/durable-floor.js PORT DATA_DIR [--contract]
  */
 import path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { CONTRACT_COLUMNS, serveContractFloor, serveFloor } from './floor-server.js';
+import { benchFlow, CONTRACT_COLUMNS, serveContractFloor, serveFloor } from './floor-server.js';
 
 const PIPELINE = 2;
 
@@ -71,7 +72,15 @@ if (isMainThread) {
     });
 
   if (contract)
-    serveContractFloor(port, commit, () => writer.terminate(), new Map([['bench', 'bench-workflow']]));
+    serveContractFloor(
+      port,
+      commit,
+      () => writer.terminate(),
+      new Map([
+        ['bench', { workflowId: 'bench-workflow' }],
+        ['bench-flow', { workflowId: 'bench-flow-workflow', run: benchFlow }],
+      ]),
+    );
   else serveFloor(port, commit, () => writer.terminate());
 } else {
   const db = new Database(workerData.file);

@@ -13,6 +13,11 @@
  * metrics, request cap or timeouts. What separates it from the plain floor is what SPEC costs on
  * this machine; what separates hookflow from it is hookflow's own code.
  *
+ * A route may also run a workflow (the bench's `flowfloor` case: `benchFlow`, the bench workflow's
+ * steps written as plain JavaScript, no expression language, no engine): its execution row is then
+ * stored with the step records SPEC 1 lists and the run's times, finished, as hookflow stores a
+ * workflow of pure steps run before its commit.
+ *
  * Both print `ready` when they listen; SIGTERM closes the server and then runs `stop`.
  */
 import { randomUUID } from 'node:crypto';
@@ -40,10 +45,11 @@ const SANDBOX =
   'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
   'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
 const PREFIX = '/webhook/';
+const NO_STEPS = { status: 'succeeded', steps: [] };
 
 /**
  * `commit` receives an execution row as hookflow's columns in order (CONTRACT_COLUMNS). `routes`:
- * trigger path → workflow id.
+ * trigger path → `{ workflowId, run? }`; `run(item)` returns the run's status and step records.
  */
 export function serveContractFloor(port, commit, stop, routes) {
   let count = 0;
@@ -51,8 +57,8 @@ export function serveContractFloor(port, commit, stop, routes) {
     const url = req.url;
     const q = url.indexOf('?');
     const path = url.startsWith(PREFIX) ? url.slice(PREFIX.length, q === -1 ? undefined : q) : '';
-    const workflowId = routes.get(path);
-    if (workflowId === undefined || req.method !== 'POST') {
+    const route = routes.get(path);
+    if (route === undefined || req.method !== 'POST') {
       res.writeHead(404).end();
       return;
     }
@@ -75,17 +81,20 @@ export function serveContractFloor(port, commit, stop, routes) {
         receivedAt: now,
       };
       const trigger = JSON.stringify(item);
+      // A workflow without steps is finished as it starts (hookflow: queue/pure-run.ts).
+      const startedAt = route.run ? new Date().toISOString() : now;
+      const run = route.run ? route.run(item, startedAt) : NO_STEPS;
       // id, workflow_id, workflow_version, mode, status, trigger, steps, error, attempt, retry_of,
       // run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings,
       // resume_state, error_execution_id
       await commit([
         id,
-        workflowId,
+        route.workflowId,
         1,
         'production',
-        'succeeded',
+        run.status,
         trigger,
-        '[]',
+        route.run ? JSON.stringify(run.steps) : '[]',
         null,
         1,
         null,
@@ -93,7 +102,7 @@ export function serveContractFloor(port, commit, stop, routes) {
         null,
         null,
         now,
-        now,
+        startedAt,
         new Date().toISOString(),
         null,
         null,
@@ -113,6 +122,33 @@ export function serveContractFloor(port, commit, stop, routes) {
     });
   });
 }
+
+/**
+ * The bench workflow (bench/run.js FLOW_STEPS: set → filter → set) as plain JavaScript: the least
+ * work that yields its step records (SPEC 1: name, type, status, output, error, startedAt,
+ * finishedAt). One clock reading per step boundary: a step finishes when the next one starts.
+ */
+export function benchFlow(item, startedAt) {
+  const normalise = { customer: item.body.param1, code: item.body.param2.toUpperCase(), source: item.path };
+  const t1 = new Date().toISOString();
+  const steps = [record('normalise', 'set', normalise, startedAt, t1)];
+  const t2 = new Date().toISOString();
+  steps.push(record('only-a', 'filter', normalise, t1, t2));
+  if (normalise.customer !== 'a') return { status: 'filtered', steps };
+  const label = { ...normalise, label: `${normalise.customer}-${normalise.code}` };
+  steps.push(record('label', 'set', label, t2, new Date().toISOString()));
+  return { status: 'succeeded', steps };
+}
+
+const record = (name, type, output, startedAt, finishedAt) => ({
+  name,
+  type,
+  status: 'succeeded',
+  output,
+  error: null,
+  startedAt,
+  finishedAt,
+});
 
 /** hookflow's execution columns, in the order of serveContractFloor's rows. */
 export const CONTRACT_COLUMNS = `id text primary key, workflow_id text not null,

@@ -4,8 +4,11 @@
  *
  * Starts three servers as child processes on loopback — a bare `node:http` server answering 200,
  * the durable floor (bench/durable-floor.js) and `hookflow start` (SQLite in a temp data dir) — and
- * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). The cases of a
- * round, in turn so that drift of the machine hits all alike:
+ * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). A round runs every
+ * case for `--duration` seconds, in `--slices` turns (default 5: 2 s each) taken in rotating order,
+ * so that the machine's drift hits all cases alike: on this VM the same code's CPU per request
+ * varies up to 1.8× within a minute, and cases run one after the other for 10 s each compared
+ * moments of the machine more than the receivers. The cases:
  *   bare      the bare server
  *   durable   the least a receiver that commits each request before answering can do: node:http,
  *             one insert per request on a writer thread, group commit at synchronous=FULL
@@ -13,6 +16,9 @@
  *             carry (the whole trigger item, hookflow's execution columns, the answer's headers) and
  *             no hookflow code: bench/durable-floor.js --contract. Not a target: it shows how much of
  *             the gap to the floor SPEC itself costs here, and how much is hookflow's own code
+ *   flowfloor (SQLite) the contract floor running the workflow case's steps written as plain
+ *             JavaScript (floor-server.js benchFlow), its step records stored with the execution:
+ *             the least the workflow case can cost, with no engine and no expression language
  *   pgfloor   (--postgres) the same into PostgreSQL: bench/pg-floor.js
  *   webhook   a production webhook, response mode `immediately` (committed before the answer)
  *   workflow  the same with a three-step workflow (set, filter, set) executed in the same process
@@ -21,8 +27,8 @@
  *             (oneSender: autocannon keeps whole milliseconds)
  *   floor1    (SQLite) the durable floor from one connection, timed the same way: the least one
  *             sender can see here (a one-row commit's fsync included)
- * At the end of each hookflow round it counts the executions not yet run (the backlog, also in
- * seconds of that round's throughput), then waits for them and times that. Then a 16 MiB upload
+ * After each slice of a hookflow case it counts the executions not yet run (the backlog, also in
+ * seconds of that slice's throughput), then waits for them and times that. Then a 16 MiB upload
  * (multipart, and raw bytes) is sent three times each and the RSS it adds while it is stored is
  * measured. At the end it checks the durability promise: every 2xx hookflow answered has exactly
  * one execution; and it prints the ratios to the bare server and to the floor, and the targets
@@ -32,8 +38,8 @@
  * retention on (HOOKFLOW_EXECUTIONS_MAX_COUNT, default 100000 here) and compares its RSS after one
  * minute with its RSS at the end (a leak shows as growth).
  *
- *   npm run bench -- [--duration 10] [--rounds 1] [--connections 50] [--warmup 2] [--soak 300]
- *                    [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]
+ *   npm run bench -- [--duration 10] [--rounds 1] [--slices 5] [--connections 50] [--warmup 2]
+ *                    [--soak 300] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]
  *
  * `--json` prints the whole report as one JSON document on stdout (progress goes to stderr).
  *
@@ -136,6 +142,7 @@ const { values: opts } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '1' },
+    slices: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
     json: { type: 'boolean', default: false },
@@ -150,12 +157,15 @@ const { values: opts } = parseArgs({
 });
 if (opts.help) {
   console.log(
-    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]',
+    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--slices N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]',
   );
   process.exit(0);
 }
 const duration = positiveInt('duration', opts.duration);
 const rounds = positiveInt('rounds', opts.rounds);
+const slices = positiveInt('slices', opts.slices);
+const sliceSeconds = duration / slices;
+if (sliceSeconds < 1) usage('--slices must leave each slice at least 1 s of --duration');
 const connections = positiveInt('connections', opts.connections);
 const warmup = Number(opts.warmup);
 const soakSeconds = Number(opts.soak);
@@ -171,25 +181,26 @@ const warmupConnections = Math.min(connections, 10);
 if (!Number.isFinite(warmup) || warmup < 0) usage('--warmup must be a number of seconds ≥ 0');
 
 /**
- * In each round's order. bare: a node:http server answering 200; durable: bench/durable-floor.js
- * (SQLite); contract: the same with SPEC's obligations (SQLite); pgfloor: bench/pg-floor.js
- * (--postgres); then hookflow's: webhook (response
- * `immediately`), workflow (set → filter → set), routed (switch + code, issue 18), single (the
- * webhook case from one connection: one sender's latency); last, floor1 (SQLite: the durable floor
- * from one connection).
+ * bare: a node:http server answering 200; durable: bench/durable-floor.js (SQLite); contract: the
+ * same with SPEC's obligations (SQLite); flowfloor: the contract floor running the workflow case's
+ * steps as plain JavaScript (SQLite); pgfloor: bench/pg-floor.js (--postgres); then hookflow's:
+ * webhook (response `immediately`), workflow (set → filter → set), routed (switch + code, issue
+ * 18), single (the webhook case from one connection: one sender's latency); last, floor1 (SQLite:
+ * the durable floor from one connection). The order of the first slice of each round; the next
+ * slices start one case further.
  */
 const FLOOR = opts.postgres ? 'pgfloor' : 'durable';
 const HOOKFLOW_CASES = ['webhook', 'workflow', 'routed', 'single'];
 const CASES = [
   'bare',
   'durable',
-  ...(opts.postgres ? ['pgfloor'] : ['contract']),
+  ...(opts.postgres ? ['pgfloor'] : ['contract', 'flowfloor']),
   ...HOOKFLOW_CASES,
   ...(opts.postgres ? [] : ['floor1']),
 ];
 const ONE_SENDER = ['single', 'floor1'];
 /** Cases whose runs are compared with the floor of their round. */
-const TO_FLOOR = ['contract', ...HOOKFLOW_CASES];
+const TO_FLOOR = ['contract', 'flowfloor', ...HOOKFLOW_CASES];
 const connectionsOf = (name) => (ONE_SENDER.includes(name) ? 1 : connections);
 
 /** Everything to undo, newest first: child processes, temp dirs. Runs on success, failure and Ctrl-C. */
@@ -304,7 +315,10 @@ async function main() {
     bare: { url: `http://127.0.0.1:${barePort}/`, child: bare },
     durable: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
     ...(contract
-      ? { contract: { url: `http://127.0.0.1:${contractPort}/webhook/bench`, child: contract } }
+      ? {
+          contract: { url: `http://127.0.0.1:${contractPort}/webhook/bench`, child: contract },
+          flowfloor: { url: `http://127.0.0.1:${contractPort}/webhook/bench-flow`, child: contract },
+        }
       : {}),
     floor1: { url: `http://127.0.0.1:${floorPort}/`, child: floor },
     ...(pgFloor ? { pgfloor: { url: `http://127.0.0.1:${pgFloorPort}/`, child: pgFloor } } : {}),
@@ -320,6 +334,7 @@ async function main() {
     await load(targets.durable.url, warmup, warmupConnections);
     if (targets.pgfloor) await load(targets.pgfloor.url, warmup, warmupConnections);
     if (targets.contract) await load(targets.contract.url, warmup, warmupConnections);
+    if (targets.flowfloor) await load(targets.flowfloor.url, warmup, warmupConnections);
     for (const name of ['webhook', 'workflow', 'routed'])
       hookflow2xx += (await load(targets[name].url, warmup, warmupConnections))['2xx'];
     await drain(api, hook);
@@ -327,21 +342,27 @@ async function main() {
 
   const runs = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const name of CASES) {
-      const target = targets[name];
-      log(`round ${round}/${rounds}: ${name}, ${connectionsOf(name)} connection(s), ${duration} s`);
-      const run = await measure(name, round, target, duration, distributed);
-      if (HOOKFLOW_CASES.includes(name)) {
-        hookflow2xx += run.ok2xx;
-        // Executions accepted but not run yet when the load stopped: the executor's lag.
-        run.backlog = await backlog();
-        run.backlogSeconds = run.backlog / run.requestsPerSec;
-        // What the workers ran while the load lasted (the backlog was empty when it began).
-        run.executionsPerSec = Math.max(0, run.ok2xx - run.backlog) / duration;
-        const drained = await drain(api, hook);
-        run.drainMs = drained.ms;
-        run.drained = drained.ok;
+    const parts = new Map(CASES.map((name) => [name, []]));
+    for (let slice = 0; slice < slices; slice++) {
+      // Rotated each slice: no case always runs right after the same one.
+      for (const name of CASES.map((_, i) => CASES[(i + slice) % CASES.length])) {
+        log(
+          `round ${round}/${rounds}, slice ${slice + 1}/${slices}: ${name}, ${connectionsOf(name)} connection(s), ${sliceSeconds} s`,
+        );
+        const run = await measure(name, round, targets[name], sliceSeconds, distributed);
+        if (HOOKFLOW_CASES.includes(name)) {
+          // Executions accepted but not run yet when the load stopped: the executor's lag.
+          run.backlog = await backlog();
+          const drained = await drain(api, hook);
+          run.drainMs = drained.ms;
+          run.drained = drained.ok;
+        }
+        parts.get(name).push(run);
       }
+    }
+    for (const name of CASES) {
+      const run = mergeSlices(parts.get(name));
+      if (HOOKFLOW_CASES.includes(name)) hookflow2xx += run.ok2xx;
       runs.push(run);
     }
   }
@@ -410,11 +431,62 @@ async function measure(name, round, target, seconds, distributed) {
   return {
     case: name,
     round,
+    seconds,
+    requests: result.requests.total,
     ...loadFigures(result),
     timeouts: result.timeouts,
     peakRssBytes: peakRss,
     ...(cpu ? { cpu: await cpu.stop(result.requests.total) } : {}),
+    // One sender's latencies, merged exactly over the slices (mergeSlices).
+    ...(result.latencies ? { latencies: result.latencies } : {}),
   };
+}
+
+/**
+ * A round's figures of one case from its slices: rates over the whole time, p50 exact for one
+ * sender (every latency kept) and otherwise the request-weighted mean of the slices' (autocannon
+ * gives whole milliseconds), p99 exact for one sender and otherwise the worst slice's, peaks and
+ * backlogs the worst slice's, drain times added up, CPU per request weighted by requests.
+ */
+function mergeSlices(parts) {
+  const requests = sum(parts.map((p) => p.requests));
+  const seconds = sum(parts.map((p) => p.seconds));
+  const weighted = (value) => sum(parts.map((p) => value(p) * p.requests)) / Math.max(1, requests);
+  const latencies = parts[0].latencies ? parts.flatMap((p) => p.latencies) : undefined;
+  const exact = latencies ? senderResult(latencies, { ok: 0, non2xx: 0 }, seconds).latency : undefined;
+  const run = {
+    case: parts[0].case,
+    round: parts[0].round,
+    slices: parts.length,
+    seconds,
+    requests,
+    requestsPerSec: requests / seconds,
+    p50Ms: exact ? exact.p50 : Math.round(weighted((p) => p.p50Ms)),
+    meanMs: weighted((p) => p.meanMs),
+    p99Ms: exact ? exact.p99 : Math.max(...parts.map((p) => p.p99Ms)),
+    ok2xx: sum(parts.map((p) => p.ok2xx)),
+    non2xx: sum(parts.map((p) => p.non2xx)),
+    errors: sum(parts.map((p) => p.errors)),
+    timeouts: sum(parts.map((p) => p.timeouts)),
+    peakRssBytes: Math.max(...parts.map((p) => p.peakRssBytes ?? 0)),
+  };
+  if (parts[0].cpu) {
+    run.cpu = {};
+    for (const role of Object.keys(parts[0].cpu))
+      run.cpu[role] =
+        role === 'machineBusy' ? mean(parts.map((p) => p.cpu[role])) : weighted((p) => p.cpu[role] ?? 0);
+  }
+  if (parts[0].backlog !== undefined) {
+    Object.assign(run, {
+      backlog: Math.max(...parts.map((p) => p.backlog)),
+      backlogSeconds: Math.max(...parts.map((p) => p.backlog / (p.requests / p.seconds))),
+      // What the workers ran while the load lasted (the backlog was empty when each slice began).
+      executionsPerSec: sum(parts.map((p) => Math.max(0, p.ok2xx - p.backlog))) / seconds,
+      drainMs: sum(parts.map((p) => p.drainMs)),
+      drained: parts.every((p) => p.drained),
+    });
+  }
+  return run;
 }
 
 /**
@@ -554,6 +626,7 @@ function senderResult(latencies, { ok, non2xx }, seconds) {
   return {
     requests: { average: latencies.length / seconds, total: latencies.length },
     latency: { p50: at(0.5), p99: at(0.99), mean: mean(latencies) },
+    latencies,
     '2xx': ok,
     non2xx,
     errors: 0,
@@ -794,7 +867,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
   const inFlight = executions - hookflow2xx;
   const unanswered = executions - answered2xx;
   const perRound = HOOKFLOW_CASES.reduce((n, name) => n + connectionsOf(name), 0);
-  const maxInFlight = (warmup > 0 ? 3 * warmupConnections : 0) + 2 * perRound * rounds;
+  const maxInFlight = (warmup > 0 ? 3 * warmupConnections : 0) + 2 * perRound * rounds * slices;
   const problems = [];
   if (executions < answered2xx) {
     problems.push(
@@ -901,6 +974,7 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
     config: {
       durationSeconds: duration,
       rounds,
+      slices,
       connections,
       warmupSeconds: warmup,
       soakSeconds,
@@ -930,6 +1004,9 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
             contractToFloor: cases.contract.ratioToFloor,
             worstContractToFloor: cases.contract.worstRatioToFloor,
             webhookToContract: cases.webhook.requestsPerSec / cases.contract.requestsPerSec,
+            flowFloorToFloor: cases.flowfloor.ratioToFloor,
+            worstFlowFloorToFloor: cases.flowfloor.worstRatioToFloor,
+            workflowToFlowFloor: cases.workflow.requestsPerSec / cases.flowfloor.requestsPerSec,
           }
         : {}),
       webhookP99: cases.webhook.p99Ms / cases.bare.p99Ms,
@@ -1009,7 +1086,7 @@ function printReport(r) {
   }
   const settings = Object.entries(c.hookflowEnv).map(([k, v]) => `${k}=${v}`);
   console.log(
-    `\nhookflow bench — ${c.connections} connections, ${c.durationSeconds} s × ${c.rounds} round(s), form POST ${c.body}, node ${c.node}, ${c.cpus} CPUs`,
+    `\nhookflow bench — ${c.connections} connections, ${c.durationSeconds} s × ${c.rounds} round(s) (each case in ${c.slices} slice(s) of ${c.durationSeconds / c.slices} s, in turn), form POST ${c.body}, node ${c.node}, ${c.cpus} CPUs`,
   );
   if (opts.postgres) {
     console.log(
@@ -1021,12 +1098,10 @@ function printReport(r) {
     );
   }
   console.log(
-    "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; floor1 = durable from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
+    "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; flowfloor = contract running the workflow case's steps as plain JavaScript, records stored; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; floor1 = durable from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
   );
   console.log(table(rows));
-  const cpuRuns = r.runs.filter(
-    (run) => run.cpu && run.case !== 'bare' && run.case !== 'durable' && run.case !== 'contract',
-  );
+  const cpuRuns = r.runs.filter((run) => run.cpu && run.case !== 'bare' && run.case !== 'durable');
   if (cpuRuns.length > 0) {
     const cpuMs = (v) => (v === undefined || !Number.isFinite(v) ? '' : `${v.toFixed(3)}`);
     const cpuRows = [
@@ -1073,6 +1148,10 @@ function printReport(r) {
     console.log(
       `the contract floor (SPEC's obligations, no hookflow code) does ${x(r.ratio.contractToFloor)} of the durable floor (worst round ${x(r.ratio.worstContractToFloor)}); hookflow's webhook does ${x(r.ratio.webhookToContract)} of the contract floor`,
     );
+  if (r.ratio.flowFloorToFloor !== undefined)
+    console.log(
+      `the flow floor (the contract floor running the workflow's steps as plain JavaScript) does ${x(r.ratio.flowFloorToFloor)} of the durable floor (worst round ${x(r.ratio.worstFlowFloorToFloor)}); hookflow's workflow does ${x(r.ratio.workflowToFlowFloor)} of the flow floor`,
+    );
   if (r.cases.floor1) {
     const p50s = (name) =>
       r.runs
@@ -1087,7 +1166,7 @@ function printReport(r) {
     console.log(`peak RSS of the worker process: ${mb(r.peakRssBytes.worker)}`);
   const drains = r.runs.filter((run) => run.drainMs !== undefined);
   console.log(
-    `backlog drain after each hookflow round: ${drains.map((d) => `${d.case} ${(d.drainMs / 1000).toFixed(1)} s`).join(', ')}`,
+    `backlog drain in each hookflow round (its slices added up): ${drains.map((d) => `${d.case} ${(d.drainMs / 1000).toFixed(1)} s`).join(', ')}`,
   );
   if (r.upload) {
     const u = r.upload;
