@@ -418,15 +418,15 @@ async function activeWorkflow(api, body) {
 }
 
 /**
- * One autocannon run against `target`, with the peak RSS of its process meanwhile; in distributed
- * mode also the CPU each role spent on it (`cpuAccount`).
+ * One autocannon run against `target`, with the peak RSS of its process meanwhile and the CPU each
+ * role spent on it (`cpuAccount`).
  */
 async function measure(name, round, target, seconds, distributed) {
   const rss = pollRss(target.child.pid);
-  const cpu = distributed ? await cpuAccount(name, target, distributed) : undefined;
+  const cpu = await cpuAccount(name, target, distributed);
   const result = ONE_SENDER.includes(name)
     ? await oneSender(target.url, seconds)
-    : await load(target.url, seconds, connectionsOf(name));
+    : await load(target.url, seconds, connectionsOf(name), { timed: true });
   const peakRss = rss.stop();
   return {
     case: name,
@@ -437,23 +437,21 @@ async function measure(name, round, target, seconds, distributed) {
     timeouts: result.timeouts,
     peakRssBytes: peakRss,
     ...(cpu ? { cpu: await cpu.stop(result.requests.total) } : {}),
-    // One sender's latencies, merged exactly over the slices (mergeSlices).
-    ...(result.latencies ? { latencies: result.latencies } : {}),
+    // Merged exactly over the slices (mergeSlices), then dropped.
+    latencies: result.latencies,
   };
 }
 
 /**
- * A round's figures of one case from its slices: rates over the whole time, p50 exact for one
- * sender (every latency kept) and otherwise the request-weighted mean of the slices' (autocannon
- * gives whole milliseconds), p99 exact for one sender and otherwise the worst slice's, peaks and
- * backlogs the worst slice's, drain times added up, CPU per request weighted by requests.
+ * A round's figures of one case from its slices: rates over the whole time, latency percentiles
+ * over every answer of the round, peaks and backlogs the worst slice's, drain times added up, CPU
+ * per request weighted by requests.
  */
 function mergeSlices(parts) {
   const requests = sum(parts.map((p) => p.requests));
   const seconds = sum(parts.map((p) => p.seconds));
   const weighted = (value) => sum(parts.map((p) => value(p) * p.requests)) / Math.max(1, requests);
-  const latencies = parts[0].latencies ? parts.flatMap((p) => p.latencies) : undefined;
-  const exact = latencies ? senderResult(latencies, { ok: 0, non2xx: 0 }, seconds).latency : undefined;
+  const latency = latencyFigures(parts.flatMap((p) => p.latencies));
   const run = {
     case: parts[0].case,
     round: parts[0].round,
@@ -461,9 +459,9 @@ function mergeSlices(parts) {
     seconds,
     requests,
     requestsPerSec: requests / seconds,
-    p50Ms: exact ? exact.p50 : Math.round(weighted((p) => p.p50Ms)),
-    meanMs: weighted((p) => p.meanMs),
-    p99Ms: exact ? exact.p99 : Math.max(...parts.map((p) => p.p99Ms)),
+    p50Ms: latency.p50,
+    meanMs: latency.mean,
+    p99Ms: latency.p99,
     ok2xx: sum(parts.map((p) => p.ok2xx)),
     non2xx: sum(parts.map((p) => p.non2xx)),
     errors: sum(parts.map((p) => p.errors)),
@@ -490,24 +488,26 @@ function mergeSlices(parts) {
 }
 
 /**
- * CPU per request of each role during one run (--postgres), from /proc: user + system time of the
- * processes, divided by the requests answered. Roles: `webhook` and `worker` (hookflow's processes;
- * for pgfloor, `floor`: its process), `postgres` (the backends of the bench database that serve
- * this case, by application_name, plus the server's own processes: WAL writer, checkpointer,
- * autovacuum…), `loadgen` (this process: autocannon). `machine` is how busy both CPUs were.
+ * CPU per request of each role during one run, from /proc: user + system time of the processes
+ * (all their threads), divided by the requests answered. Without --postgres one role, `server`: the
+ * process that served the case (on SQLite the writer thread's commits are in it). With --postgres:
+ * `webhook` and `worker` (hookflow's processes; for pgfloor, `floor`: its process), `postgres` (the
+ * backends of the bench database that serve this case, by application_name, plus the server's own
+ * processes: WAL writer, checkpointer, autovacuum…). Always `loadgen` (this process: autocannon)
+ * and `machineBusy`, how busy both CPUs were.
  */
 async function cpuAccount(name, target, distributed) {
   const floorCase = name === 'pgfloor';
-  const roles = floorCase
-    ? { floor: [target.child.pid] }
-    : name === 'bare' || name === 'durable'
-      ? { server: [target.child.pid] }
+  const ownProcess = !distributed || name === 'bare' || name === 'durable';
+  const roles = ownProcess
+    ? { server: [target.child.pid] }
+    : floorCase
+      ? { floor: [target.child.pid] }
       : {
           webhook: distributed.webhooks.map((w) => w.child.pid),
           worker: distributed.workers.map((w) => w.pid),
         };
-  const pgPids = async () =>
-    name === 'bare' || name === 'durable' ? [] : await distributed.postgresPids(floorCase);
+  const pgPids = async () => (ownProcess ? [] : await distributed.postgresPids(floorCase));
   const before = { ticks: new Map(), machine: machineTicks(), loadgen: process.cpuUsage() };
   const all = async () => [...Object.values(roles).flat(), ...(await pgPids())];
   for (const pid of await all()) before.ticks.set(pid, processTicks(pid));
@@ -560,8 +560,13 @@ function machineTicks() {
 // ---------------------------------------------------------------------------------------------------
 // Load and measurements
 
-function load(url, seconds, conns) {
-  return autocannon({
+/**
+ * An autocannon run. `timed`: every answer's latency is kept too (autocannon's own percentiles are
+ * whole milliseconds), as `result.latencies`, so that the slices of a round give exact percentiles
+ * together (mergeSlices).
+ */
+async function load(url, seconds, conns, { timed = false } = {}) {
+  const run = autocannon({
     url,
     method: 'POST',
     headers: FORM,
@@ -569,6 +574,10 @@ function load(url, seconds, conns) {
     connections: conns,
     duration: seconds,
   });
+  const latencies = [];
+  if (timed) run.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  const result = await run;
+  return timed ? { ...result, latency: latencyFigures(latencies), latencies } : result;
 }
 
 /**
@@ -621,11 +630,9 @@ function oneSender(url, seconds) {
 
 /** `oneSender`'s figures in the shape of an autocannon result (milliseconds with decimals). */
 function senderResult(latencies, { ok, non2xx }, seconds) {
-  const sorted = Float64Array.from(latencies).sort();
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   return {
     requests: { average: latencies.length / seconds, total: latencies.length },
-    latency: { p50: at(0.5), p99: at(0.99), mean: mean(latencies) },
+    latency: latencyFigures(latencies),
     latencies,
     '2xx': ok,
     non2xx,
@@ -634,12 +641,19 @@ function senderResult(latencies, { ok, non2xx }, seconds) {
   };
 }
 
+/** p50, p99 and mean of latencies in milliseconds. */
+function latencyFigures(latencies) {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), mean: mean(latencies) };
+}
+
 /** What the report keeps of an autocannon result. */
 function loadFigures(result) {
   return {
     requestsPerSec: result.requests.average,
     p50Ms: result.latency.p50,
-    // autocannon's latencies are whole milliseconds (the one sender's are not: `oneSender`).
+    // autocannon's own are whole milliseconds (`load` with `timed`, and `oneSender`, are not).
     meanMs: result.latency.mean,
     p99Ms: result.latency.p99,
     ok2xx: result['2xx'],
@@ -841,6 +855,10 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
       errors: sum(rs.map((r) => r.errors + r.timeouts)),
       peakRssBytes: Math.max(...rs.map((r) => r.peakRssBytes ?? 0)),
     };
+    // CPU of the serving process per request over all rounds (without --postgres: cpuAccount).
+    if (rs[0].cpu.server !== undefined)
+      cases[name].serverCpuMs =
+        sum(rs.map((r) => r.cpu.server * r.requests)) / sum(rs.map((r) => r.requests));
     if (name !== 'bare') cases[name].ratio = cases[name].requestsPerSec / cases.bare.requestsPerSec;
     if (TO_FLOOR.includes(name)) {
       Object.assign(cases[name], {
@@ -1101,7 +1119,28 @@ function printReport(r) {
     "cases: durable = node:http + one insert per request, committed (SQLite, FULL) before the answer; contract = the same carrying what SPEC's contract asks of each accepted request (item, execution row, headers), no hookflow code; flowfloor = contract running the workflow case's steps as plain JavaScript, records stored; pgfloor = the same into PostgreSQL, one multi-row INSERT per batch over 2 connections (--postgres); webhook = production webhook, response `immediately`; workflow = the same with set → filter → set; routed = switch + code; single = webhook from 1 connection; floor1 = durable from 1 connection; ÷ floor = against the floor of the same round (pgfloor with --postgres)\n",
   );
   console.log(table(rows));
-  const cpuRuns = r.runs.filter((run) => run.cpu && run.case !== 'bare' && run.case !== 'durable');
+  const cpuRuns = r.runs.filter(
+    (run) => opts.postgres && run.cpu && run.case !== 'bare' && run.case !== 'durable',
+  );
+  if (!opts.postgres) {
+    // The cost of each request to the machine, which throughput follows here (the load generator
+    // takes one of the two CPUs): steadier than req/s, which moves with the machine's speed.
+    const cpuRows = [['case', 'round', 'server µs', '÷ floor', 'loadgen µs', 'machine busy']];
+    // Not routed: most of its code steps run after its slice (the backlog), unmeasured.
+    for (const run of r.runs.filter((x) => x.case !== 'bare' && x.case !== 'routed')) {
+      const floorCpu = r.runs.find((x) => x.case === FLOOR && x.round === run.round).cpu.server;
+      cpuRows.push([
+        run.case,
+        String(run.round),
+        (run.cpu.server * 1000).toFixed(1),
+        `${(run.cpu.server / floorCpu).toFixed(2)}×`,
+        (run.cpu.loadgen * 1000).toFixed(1),
+        `${Math.round(run.cpu.machineBusy * 100)} %`,
+      ]);
+    }
+    console.log('\nCPU per request (/proc; server = every thread of the process that served the case):');
+    console.log(table(cpuRows));
+  }
   if (cpuRuns.length > 0) {
     const cpuMs = (v) => (v === undefined || !Number.isFinite(v) ? '' : `${v.toFixed(3)}`);
     const cpuRows = [
@@ -1152,6 +1191,14 @@ function printReport(r) {
     console.log(
       `the flow floor (the contract floor running the workflow's steps as plain JavaScript) does ${x(r.ratio.flowFloorToFloor)} of the durable floor (worst round ${x(r.ratio.worstFlowFloorToFloor)}); hookflow's workflow does ${x(r.ratio.workflowToFlowFloor)} of the flow floor`,
     );
+  if (!opts.postgres) {
+    const floorCpu = r.cases[FLOOR].serverCpuMs;
+    const more = (name) =>
+      `${name} ${(r.cases[name].serverCpuMs * 1000).toFixed(1)} µs (${r.cases[name].serverCpuMs >= floorCpu ? '+' : ''}${Math.round((r.cases[name].serverCpuMs / floorCpu - 1) * 100)} %)`;
+    console.log(
+      `CPU per request over all rounds: durable floor ${(floorCpu * 1000).toFixed(1)} µs; ${['contract', 'flowfloor', 'webhook', 'workflow'].map(more).join('; ')}`,
+    );
+  }
   if (r.cases.floor1) {
     const p50s = (name) =>
       r.runs
@@ -1230,8 +1277,8 @@ const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const mean = (xs) => sum(xs) / xs.length;
 const x = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
 const num = (n) => Math.round(n).toLocaleString('en-US');
-// Whole milliseconds from autocannon; the one sender's (`oneSender`) have decimals.
-const ms = (n) => (Number.isInteger(n) ? `${n} ms` : `${n.toFixed(3)} ms`);
+// Whole milliseconds from autocannon alone (the soak); timed runs have decimals.
+const ms = (n) => (Number.isInteger(n) ? `${n} ms` : `${n.toFixed(n >= 10 ? 1 : n >= 1 ? 2 : 3)} ms`);
 const mb = (bytes) => (bytes === undefined ? 'n/a' : `${Math.round(bytes / 1024 / 1024)} MB`);
 
 // ---------------------------------------------------------------------------------------------------
