@@ -123,27 +123,45 @@ export function serveContractFloor(port, commit, stop, routes) {
   });
 }
 
+/** The bench's workflow case: a realistic small mapping (JSONata in every step). */
+export const FLOW_STEPS = [
+  {
+    name: 'normalise',
+    type: 'set',
+    fields: {
+      customer: '{{ body.param1 }}',
+      code: '{{ $uppercase(body.param2) }}',
+      source: '{{ $trigger.path }}',
+    },
+  },
+  { name: 'only-a', type: 'filter', condition: '{{ customer = "a" }}' },
+  { name: 'label', type: 'set', keepInput: true, fields: { label: '{{ customer & "-" & code }}' } },
+];
+
 /**
- * The bench workflow (bench/run.js FLOW_STEPS: set → filter → set) as plain JavaScript: the least
+ * FLOW_STEPS (set → filter → set) as plain JavaScript: the least
  * work that yields its step records (SPEC 1: name, type, status, output, error, startedAt,
  * finishedAt). One clock reading per step boundary: a step finishes when the next one starts.
  */
 export function benchFlow(item, startedAt) {
   const normalise = { customer: item.body.param1, code: item.body.param2.toUpperCase(), source: item.path };
   const t1 = new Date().toISOString();
-  const steps = [record('normalise', 'set', normalise, startedAt, t1)];
+  const steps = [record('normalise', 'set', 'succeeded', normalise, startedAt, t1)];
   const t2 = new Date().toISOString();
-  steps.push(record('only-a', 'filter', normalise, t1, t2));
-  if (normalise.customer !== 'a') return { status: 'filtered', steps };
+  if (normalise.customer !== 'a') {
+    steps.push(record('only-a', 'filter', 'filtered', null, t1, t2));
+    return { status: 'filtered', steps };
+  }
+  steps.push(record('only-a', 'filter', 'succeeded', normalise, t1, t2));
   const label = { ...normalise, label: `${normalise.customer}-${normalise.code}` };
-  steps.push(record('label', 'set', label, t2, new Date().toISOString()));
+  steps.push(record('label', 'set', 'succeeded', label, t2, new Date().toISOString()));
   return { status: 'succeeded', steps };
 }
 
-const record = (name, type, output, startedAt, finishedAt) => ({
+const record = (name, type, status, output, startedAt, finishedAt) => ({
   name,
   type,
-  status: 'succeeded',
+  status,
   output,
   error: null,
   startedAt,

@@ -7,7 +7,7 @@
  * drives them with autocannon (form POSTs `param1=a&param2=b`, 50 connections). A round runs every
  * case for `--duration` seconds, in `--slices` turns (default 5: 2 s each) taken in rotating order,
  * so that the machine's drift hits all cases alike: on this VM the same code's CPU per request
- * varies up to 1.8× within a minute, and cases run one after the other for 10 s each compared
+ * varies up to 1.8× within two minutes, and cases run one after the other for 10 s each compared
  * moments of the machine more than the receivers. The cases:
  *   bare      the bare server
  *   durable   the least a receiver that commits each request before answering can do: node:http,
@@ -48,10 +48,13 @@
  * dropped at the end), one `hookflow webhook` process (the one loaded and measured) and one
  * `hookflow worker` process (its peak RSS reported too). `--webhooks N` and `--workers N` start N
  * of each instead (autocannon spreads its connections over the webhook processes), for the
- * capacity model of docs/scaling.md. With --postgres each run also reports the CPU it cost, per
- * request, in each role: the webhook process(es), the worker(s), PostgreSQL (the bench database's
- * backends and the server's own processes) and the load generator, read from /proc (Linux), and
- * how many executions the workers finished during the run (executions/s).
+ * capacity model of docs/scaling.md.
+ *
+ * Each run also reports the CPU it cost per request, read from /proc (Linux): without --postgres,
+ * of the process that served the case (all its threads); with --postgres, in each role: the webhook
+ * process(es), the worker(s), PostgreSQL (the bench database's backends and the server's own
+ * processes) and the load generator, and how many executions the workers finished during the run
+ * (executions/s).
  *
  * Exit code 1 when executions and 2xx answers disagree, or when the backlog does not drain. The
  * targets are reported, not enforced: they compare with a bare server on the same machine, whose
@@ -65,6 +68,7 @@ import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
+import { FLOW_STEPS } from './floor-server.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const BODY = 'param1=a&param2=b';
@@ -75,21 +79,6 @@ const DRAIN_LIMIT_MS = 60_000;
 const RSS_POLL_MS = 100;
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = 16 * MiB;
-/** The workflow case: a realistic small mapping (JSONata in every step). */
-const FLOW_STEPS = [
-  {
-    name: 'normalise',
-    type: 'set',
-    fields: {
-      customer: '{{ body.param1 }}',
-      code: '{{ $uppercase(body.param2) }}',
-      source: '{{ $trigger.path }}',
-    },
-  },
-  { name: 'only-a', type: 'filter', condition: '{{ customer = "a" }}' },
-  { name: 'label', type: 'set', keepInput: true, fields: { label: '{{ customer & "-" & code }}' } },
-];
-/** In each round's order; the last two are hookflow's. */
 /** Issue 18's case: one URL routed by an event header (switch), a code step in one branch. */
 const ROUTED_STEPS = [
   {
