@@ -139,9 +139,10 @@ export const FLOW_STEPS = [
 ];
 
 /**
- * FLOW_STEPS (set → filter → set) as plain JavaScript: the least
- * work that yields its step records (SPEC 1: name, type, status, output, error, startedAt,
- * finishedAt). One clock reading per step boundary: a step finishes when the next one starts.
+ * FLOW_STEPS (set → filter → set) as plain JavaScript: the least work that yields its step records
+ * (SPEC 1: name, type, status, output, error, startedAt, finishedAt), as hookflow's engine records
+ * them (test/bench/flow-floor.test.ts). One clock reading per step boundary: a step finishes when
+ * the next one starts.
  */
 export function benchFlow(item, startedAt) {
   const normalise = { customer: item.body.param1, code: item.body.param2.toUpperCase(), source: item.path };
