@@ -45,7 +45,6 @@ const SANDBOX =
   'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
   'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
 const PREFIX = '/webhook/';
-const NO_STEPS = { status: 'succeeded', steps: [] };
 
 /**
  * `commit` receives an execution row as hookflow's columns in order (CONTRACT_COLUMNS). `routes`:
@@ -83,7 +82,7 @@ export function serveContractFloor(port, commit, stop, routes) {
       const trigger = JSON.stringify(item);
       // A workflow without steps is finished as it starts (hookflow: queue/pure-run.ts).
       const startedAt = route.run ? new Date().toISOString() : now;
-      const run = route.run ? route.run(item, startedAt) : NO_STEPS;
+      const run = route.run?.(item, startedAt);
       // id, workflow_id, workflow_version, mode, status, trigger, steps, error, attempt, retry_of,
       // run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings,
       // resume_state, error_execution_id
@@ -92,9 +91,9 @@ export function serveContractFloor(port, commit, stop, routes) {
         route.workflowId,
         1,
         'production',
-        run.status,
+        run?.status ?? 'succeeded',
         trigger,
-        route.run ? JSON.stringify(run.steps) : '[]',
+        run ? JSON.stringify(run.steps) : '[]',
         null,
         1,
         null,

@@ -1036,9 +1036,14 @@ function summarize({ runs, hwm, executions, answered2xx, hookflow2xx, upload, so
   };
 }
 
-/** The floor's req/s in `round` (each hookflow run is compared with the floor of its own round). */
+/** The floor's run of `round` (each hookflow run is compared with the floor of its own round). */
+function floorRun(runs, round) {
+  return runs.find((r) => r.case === FLOOR && r.round === round);
+}
+
+/** The floor's req/s in `round`. */
 function floorOfRound(runs, round) {
-  return runs.find((r) => r.case === FLOOR && r.round === round).requestsPerSec;
+  return floorRun(runs, round).requestsPerSec;
 }
 
 function target(name, value, wanted, met) {
@@ -1117,7 +1122,7 @@ function printReport(r) {
     const cpuRows = [['case', 'round', 'server µs', '÷ floor', 'loadgen µs', 'machine busy']];
     // Not routed: most of its code steps run after its slice (the backlog), unmeasured.
     for (const run of r.runs.filter((x) => x.case !== 'bare' && x.case !== 'routed')) {
-      const floorCpu = r.runs.find((x) => x.case === FLOOR && x.round === run.round).cpu.server;
+      const floorCpu = floorRun(r.runs, run.round).cpu.server;
       cpuRows.push([
         run.case,
         String(run.round),
