@@ -45,10 +45,13 @@ export const setStep = defineStep({
     // the step.
     const keep = config.keepInput && isObject(input);
     const out: Record<string, unknown> = keep ? { ...input } : {};
-    const own = keep ? new Set<object>([out]) : undefined;
-    for (const [name, value] of Object.entries(config.fields)) {
+    let own: Set<object> | undefined;
+    for (const name of Object.keys(config.fields)) {
       // A field whose expression found nothing is still listed, as null: the item keeps its shape.
-      setPath(out, name.split('.'), value === undefined ? null : value, own);
+      const value = config.fields[name] ?? null;
+      // Most names have no dot: set at once, without splitting (reserved names were refused on save).
+      if (!name.includes('.')) out[name] = value;
+      else setPath(out, name.split('.'), value, keep ? (own ??= new Set<object>([out])) : undefined);
     }
     return { output: out };
   },
@@ -65,7 +68,9 @@ function setPath(
   own: Set<object> | undefined,
 ): void {
   let node = target;
-  for (const key of segments.slice(0, -1)) {
+  const last = segments.length - 1;
+  for (let i = 0; i < last; i++) {
+    const key = segments[i]!;
     const next = Object.hasOwn(node, key) ? node[key] : undefined;
     let child: Record<string, unknown>;
     if (isObject(next) && (own === undefined || own.has(next))) {
@@ -77,7 +82,7 @@ function setPath(
     }
     node = child;
   }
-  node[segments[segments.length - 1]!] = value;
+  node[segments[last]!] = value;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
