@@ -50,8 +50,12 @@ export const setStep = defineStep({
       // A field whose expression found nothing is still listed, as null: the item keeps its shape.
       const value = config.fields[name] ?? null;
       // Most names have no dot: set at once, without splitting (reserved names were refused on save).
-      if (!name.includes('.')) out[name] = value;
-      else setPath(out, name.split('.'), value, keep ? (own ??= new Set<object>([out])) : undefined);
+      if (!name.includes('.')) {
+        out[name] = value;
+        continue;
+      }
+      if (keep) own ??= new Set<object>([out]);
+      setPath(out, name.split('.'), value, own);
     }
     return { output: out };
   },
