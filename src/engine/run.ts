@@ -30,7 +30,7 @@ import type { RunCredentials } from './credentials.js';
 import { createOutbound, type Outbound } from './network.js';
 import { jsonEqual } from '../shared/json-equal.js';
 import { stepType } from './steps/index.js';
-import { schemaErrors, stepConfig, validators } from './validate.js';
+import { renderedCheckNeeded, schemaErrors, stepConfig, validators } from './validate.js';
 import { StepFailure, type StepContext, type StepOutcome, type StepType } from './steps/types.js';
 
 export interface StepResult {
@@ -135,6 +135,8 @@ interface LeafNode {
   template: Template;
   /** The type's `literal` fields, as written (put back after rendering). */
   literal: [string, unknown][] | undefined;
+  /** Whether the rendered configuration is checked against the type's schema (renderedCheckNeeded). */
+  check: boolean;
 }
 
 interface IfNode {
@@ -522,7 +524,7 @@ export class Engine {
     const { type } = node;
     if (node.literal) for (const [k, v] of node.literal) config[k] = v;
     const { rendered } = validators(type);
-    if (!rendered.Check(config)) {
+    if (node.check && !rendered.Check(config)) {
       const [first] = schemaErrors(rendered, config);
       throw new StepFailure(
         `After expressions, ${first?.field || 'the step'} ${first?.message ?? 'is not valid'}.`,
@@ -807,7 +809,9 @@ export class Engine {
             delete config[k];
           }
       }
-      return { kind: 'leaf', step, type, template: expr(config, ''), literal } satisfies LeafNode;
+      const template = expr(config, '');
+      const check = renderedCheckNeeded(type, template, literal);
+      return { kind: 'leaf', step, type, template, literal, check } satisfies LeafNode;
     });
   }
 

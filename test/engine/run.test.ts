@@ -136,6 +136,16 @@ describe('Engine.run', () => {
     expect(result.error!.message).toContain('/status must be integer');
   });
 
+  it('still refuses a stored configuration the step type does not take, with or without expressions', async () => {
+    // A version saved by an older hookflow, say: the check of the rendered configuration is kept
+    // for it (renderedCheckNeeded), though set's field values alone would not need one.
+    for (const fields of [{ x: 1 }, { x: '{{ body.param1 }}' }]) {
+      const result = await engine.run(workflow([{ name: 's', type: 'set', fields, extra: 1 }]), item, ctx);
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatchObject({ step: 's', field: '/extra' });
+    }
+  });
+
   it('keeps the first respond step as the response and goes on', async () => {
     const result = await engine.run(
       workflow([
