@@ -52,10 +52,11 @@ export function validators(type: StepType<TSchema>): Validators {
  * Whether a step's rendered configuration must be checked on every run (the engine checks it after
  * rendering). Not when every expression in `template` lands where the rendered schema takes any
  * value (`{}`: `set`'s field values) and the configuration passes that schema now with a
- * placeholder for each expression: then no run can render one the check refuses. (`set`'s check tested a regular
- * expression per field name, every run: 0.5 µs of a ~6 µs run of the bench workflow.) Any schema
- * keyword around an expression that this does not know keeps the check; so does a fixed part that
- * the current schema refuses (a version saved by an older hookflow): each run then fails as before.
+ * placeholder for each expression: then no run can render one the check refuses. (`set`'s check
+ * tested a regular expression per field name, every run: 0.5 µs of a ~6 µs run of the bench
+ * workflow.) Any schema keyword around an expression that this does not know keeps the check; so
+ * does a fixed part that the current schema refuses (a version saved by an older hookflow): each
+ * run then fails as before.
  */
 export function renderedCheckNeeded(
   type: StepType<TSchema>,
