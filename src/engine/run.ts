@@ -30,7 +30,7 @@ import type { RunCredentials } from './credentials.js';
 import { createOutbound, type Outbound } from './network.js';
 import { jsonEqual } from '../shared/json-equal.js';
 import { stepType } from './steps/index.js';
-import { renderedCheckNeeded, schemaErrors, stepConfig, validators } from './validate.js';
+import { renderedCheckNeeded, schemaErrors, stepConfig, type Validators, validators } from './validate.js';
 import { StepFailure, type StepContext, type StepOutcome, type StepType } from './steps/types.js';
 
 export interface StepResult {
@@ -135,8 +135,8 @@ interface LeafNode {
   template: Template;
   /** The type's `literal` fields, as written (put back after rendering). */
   literal: [string, unknown][] | undefined;
-  /** Whether the rendered configuration is checked against the type's schema (renderedCheckNeeded). */
-  check: boolean;
+  /** The check of the rendered configuration, when it needs one (renderedCheckNeeded). */
+  check: Validators['rendered'] | undefined;
 }
 
 interface IfNode {
@@ -523,9 +523,8 @@ export class Engine {
   ): StepOutcome | Promise<StepOutcome> {
     const { type } = node;
     if (node.literal) for (const [k, v] of node.literal) config[k] = v;
-    const { rendered } = validators(type);
-    if (node.check && !rendered.Check(config)) {
-      const [first] = schemaErrors(rendered, config);
+    if (node.check && !node.check.Check(config)) {
+      const [first] = schemaErrors(node.check, config);
       throw new StepFailure(
         `After expressions, ${first?.field || 'the step'} ${first?.message ?? 'is not valid'}.`,
         {
@@ -810,7 +809,7 @@ export class Engine {
           }
       }
       const template = expr(config, '');
-      const check = renderedCheckNeeded(type, template, literal);
+      const check = renderedCheckNeeded(type, template, literal) ? validators(type).rendered : undefined;
       return { kind: 'leaf', step, type, template, literal, check } satisfies LeafNode;
     });
   }

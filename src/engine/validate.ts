@@ -9,7 +9,7 @@ import { Compile } from 'typebox/compile';
 import type { FieldError } from '../errors.js';
 import type { Step } from '../model/workflow.js';
 import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
-import { compileTemplate, type Template } from './expressions.js';
+import { compileTemplate, defineEntry, type Template } from './expressions.js';
 import { FLOW_TYPES, nestedLists } from './steps/flow.js';
 import { STEP_TYPES, stepType } from './steps/index.js';
 import { renderedSchema, type StepType } from './steps/types.js';
@@ -23,7 +23,7 @@ export const MAX_NESTING = 10;
 /** Steps in a whole workflow, nested ones included. */
 export const MAX_STEPS = 1_000;
 
-interface Validators {
+export interface Validators {
   stored: ReturnType<typeof Compile>;
   rendered: ReturnType<typeof Compile>;
   /** The schema `rendered` checks (`renderedSchema` of the type's), as JSON Schema. */
@@ -134,14 +134,7 @@ function withPlaceholders(template: Template): unknown {
       return template.items.map(withPlaceholders);
     case 'object': {
       const out: Record<string, unknown> = {};
-      // defineProperty: a key like "__proto__" is data here too (as expressions.ts defineEntry).
-      for (const [key, value] of template.entries)
-        Object.defineProperty(out, key, {
-          value: withPlaceholders(value),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+      for (const [key, value] of template.entries) defineEntry(out, key, withPlaceholders(value));
       return out;
     }
   }
