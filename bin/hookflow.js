@@ -8,6 +8,10 @@ if (!fs.existsSync(entry)) {
   console.error('hookflow: dist/ is missing. Run `npm run build` (or `npm start`, which builds first).');
   process.exit(2);
 }
+// First, before the modules load (see src/tick-objects.ts: a full GC while they load made every
+// later process.nextTick ~5× slower).
+const { keepTickObjectShape } = await import(new URL('../dist/tick-objects.js', import.meta.url).href);
+keepTickObjectShape();
 const { main } = await import(entry.href);
 main(process.argv.slice(2)).then(
   (code) => {
