@@ -113,7 +113,11 @@ let lastIso = '';
  * returned: the engine stamps every step twice, and a batch of executions runs in a few ms.
  */
 export function nowIso(): string {
-  const ms = Date.now();
+  return isoAt(Date.now());
+}
+
+/** `nowIso` for a clock reading already taken (`Date.now()`). */
+export function isoAt(ms: number): string {
   if (ms !== lastMs) {
     lastIso = isoString(new Date(ms));
     lastMs = ms;

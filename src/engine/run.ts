@@ -10,7 +10,7 @@
  * once (expressions parsed, validators built) and cached: versions never change once saved.
  */
 import type { TSchema } from 'typebox';
-import { nowIso } from '../ids.js';
+import { isoAt, nowIso } from '../ids.js';
 import type { ExecutionError } from '../model/execution.js';
 import type { Step, Workflow } from '../model/workflow.js';
 import {
@@ -392,6 +392,10 @@ export class Engine {
   ): Promise<End> {
     let output = input;
     let i = 0;
+    // The clock as the previous step of this list finished (undefined after a step holding steps):
+    // the next step starts then. One reading per step instead of three (its start, the deadline check
+    // and its end), as the flow floor reads it (bench/floor-server.js benchFlow).
+    let clock: number | undefined;
     const frame = run.resumeAt?.[depth];
     if (frame) {
       i = frame.i;
@@ -400,6 +404,7 @@ export class Engine {
     for (; i < nodes.length; i++) {
       const node = nodes[i]!;
       if (node.kind !== 'leaf') {
+        clock = undefined;
         const end = await this.#runFlow(node, records, output, run, depth);
         if (end.end === 'done') {
           output = end.output;
@@ -425,12 +430,13 @@ export class Engine {
           startedAt = last.startedAt;
         }
       }
-      startedAt ??= nowIso();
+      const now = clock ?? Date.now();
+      startedAt ??= isoAt(now);
       const scope = run.scope;
       scope.input = input;
       let outcome: StepOutcome;
       try {
-        if (run.budget?.signal.aborted || Date.now() > run.until) throw new ExecutionTimeout(run.timeoutMs);
+        if (run.budget?.signal.aborted || now > run.until) throw new ExecutionTimeout(run.timeoutMs);
         // Awaited only when it is a promise (see StepType.run): set → filter → set takes none.
         const pending = this.#runStep(node, scope, run, resume);
         outcome =
@@ -456,6 +462,7 @@ export class Engine {
       }
       const parked = outcome.park !== undefined;
       output = parked ? null : outcome.output;
+      clock = Date.now();
       const record: StepResult = {
         name: step.name,
         type: step.type,
@@ -464,7 +471,7 @@ export class Engine {
         output,
         error: null,
         startedAt,
-        finishedAt: nowIso(),
+        finishedAt: isoAt(clock),
       };
       if (outcome.details) Object.assign(record, outcome.details);
       records.push(record);
