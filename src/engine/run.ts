@@ -269,6 +269,16 @@ export class Engine {
   }
 
   async run(workflow: Workflow, item: unknown, ctx: RunContext): Promise<RunResult> {
+    return this.runNow(workflow, item, ctx);
+  }
+
+  /**
+   * `run` without a promise when every step answers at once (StepType.run returns a value, as the
+   * pure steps do): the result itself, or a Promise of it once a step needs one. On that path
+   * OutOfSlice is thrown, not rejected. (queue/pure-run.ts runs set → filter → set this way before
+   * a commit: no async function, no promise, no microtask turn for the run.)
+   */
+  runNow(workflow: Workflow, item: unknown, ctx: RunContext): RunResult | Promise<RunResult> {
     let compiled: Compiled;
     try {
       compiled = this.#compile(workflow);
@@ -342,77 +352,47 @@ export class Engine {
       parkState: checkpoint?.state,
     };
     const records = checkpoint ? checkpoint.records : [];
-    let end: End;
+    let end: End | Promise<End>;
     try {
-      end = await this.#runList(compiled.nodes, records, item, run, 0);
-    } finally {
+      end = this.#runList(compiled.nodes, records, item, run, 0);
+    } catch (err) {
       if (timer) clearTimeout(timer);
+      throw err;
     }
-    const response = run.response ? { response: run.response } : {};
-    switch (end.end) {
-      case 'done':
-        return { status: 'succeeded', steps: records, error: null, output: end.output, ...response };
-      case 'filtered':
-        return { status: 'filtered', steps: records, error: null, output: end.output, ...response };
-      case 'failed':
-        return { status: 'failed', steps: records, error: end.error, output: null, ...response };
-      case 'parked': {
-        const resume: Checkpoint = {
-          v: 1,
-          at: end.at,
-          state: run.parkState,
-          steps: outputs,
-          // The store keeps top-level records without their input (it is the previous output).
-          records: records.map((r) => ({ ...r, input: undefined })),
-          ...response,
-        };
-        return {
-          status: 'waiting',
-          steps: records,
-          error: null,
-          output: null,
-          resumeAt: end.until.toISOString(),
-          resume,
-          ...response,
-        };
-      }
-    }
+    if (end instanceof Promise) return resultLater(end, run, records, outputs, timer);
+    if (timer) clearTimeout(timer);
+    return runResult(end, run, records, outputs);
   }
 
   /**
    * Runs a step list from its start (or, resuming, from the checkpoint's step), each step on the
-   * previous one's output, recording into `records`. `depth`: 0 for the top level.
+   * previous one's output, recording into `records`. `depth`: 0 for the top level. The end itself
+   * while every step answers at once; from the first step that answers with a promise (or holds
+   * steps) on, a Promise of it: the rest of the list runs after it (`from`: that step's index + 1,
+   * `clock`: when it finished).
    */
-  async #runList(
+  #runList(
     nodes: Node[],
     records: StepResult[],
     input: unknown,
     run: Run,
     depth: number,
-  ): Promise<End> {
+    from = 0,
+    clock?: number,
+  ): End | Promise<End> {
     let output = input;
-    let i = 0;
-    // The clock as the previous step of this list finished (undefined after a step holding steps):
-    // the next step starts then. One reading per step instead of three (its start, the deadline check
-    // and its end), as the flow floor reads it (bench/floor-server.js benchFlow).
-    let clock: number | undefined;
-    const frame = run.resumeAt?.[depth];
+    let i = from;
+    // `clock`: the clock as the previous step of this list finished (undefined after a step holding
+    // steps): the next step starts then. One reading per step instead of three (its start, the
+    // deadline check and its end), as the flow floor reads it (bench/floor-server.js benchFlow).
+    const frame = from === 0 ? run.resumeAt?.[depth] : undefined;
     if (frame) {
       i = frame.i;
       output = frame.t === 1 ? run.item : frame.input;
     }
     for (; i < nodes.length; i++) {
       const node = nodes[i]!;
-      if (node.kind !== 'leaf') {
-        clock = undefined;
-        const end = await this.#runFlow(node, records, output, run, depth);
-        if (end.end === 'done') {
-          output = end.output;
-          continue;
-        }
-        if (end.end === 'parked') placeParked(end, i, output, run);
-        return end;
-      }
+      if (node.kind !== 'leaf') return this.#flowThenRest(node, nodes, records, output, run, depth, i);
       // A step of a step type: render, check, run, record. Inline, not a method of its own: this is
       // the hot loop of every flat workflow, which should pay no promise or object per step for
       // nesting (measured on set → filter → set).
@@ -434,61 +414,122 @@ export class Engine {
       startedAt ??= isoAt(now);
       const scope = run.scope;
       scope.input = input;
-      let outcome: StepOutcome;
+      let outcome: StepOutcome | Promise<StepOutcome>;
       try {
         if (run.budget?.signal.aborted || now > run.until) throw new ExecutionTimeout(run.timeoutMs);
-        // Awaited only when it is a promise (see StepType.run): set → filter → set takes none.
-        const pending = this.#runStep(node, scope, run, resume);
-        outcome =
-          pending instanceof Promise
-            ? await (run.outOfTime ? Promise.race([pending, run.outOfTime]) : pending)
-            : pending;
+        // A promise only when the step needs one (see StepType.run): set → filter → set takes none.
+        outcome = this.#runStep(node, scope, run, resume);
       } catch (err) {
-        const error = this.#stepError(err, step, run);
-        const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
-        const record: StepResult = {
-          name: step.name,
-          type: step.type,
-          status: 'failed',
-          input,
-          output: failedOutput,
-          error,
-          startedAt,
-          finishedAt: nowIso(),
-        };
-        if (err instanceof StepFailure && err.details) Object.assign(record, err.details);
-        records.push(record);
-        return { end: 'failed', error };
+        return this.#failed(err, step, run, records, input, startedAt);
       }
-      const parked = outcome.park !== undefined;
-      output = parked ? null : outcome.output;
+      if (outcome instanceof Promise)
+        return this.#stepThenRest(outcome, node, nodes, records, input, run, depth, i, startedAt);
       clock = Date.now();
-      const record: StepResult = {
-        name: step.name,
-        type: step.type,
-        status: parked ? 'waiting' : outcome.filtered ? 'filtered' : 'succeeded',
-        input,
-        output,
-        error: null,
-        startedAt,
-        finishedAt: isoAt(clock),
-      };
-      if (outcome.details) Object.assign(record, outcome.details);
-      records.push(record);
-      if (outcome.park) {
-        run.parkState = outcome.park.state;
-        const end: End = { end: 'parked', until: outcome.park.until, at: [{ i: 0 }] };
-        placeParked(end, i, input, run);
-        return end;
-      }
-      defineEntry(run.outputs, step.name, output);
-      if (outcome.response && run.response === undefined) {
-        run.response = outcome.response;
-        run.ctx.onRespond?.(outcome.response);
-      }
-      if (outcome.filtered) return { end: 'filtered', output };
+      const end = this.#record(outcome, step, records, input, run, i, startedAt, clock);
+      if (end) return end;
+      output = outcome.output;
     }
     return { end: 'done', output };
+  }
+
+  /** A step that answered with a promise, then the rest of its list. */
+  async #stepThenRest(
+    pending: Promise<StepOutcome>,
+    node: LeafNode,
+    nodes: Node[],
+    records: StepResult[],
+    input: unknown,
+    run: Run,
+    depth: number,
+    i: number,
+    startedAt: string,
+  ): Promise<End> {
+    let outcome: StepOutcome;
+    try {
+      outcome = await (run.outOfTime ? Promise.race([pending, run.outOfTime]) : pending);
+    } catch (err) {
+      return this.#failed(err, node.step, run, records, input, startedAt);
+    }
+    const clock = Date.now();
+    const end = this.#record(outcome, node.step, records, input, run, i, startedAt, clock);
+    return end ?? this.#runList(nodes, records, outcome.output, run, depth, i + 1, clock);
+  }
+
+  /** A step holding steps, then the rest of its list. */
+  async #flowThenRest(
+    node: Exclude<Node, LeafNode>,
+    nodes: Node[],
+    records: StepResult[],
+    input: unknown,
+    run: Run,
+    depth: number,
+    i: number,
+  ): Promise<End> {
+    const end = await this.#runFlow(node, records, input, run, depth);
+    if (end.end === 'done') return this.#runList(nodes, records, end.output, run, depth, i + 1);
+    if (end.end === 'parked') placeParked(end, i, input, run);
+    return end;
+  }
+
+  /**
+   * Records a step's outcome (at index `i` of its list, finished at `clock`); the list's end when it
+   * ends there (parked or filtered), undefined when the list goes on with its output.
+   */
+  #record(
+    outcome: StepOutcome,
+    step: Step,
+    records: StepResult[],
+    input: unknown,
+    run: Run,
+    i: number,
+    startedAt: string,
+    clock: number,
+  ): End | undefined {
+    const parked = outcome.park !== undefined;
+    const output = parked ? null : outcome.output;
+    const record: StepResult = {
+      name: step.name,
+      type: step.type,
+      status: parked ? 'waiting' : outcome.filtered ? 'filtered' : 'succeeded',
+      input,
+      output,
+      error: null,
+      startedAt,
+      finishedAt: isoAt(clock),
+    };
+    if (outcome.details) Object.assign(record, outcome.details);
+    records.push(record);
+    if (outcome.park) {
+      run.parkState = outcome.park.state;
+      const end: End = { end: 'parked', until: outcome.park.until, at: [{ i: 0 }] };
+      placeParked(end, i, input, run);
+      return end;
+    }
+    defineEntry(run.outputs, step.name, output);
+    if (outcome.response && run.response === undefined) {
+      run.response = outcome.response;
+      run.ctx.onRespond?.(outcome.response);
+    }
+    return outcome.filtered ? { end: 'filtered', output } : undefined;
+  }
+
+  /** Records a step that failed (or throws OutOfSlice: see #stepError); the list's end. */
+  #failed(err: unknown, step: Step, run: Run, records: StepResult[], input: unknown, startedAt: string): End {
+    const error = this.#stepError(err, step, run);
+    const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
+    const record: StepResult = {
+      name: step.name,
+      type: step.type,
+      status: 'failed',
+      input,
+      output: failedOutput,
+      error,
+      startedAt,
+      finishedAt: nowIso(),
+    };
+    if (err instanceof StepFailure && err.details) Object.assign(record, err.details);
+    records.push(record);
+    return { end: 'failed', error };
   }
 
   /** A step's error as recorded; past the budget, whatever the step threw is a consequence: say why. */
@@ -823,6 +864,54 @@ export class Engine {
 
   close(): Promise<void> {
     return this.#outbound.close();
+  }
+}
+
+/** The run's result from how its top-level list ended. */
+function runResult(end: End, run: Run, records: StepResult[], outputs: Record<string, unknown>): RunResult {
+  const response = run.response ? { response: run.response } : {};
+  switch (end.end) {
+    case 'done':
+      return { status: 'succeeded', steps: records, error: null, output: end.output, ...response };
+    case 'filtered':
+      return { status: 'filtered', steps: records, error: null, output: end.output, ...response };
+    case 'failed':
+      return { status: 'failed', steps: records, error: end.error, output: null, ...response };
+    case 'parked': {
+      const resume: Checkpoint = {
+        v: 1,
+        at: end.at,
+        state: run.parkState,
+        steps: outputs,
+        // The store keeps top-level records without their input (it is the previous output).
+        records: records.map((r) => ({ ...r, input: undefined })),
+        ...response,
+      };
+      return {
+        status: 'waiting',
+        steps: records,
+        error: null,
+        output: null,
+        resumeAt: end.until.toISOString(),
+        resume,
+        ...response,
+      };
+    }
+  }
+}
+
+/** runResult once the list has ended, the execution's timer cleared either way. */
+async function resultLater(
+  end: Promise<End>,
+  run: Run,
+  records: StepResult[],
+  outputs: Record<string, unknown>,
+  timer: NodeJS.Timeout | undefined,
+): Promise<RunResult> {
+  try {
+    return runResult(await end, run, records, outputs);
+  } finally {
+    if (timer) clearTimeout(timer);
   }
 }
 

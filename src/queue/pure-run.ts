@@ -58,31 +58,46 @@ export function runPure(
     row.started_at = row.finished_at = startedAt;
     return true;
   }
-  return runSteps(engine, workflow, row, item, onCrash, sliceMs, startedAt);
-}
-
-async function runSteps(
-  engine: Engine,
-  workflow: Workflow,
-  row: NewExecutionRow,
-  item: unknown,
-  onCrash: (err: unknown) => void,
-  sliceMs: number,
-  startedAt: string,
-): Promise<boolean> {
-  let result: RunResult;
+  let result: RunResult | Promise<RunResult> | false;
   try {
-    result = await engine.run(workflow, item, {
+    // A result, not a promise, when every step answers at once (Engine.runNow): set → filter → set
+    // runs with no async function and no microtask turn.
+    result = engine.runNow(workflow, item, {
       executionId: row.id,
       mode: row.mode,
       attempt: row.attempt ?? 1,
       sliceMs,
     });
   } catch (err) {
-    if (err instanceof OutOfSlice) return false;
-    onCrash(err);
-    result = failedRun(err instanceof Error ? err.message : String(err));
+    result = crashed(err, onCrash);
   }
+  if (result instanceof Promise) return finishLater(result, row, onCrash, startedAt);
+  return result !== false && finish(row, result, startedAt);
+}
+
+async function finishLater(
+  pending: Promise<RunResult>,
+  row: NewExecutionRow,
+  onCrash: (err: unknown) => void,
+  startedAt: string,
+): Promise<boolean> {
+  let result: RunResult | false;
+  try {
+    result = await pending;
+  } catch (err) {
+    result = crashed(err, onCrash);
+  }
+  return result !== false && finish(row, result, startedAt);
+}
+
+/** What a run that threw comes to: false when it gave its slice up, else a failed run. */
+function crashed(err: unknown, onCrash: (err: unknown) => void): RunResult | false {
+  if (err instanceof OutOfSlice) return false;
+  onCrash(err);
+  return failedRun(err instanceof Error ? err.message : String(err));
+}
+
+function finish(row: NewExecutionRow, result: RunResult, startedAt: string): boolean {
   // Not expected: `wait` is not pure; the executor runs (and parks) it.
   if (result.status === 'waiting') return false;
   fillFinished(row, result, startedAt);
