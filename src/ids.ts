@@ -46,9 +46,12 @@ export function uuidV7Generator({
   let counter = 0;
   /** `tttttttt-tttt-7` for lastMs. */
   let head = '';
+  // Four 12-bit table lookups, not ms.toString(16) (a runtime call, ~1 µs when a new millisecond
+  // comes with each request, as from one sender). `& 0xfff` keeps the low 12 bits of each quotient's
+  // integer part (ToInt32 is modulo 2^32, and every quotient is below 2^48).
   const stamp = (ms: number): string => {
-    const digits = ms.toString(16).padStart(12, '0');
-    return `${digits.slice(0, 8)}-${digits.slice(8)}-7`;
+    const middle = HEX3[(ms / 0x1000) & 0xfff]!;
+    return `${HEX3[(ms / 0x1000000000) & 0xfff]}${HEX3[(ms / 0x1000000) & 0xfff]}${middle.slice(0, 2)}-${middle[2]}${HEX3[ms & 0xfff]}-7`;
   };
   return () => {
     if (at + PER_ID > hex.length) {
