@@ -21,6 +21,7 @@ import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
 import { GroupCommit } from './store/group-commit.js';
+import { LoneSender } from './store/lone-sender.js';
 import { StoreHealth } from './store/health.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -82,7 +83,9 @@ export async function startHookflow({
   // Whether the store takes writes (SPEC 3.5): told by the writes, read by /readyz.
   const health = new StoreHealth({ store, log });
   // One group commit for accepted requests and execution results: one transaction per cycle.
-  const writer = new GroupCommit({ store, log, health });
+  // Whether one webhook sender is all there is (store/lone-sender.ts): the webhook front tells it.
+  const lone = new LoneSender();
+  const writer = new GroupCommit({ store, log, health, lone });
   // Executions stored queued are announced once per turn (the workers claim them).
   const notice = new QueuedNotice({ bus, log });
   const errorWorkflows = new ErrorWorkflows({ store, bus, log });
@@ -166,6 +169,7 @@ export async function startHookflow({
         listeners,
         receiver,
         rejections,
+        lone,
       });
       url = await app.listen({ host: config.http.host, port: config.http.port });
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');

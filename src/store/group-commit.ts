@@ -19,6 +19,7 @@ import type { StoreHealth } from './health.js';
 import type { Database } from './schema.js';
 import type { HotWrite, Store } from './store.js';
 import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
+import type { LoneSender } from './lone-sender.js';
 
 export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
 
@@ -39,13 +40,26 @@ export class GroupCommit {
   readonly #store: Store;
   readonly #log: Logger | undefined;
   readonly #health: StoreHealth | undefined;
+  readonly #lone: LoneSender | undefined;
   #queue: Job[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor({ store, log, health }: { store: Store; log?: Logger; health?: StoreHealth | undefined }) {
+  constructor({
+    store,
+    log,
+    health,
+    lone,
+  }: {
+    store: Store;
+    log?: Logger;
+    health?: StoreHealth | undefined;
+    /** Told by the webhook front whether one sender is all there is (hot writes then commit at once). */
+    lone?: LoneSender;
+  }) {
     this.#store = store;
     this.#log = log;
     this.#health = health;
+    this.#lone = lone;
   }
 
   /** Writes waiting for their transaction. */
@@ -79,10 +93,32 @@ export class GroupCommit {
    * was recorded (a completion whose lease was lost is not) once it is durable.
    */
   hot(write: HotWrite): Promise<boolean> {
+    if (this.#lone?.now && this.#queue.length === 0 && this.#flushing === undefined) {
+      const done = this.#hotNow(write);
+      if (done !== undefined) return done;
+    }
     return new Promise<boolean>((resolve, reject) => {
       this.#queue.push({ hot: write, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
     });
+  }
+
+  /**
+   * One sender's write, with nothing else waiting or being committed: committed on the event loop
+   * at once (store.writeHotNow; lone-sender.ts says why). Undefined when the store cannot now, or
+   * when the commit failed: the batch path then tries it again and reports a failure as it reports
+   * any other.
+   */
+  #hotNow(write: HotWrite): Promise<boolean> | undefined {
+    let results: boolean[] | undefined;
+    try {
+      results = this.#store.writeHotNow?.([write]);
+    } catch {
+      return undefined;
+    }
+    if (results === undefined) return undefined;
+    this.#health?.succeeded();
+    return Promise.resolve(results[0]!);
   }
 
   /** Resolves once nothing is waiting or being committed. */

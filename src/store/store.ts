@@ -90,6 +90,12 @@ export interface Store {
    * `runHotWrites` (hot-writes.ts) says. On SQLite this runs on a thread of its own.
    */
   writeHot(writes: readonly HotWrite[]): Promise<boolean[]>;
+  /**
+   * `writeHot` at once, on the calling thread (the event loop), when the store can: the results,
+   * durable when it returns; undefined when it cannot now (another write or transaction is under
+   * way). Only SQLite has it (lone-sender.ts says when it is worth it). Throws what the commit throws.
+   */
+  writeHotNow?(writes: readonly HotWrite[]): boolean[] | undefined;
   /** Throws when the database cannot be reached (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

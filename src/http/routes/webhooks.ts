@@ -51,7 +51,7 @@ const EMPTY = Buffer.alloc(0);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function webhookHandler(
-  { receiver, config, metrics, rejections, log, health }: HttpDeps,
+  { receiver, config, metrics, rejections, log, health, lone }: HttpDeps,
   gate: RequestGate,
 ): WebhookHandler {
   const ipOf = clientIp(config.http.trustProxy);
@@ -148,6 +148,7 @@ export function webhookHandler(
     const url = req.url ?? '';
     const prefix = url.startsWith(PRODUCTION) ? PRODUCTION : url.startsWith(TEST) ? TEST : undefined;
     if (prefix === undefined || !METHODS.has(req.method ?? '')) return false;
+    lone?.saw(req.socket);
     void serve(req, res, prefix === PRODUCTION ? 'production' : 'test', prefix.length);
     return true;
   };

@@ -15,7 +15,8 @@ import {
   fieldParams,
   insertParams,
 } from './statements.js';
-import { SqliteWriter } from './writer.js';
+import { hotBatch } from './hot-batch.js';
+import { SqliteWriter, type ThreadWrite, threadWrite } from './writer.js';
 import { runHotWrites } from '../hot-writes.js';
 import type { DialectCapabilities, HotStatements, Store } from '../store.js';
 
@@ -43,6 +44,8 @@ export async function openSqlite(config: Config['store'], log?: Logger): Promise
   const normal = database.prepare('pragma synchronous = NORMAL');
   const full = database.prepare('pragma synchronous = FULL');
   const hot = preparedHotStatements(database);
+  /** Transactions committing at NORMAL right now (below): a write meanwhile would not be synced. */
+  let relaxed = 0;
   // SQLite has one writer, so a named lock has nothing to add to the transaction itself.
   const transaction: Store['transaction'] = wal
     ? /**
@@ -58,16 +61,19 @@ export async function openSqlite(config: Config['store'], log?: Logger): Promise
       async (fn) => {
         const result = await db.connection().execute(async (conn) => {
           normal.run();
+          relaxed++;
           try {
             return await conn.transaction().execute(fn);
           } finally {
             full.run();
+            relaxed--;
           }
         });
         await wal.sync();
         return result;
       }
     : (fn) => db.transaction().execute(fn);
+  let nowBatch: ((writes: ThreadWrite[]) => boolean[]) | undefined;
   const writer = new SqliteWriter({
     file,
     synchronous: config.sqliteSynchronous,
@@ -80,6 +86,14 @@ export async function openSqlite(config: Config['store'], log?: Logger): Promise
     hot,
     transaction,
     writeHot: (writes) => writer.write(writes),
+    writeHotNow(writes) {
+      // Not while the thread commits a batch (it holds the write lock), a transaction is open on
+      // this connection, or one of them commits at NORMAL: this commit must be synced at the
+      // configured level before it returns, as the thread's are.
+      if (!writer.idle || database.inTransaction || relaxed > 0) return undefined;
+      nowBatch ??= hotBatch(database);
+      return nowBatch(writes.map(threadWrite));
+    },
     async ping() {
       database.prepare('select 1').get();
     },

@@ -13,8 +13,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, INSERT_EXECUTION_FIELD } from './statements.js';
-import type { ThreadData, ThreadReply, ThreadRequest, ThreadWrite } from './writer.js';
+import { hotBatch } from './hot-batch.js';
+import type { ThreadData, ThreadReply, ThreadRequest } from './writer.js';
 
 const port = parentPort!;
 const { file, synchronous } = workerData as ThreadData;
@@ -28,26 +28,7 @@ database.pragma('foreign_keys = ON');
 // 10 s webhook load 170 → 156 MB with 256 KB, no slower; 1 MB leaves room for bigger rows.
 database.pragma('cache_size = -1024');
 
-// Prepared on the first batch: the thread starts before the migrations have created the tables.
-const SQL = { insert: INSERT_EXECUTION, complete: COMPLETE_EXECUTION, field: INSERT_EXECUTION_FIELD };
-const statements = new Map<keyof typeof SQL, SqliteDatabase.Statement>();
-function statement(kind: keyof typeof SQL): SqliteDatabase.Statement {
-  let s = statements.get(kind);
-  if (!s) {
-    s = database.prepare(SQL[kind]);
-    statements.set(kind, s);
-  }
-  return s;
-}
-const batch = database.transaction(
-  (writes: ThreadWrite[]): boolean[] =>
-    writes.map(([kind, params, fields]) => {
-      const done = statement(kind).run(params).changes > 0;
-      if (fields) for (const f of fields) statement('field').run(f);
-      return done;
-    }),
-  // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.
-).immediate;
+const batch = hotBatch(database);
 
 const failure = (seq: number, err: unknown): ThreadReply => {
   const e = err as { message?: string; code?: string };

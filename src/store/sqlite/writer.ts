@@ -44,6 +44,13 @@ export type ThreadReply =
   | { seq: number; results: boolean[]; error?: undefined }
   | { seq: number; error: { message: string; code: string | undefined } };
 
+/** A hot write as the thread's batch (hot-batch.ts) takes it. */
+export function threadWrite(w: HotWrite): ThreadWrite {
+  if (w.kind === 'complete') return ['complete', completeParams(w.completion)];
+  const fields = w.fields?.length ? w.fields.map(fieldParams) : undefined;
+  return fields ? ['insert', insertParams(w.row), fields] : ['insert', insertParams(w.row)];
+}
+
 interface Pending {
   seq: number;
   writes: readonly HotWrite[];
@@ -94,17 +101,15 @@ export class SqliteWriter {
     this.#worker.on('exit', (code) => this.#die(new Error(`the SQLite writer thread exited (code ${code})`)));
   }
 
+  /** No batch is in flight on the thread. */
+  get idle(): boolean {
+    return this.#pending.length === 0;
+  }
+
   write(writes: readonly HotWrite[]): Promise<boolean[]> {
     if (this.#dead || this.#closed) return this.#fallback(writes);
     const seq = ++this.#seq;
-    const request: ThreadRequest = {
-      seq,
-      writes: writes.map((w): ThreadWrite => {
-        if (w.kind === 'complete') return ['complete', completeParams(w.completion)];
-        const fields = w.fields?.length ? w.fields.map(fieldParams) : undefined;
-        return fields ? ['insert', insertParams(w.row), fields] : ['insert', insertParams(w.row)];
-      }),
-    };
+    const request: ThreadRequest = { seq, writes: writes.map(threadWrite) };
     return new Promise<boolean[]>((resolve, reject) => {
       if (this.#pending.length === 0) this.#worker.ref();
       this.#pending.push({ seq, writes, resolve, reject });
