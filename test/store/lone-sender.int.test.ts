@@ -110,6 +110,25 @@ describe('a lone sender’s hot write', () => {
     expect(committed(now.row.id)).toBe(true);
   });
 
+  it('is not committed on the event loop inside a transaction there with synchronous=NORMAL either', async () => {
+    // FULL transactions on the event loop commit at NORMAL and sync the WAL afterwards (caught by
+    // the check above); configured NORMAL, they are plain transactions.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-lone-normal-'));
+    const normal = await openStore(
+      loadConfig({ env: { HOOKFLOW_DATA_DIR: dir, HOOKFLOW_SQLITE_SYNCHRONOUS: 'NORMAL' } }).store,
+      createLogger('silent', 2),
+    );
+    try {
+      await normal.transaction(async () => {
+        expect(normal.writeHotNow!([insert()])).toBeUndefined();
+      });
+      expect(normal.writeHotNow!([insert()])).toEqual([true]);
+    } finally {
+      await normal.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fails a duplicate as the batch path does, once', async () => {
     const writer = new GroupCommit({ store, lone: sawInARow(LONE_STREAK + 1) });
     const write = insert();
