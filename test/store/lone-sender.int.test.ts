@@ -9,14 +9,14 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
-import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
+import { executionsRepo } from '../../src/store/executions.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
 import { LONE_STREAK, LoneSender } from '../../src/store/lone-sender.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
 import { openStore } from '../../src/store/open.js';
 import type { HotWrite, Store } from '../../src/store/store.js';
+import { queuedRow } from './rows.js';
 
 let dataDir: string;
 let store: Store;
@@ -38,21 +38,10 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-function insert(): HotWrite & { kind: 'insert'; row: NewExecutionRow } {
-  const row = {
-    ...queuedExecution({
-      id: newId(),
-      workflow_id: 'wf',
-      workflow_version: 1,
-      mode: 'production',
-      trigger: '{}',
-      created_at: new Date().toISOString(),
-    }),
-    resume_state: null,
-    error_execution_id: null,
-  };
-  return { kind: 'insert', row };
-}
+const insert = (): HotWrite & { kind: 'insert'; row: NewExecutionRow } => ({
+  kind: 'insert',
+  row: queuedRow(),
+});
 
 const committed = (id: string) =>
   (reader.prepare('select count(*) as n from executions where id = ?').get(id) as { n: number }).n === 1;

@@ -8,10 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
-import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
-import type { NewExecutionRow } from '../../src/store/schema.js';
+import { executionsRepo } from '../../src/store/executions.js';
+import { queuedRow as row } from './rows.js';
 import { SqliteWriter } from '../../src/store/sqlite/writer.js';
 import { openStore } from '../../src/store/open.js';
 import type { HotWrite, Store } from '../../src/store/store.js';
@@ -31,22 +30,6 @@ afterAll(async () => {
   await store?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** A queued execution, with the columns the insert leaves to their defaults, as it reads back. */
-function row(): NewExecutionRow {
-  return {
-    ...queuedExecution({
-      id: newId(),
-      workflow_id: 'wf',
-      workflow_version: 1,
-      mode: 'production',
-      trigger: '{}',
-      created_at: new Date().toISOString(),
-    }),
-    resume_state: null,
-    error_execution_id: null,
-  };
-}
 
 describe('SQLite writer thread', () => {
   it('commits batches sent back to back, in order, each visible to the main connection once resolved', async () => {
