@@ -17,6 +17,11 @@ export interface Outcome {
   /** JSON-serialisable value, a Buffer, or undefined for no body. */
   body: unknown;
   executionId?: string;
+  /**
+   * The body is hookflow's own fixed message (`{"message","executionId"}`), nothing the owner or
+   * the request wrote: it is answered with the strictest sandbox (http/routes/webhooks.ts).
+   */
+  own?: boolean;
 }
 
 /** The answer of response mode `immediately` (SPEC 5). */
@@ -32,6 +37,7 @@ export function immediateOutcome(
     headers,
     body: r.body !== undefined ? r.body : { message: 'Workflow was started', executionId },
     executionId,
+    own: r.body === undefined,
   };
 }
 
@@ -77,6 +83,7 @@ export async function waitedOutcome(
       headers,
       body: { message: 'Workflow finished without a respond step', executionId },
       executionId,
+      own: true,
     };
   }
   const last = steps.length > 0 ? steps[steps.length - 1]!.output : JSON.parse(row.trigger);

@@ -181,12 +181,31 @@ describe('webhook answers are sandboxed', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
-  it('immediately answers and error answers are sandboxed too', async () => {
+  it("hookflow's own answers (immediately, errors) get the strictest sandbox: nothing allowed", async () => {
     await createActiveWorkflow(server, { name: 'plain', trigger: { path: 'plain' }, steps: [] });
     for (const res of [await post('/webhook/plain', 'a=1'), await post('/webhook/nowhere', 'a=1')]) {
-      expect(sandboxOf(res)).toMatch(/^sandbox /);
+      expect(sandboxOf(res)).toBe('sandbox');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
+  });
+
+  it('an owner-set immediately body keeps the page sandbox; opting out removes it', async () => {
+    await createActiveWorkflow(server, {
+      name: 'owner-body',
+      trigger: { path: 'owner-body', response: { mode: 'immediately', body: '<p>Thanks</p>' } },
+      steps: [],
+    });
+    const res = await post('/webhook/owner-body', 'a=1');
+    expect(await res.text()).toBe('<p>Thanks</p>');
+    expect(sandboxOf(res)).toMatch(/^sandbox .*allow-scripts/);
+    await createActiveWorkflow(server, {
+      name: 'plain-open',
+      trigger: { path: 'plain-open', response: { mode: 'immediately', sandbox: false } },
+      steps: [],
+    });
+    const open = await post('/webhook/plain-open', 'a=1');
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-security-policy')).toBeNull();
   });
 
   it('refuses a sandbox option that is not a boolean', async () => {

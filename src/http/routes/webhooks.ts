@@ -105,7 +105,12 @@ export function webhookHandler(
       });
       const headers = corsHeaders(trigger, req.headers.origin);
       headers['x-request-id'] = requestId;
-      sendOutcome(res, headers, outcome, trigger.response.sandbox !== false);
+      sendOutcome(
+        res,
+        headers,
+        outcome,
+        trigger.response.sandbox === false ? false : outcome.own ? SANDBOX_OWN : SANDBOX_PAGE,
+      );
     } catch (err) {
       const error = toAppError(err);
       metrics.webhookRejections.inc({ mode, code: error.code });
@@ -248,13 +253,13 @@ function invalidLength(): AppError {
 
 /**
  * `headers`: the CORS and request id headers, which the outcome's own override, whatever their case.
- * `sandbox`: false when the trigger opted out (`response.sandbox: false`).
+ * `sandbox`: the answer's policy; false when the trigger opted out (`response.sandbox: false`).
  */
 function sendOutcome(
   res: ServerResponse,
   headers: Record<string, string>,
   outcome: Outcome,
-  sandbox: boolean,
+  sandbox: string | false,
 ): void {
   for (const name in outcome.headers) {
     const lower = name.toLowerCase();
@@ -285,14 +290,23 @@ function contentType(headers: Record<string, string>): string | undefined {
 }
 
 /**
- * The policy of every webhook answer with a body (unless its trigger opted out): a page a respond
- * step builds from request data runs in an opaque origin, not the UI's, so its script cannot read the
- * session's CSRF token or call the API. n8n's (packages/core/src/html-sandbox.ts) without its
- * `allow-top-navigation` (only after a click here) and, above all, without `allow-same-origin`.
+ * The policy of a webhook answer whose body the workflow wrote (unless its trigger opted out): a
+ * page a respond step builds from request data runs in an opaque origin, not the UI's, so its script
+ * cannot read the session's CSRF token or call the API. n8n's (packages/core/src/html-sandbox.ts)
+ * without its `allow-top-navigation` (only after a click here) and, above all, without
+ * `allow-same-origin`.
  */
-const SANDBOX =
+const SANDBOX_PAGE =
   'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
   'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
+
+/**
+ * The policy of hookflow's own answers (`Workflow was started`, errors): nothing there needs a
+ * script, a form or a popup, so nothing is allowed. Also 190 bytes fewer on every such answer:
+ * SPEC's obligations measured one by one (docs/performance.md, session 17), the answer's headers
+ * were the dearest under load.
+ */
+const SANDBOX_OWN = 'sandbox';
 
 /** `nosniff` always: a browser must not read a JSON or text answer as HTML. */
 function send(
@@ -301,7 +315,7 @@ function send(
   headers: Record<string, string>,
   type: string,
   body: string | Buffer,
-  sandbox = true,
+  sandbox: string | false = SANDBOX_OWN,
 ): void {
   headers['content-type'] = type;
   headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
@@ -310,7 +324,7 @@ function send(
     // A respond step's own policy (its header names are lower-cased) becomes a second policy of the
     // list (CSP3: comma-separated); browsers enforce each, so neither can loosen the other.
     const own = headers['content-security-policy'];
-    headers['content-security-policy'] = own ? `${SANDBOX}, ${own}` : SANDBOX;
+    headers['content-security-policy'] = own ? `${sandbox}, ${own}` : sandbox;
   }
   res.writeHead(status, headers).end(body);
 }
