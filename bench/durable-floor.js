@@ -9,28 +9,31 @@
  * Measured beside the bare server and hookflow (bench/run.js), it separates what hookflow's own
  * code costs from what the durability promise costs on the machine at hand.
  *
- * `--contract` (the bench's `contract` case): the same commit path for the requests of
+ * `--contract[=PARTS]` (the bench's `contract` case): the same commit path for the requests of
  * floor-server.js's serveContractFloor, which carry what SPEC's contract asks of each accepted
  * request, into a table with hookflow's execution columns and indexes. Two routes: /webhook/bench
  * (no steps) and /webhook/bench-flow (the bench workflow as plain JavaScript: floor-server.js benchFlow).
+ * PARTS, comma-separated, keeps only some of SPEC's obligations (floor-server.js OBLIGATIONS; an
+ * empty list keeps none): bench/obligations.js weighs each.
  *
- *   node bench/durable-floor.js PORT DATA_DIR [--contract]
+ *   node bench/durable-floor.js PORT DATA_DIR [--contract[=answer,item,row]]
  */
 import path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { benchFlow, CONTRACT_COLUMNS, serveContractFloor, serveFloor } from './floor-server.js';
+import { benchFlow, CONTRACT_COLUMNS, OBLIGATIONS, serveContractFloor, serveFloor } from './floor-server.js';
 
 const PIPELINE = 2;
 
 if (isMainThread) {
   const [port, dataDir, mode] = process.argv.slice(2);
-  const contract = mode === '--contract';
+  const contract = mode?.startsWith('--contract') ?? false;
+  const parts = mode?.startsWith('--contract=') ? mode.slice('--contract='.length).split(',') : OBLIGATIONS;
+  const name = contract
+    ? `contract-floor${parts === OBLIGATIONS ? '' : `-${parts.join('-')}`}`
+    : 'durable-floor';
   const writer = new Worker(new URL(import.meta.url), {
-    workerData: {
-      file: path.join(dataDir, contract ? 'contract-floor.sqlite' : 'durable-floor.sqlite'),
-      contract,
-    },
+    workerData: { file: path.join(dataDir, `${name}.sqlite`), row: contract && parts.includes('row') },
   });
   const waiting = new Map();
   // The rows of the next batch, and the seq of each (what the writer answers).
@@ -80,6 +83,7 @@ if (isMainThread) {
         ['bench', { workflowId: 'bench-workflow' }],
         ['bench-flow', { workflowId: 'bench-flow-workflow', run: benchFlow }],
       ]),
+      parts,
     );
   else serveFloor(port, commit, () => writer.terminate());
 } else {
@@ -87,21 +91,21 @@ if (isMainThread) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(
-    workerData.contract
+    workerData.row
       ? `create table if not exists executions (${CONTRACT_COLUMNS})`
       : `create table if not exists executions (id text primary key, workflow_id text not null,
     status text not null, trigger text not null, run_after text not null, created_at text not null)`,
   );
   db.exec('create index if not exists executions_status_run_after on executions (status, run_after)');
   db.exec('create index if not exists executions_workflow_id on executions (workflow_id, id)');
-  const insert = workerData.contract
+  const insert = workerData.row
     ? db.prepare(`insert into executions values (${Array(19).fill('?').join(', ')})`)
     : db.prepare(
         `insert into executions (id, workflow_id, status, trigger, run_after, created_at)
      values (?, 'floor', 'queued', ?, ?, ?)`,
       );
   const batch = db.transaction((rows) => {
-    if (workerData.contract) for (const r of rows) insert.run(r);
+    if (workerData.row) for (const r of rows) insert.run(r);
     else for (const r of rows) insert.run(r.id, r.trigger, r.now, r.now);
   }).immediate;
   parentPort.on('message', ({ rows, seqs }) => {

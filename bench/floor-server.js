@@ -18,6 +18,10 @@
  * stored with the step records SPEC 1 lists and the run's times, finished, as hookflow stores a
  * workflow of pure steps run before its commit.
  *
+ * `parts` leaves some of SPEC's obligations out, to weigh each (bench/obligations.js): without
+ * `answer`, the plain floor's answer headers; without `item`, the plain floor's item; without `row`,
+ * the plain floor's row (`{ id, trigger, now }`) instead of hookflow's execution columns.
+ *
  * Both print `ready` when they listen; SIGTERM closes the server and then runs `stop`.
  */
 import { randomUUID } from 'node:crypto';
@@ -40,17 +44,20 @@ export function serveFloor(port, commit, stop) {
   });
 }
 
-/** hookflow's webhook answer policy (src/http/routes/webhooks.ts). */
-const SANDBOX =
-  'sandbox allow-downloads allow-forms allow-modals allow-orientation-lock allow-pointer-lock ' +
-  'allow-popups allow-presentation allow-scripts allow-top-navigation-by-user-activation';
+/** hookflow's policy for its own webhook answers (src/http/routes/webhooks.ts SANDBOX_OWN). */
+const SANDBOX = 'sandbox';
 const PREFIX = '/webhook/';
 
+/** SPEC's obligations serveContractFloor can leave out, one by one: all of them by default. */
+export const OBLIGATIONS = ['answer', 'item', 'row'];
+
 /**
- * `commit` receives an execution row as hookflow's columns in order (CONTRACT_COLUMNS). `routes`:
- * trigger path → `{ workflowId, run? }`; `run(item)` returns the run's status and step records.
+ * `commit` receives an execution row as hookflow's columns in order (CONTRACT_COLUMNS), or the plain
+ * floor's row without `row` in `parts`. `routes`: trigger path → `{ workflowId, run? }`; `run(item)`
+ * returns the run's status and step records.
  */
-export function serveContractFloor(port, commit, stop, routes) {
+export function serveContractFloor(port, commit, stop, routes, parts = OBLIGATIONS) {
+  const [withAnswer, withItem, withRow] = OBLIGATIONS.map((part) => parts.includes(part));
   let count = 0;
   listen(port, stop, (req, res) => {
     const url = req.url;
@@ -61,24 +68,27 @@ export function serveContractFloor(port, commit, stop, routes) {
       res.writeHead(404).end();
       return;
     }
-    const requestId = randomUUID();
+    const requestId = withAnswer ? randomUUID() : undefined;
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', async () => {
       const now = new Date().toISOString();
       const id = `${now}-${(++count).toString(36).padStart(8, '0')}-${process.pid}`;
-      const item = {
-        method: req.method,
-        path,
-        params: {},
-        query: q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
-        headers: req.headers,
-        body: Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString())),
-        files: [],
-        webhookUrl: `http://127.0.0.1:${port}${PREFIX}${path}`,
-        executionMode: 'production',
-        receivedAt: now,
-      };
+      const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
+      const item = withItem
+        ? {
+            method: req.method,
+            path,
+            params: {},
+            query: q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
+            headers: req.headers,
+            body,
+            files: [],
+            webhookUrl: `http://127.0.0.1:${port}${PREFIX}${path}`,
+            executionMode: 'production',
+            receivedAt: now,
+          }
+        : { headers: req.headers, params: {}, query: {}, body };
       const trigger = JSON.stringify(item);
       // A workflow without steps is finished as it starts (hookflow: queue/pure-run.ts).
       const startedAt = route.run ? new Date().toISOString() : now;
@@ -86,36 +96,40 @@ export function serveContractFloor(port, commit, stop, routes) {
       // id, workflow_id, workflow_version, mode, status, trigger, steps, error, attempt, retry_of,
       // run_after, locked_until, locked_by, created_at, started_at, finished_at, warnings,
       // resume_state, error_execution_id
-      await commit([
-        id,
-        route.workflowId,
-        1,
-        'production',
-        run?.status ?? 'succeeded',
-        trigger,
-        run ? JSON.stringify(run.steps) : '[]',
-        null,
-        1,
-        null,
-        now,
-        null,
-        null,
-        now,
-        startedAt,
-        new Date().toISOString(),
-        null,
-        null,
-        null,
-      ]);
+      if (!withRow) await commit({ id, trigger, now });
+      else
+        await commit([
+          id,
+          route.workflowId,
+          1,
+          'production',
+          run?.status ?? 'succeeded',
+          trigger,
+          run ? JSON.stringify(run.steps) : '[]',
+          null,
+          1,
+          null,
+          now,
+          null,
+          null,
+          now,
+          startedAt,
+          new Date().toISOString(),
+          null,
+          null,
+          null,
+        ]);
       answer(
         res,
-        {
-          'x-hookflow-execution-id': id,
-          'x-request-id': requestId,
-          'content-type': 'application/json; charset=utf-8',
-          'x-content-type-options': 'nosniff',
-          'content-security-policy': SANDBOX,
-        },
+        withAnswer
+          ? {
+              'x-hookflow-execution-id': id,
+              'x-request-id': requestId,
+              'content-type': 'application/json; charset=utf-8',
+              'x-content-type-options': 'nosniff',
+              'content-security-policy': SANDBOX,
+            }
+          : { 'content-type': 'application/json; charset=utf-8' },
         id,
       );
     });
