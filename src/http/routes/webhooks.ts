@@ -302,9 +302,9 @@ const SANDBOX_PAGE =
 
 /**
  * The policy of hookflow's own answers (`Workflow was started`, errors): nothing there needs a
- * script, a form or a popup, so nothing is allowed. Also 190 bytes fewer on every such answer:
- * SPEC's obligations measured one by one (docs/performance.md, session 17), the answer's headers
- * were the dearest under load.
+ * script, a form or a popup, so nothing is allowed. Also 190 bytes fewer on every such answer,
+ * which under load costs more than it seems: every byte is written, delivered and read by the
+ * caller (bench/obligations.js; docs/performance.md, session 17).
  */
 const SANDBOX_OWN = 'sandbox';
 
