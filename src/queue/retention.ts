@@ -21,6 +21,13 @@ import type { Store } from '../store/store.js';
 const BATCH = 200;
 /** Between sweeps (shorter when the age limit is shorter). */
 const SWEEP_MS = 5_000;
+/**
+ * After a sweep that found a batch or more to delete: executions arrive faster than one sweep
+ * every SWEEP_MS keeps up with, so the next comes sooner. At 21 000 req/s a count limit of 100 000
+ * kept up to twice that between sweeps (166 000 at the end of the bench's soak); each execution is
+ * deleted once either way, and a sweep with nothing to delete costs two index walks (~1 ms).
+ */
+const BEHIND_MS = 250;
 
 export interface RetentionLimits {
   /** Delete finished executions created longer ago than this. */
@@ -47,23 +54,28 @@ export class Retention {
     return this.#limits.maxAgeMs !== undefined || this.#limits.maxCount !== undefined;
   }
 
-  /** Sweep now and then every few seconds, until `close`. */
+  /**
+   * Sweep now and then every few seconds, until `close`; sooner while a sweep finds a batch or more
+   * to delete each time (`nextSweepIn`).
+   */
   start(): void {
     if (!this.enabled) return;
     const every = Math.min(SWEEP_MS, this.#limits.maxAgeMs ?? SWEEP_MS);
     const tick = () => {
       if (this.#stopped) return;
-      this.#sweeping ??= this.sweep()
+      this.#sweeping = this.sweep()
         .catch((err) => {
           this.#log.error({ err }, 'deleting old executions failed');
           return 0;
         })
-        .finally(() => {
+        .then((deleted) => {
           this.#sweeping = undefined;
+          if (this.#stopped) return 0;
+          this.#timer = setTimeout(tick, nextSweepIn(deleted, every));
+          this.#timer.unref();
+          return deleted;
         });
     };
-    this.#timer = setInterval(tick, every);
-    this.#timer.unref();
     setImmediate(tick);
   }
 
@@ -92,9 +104,14 @@ export class Retention {
 
   async close(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
+    clearTimeout(this.#timer);
     await this.#sweeping;
   }
+}
+
+/** Milliseconds until the next sweep, after one that deleted `deleted` executions. */
+export function nextSweepIn(deleted: number, every: number): number {
+  return deleted >= BATCH ? Math.min(BEHIND_MS, every) : every;
 }
 
 /** The smallest UUIDv7 of millisecond `ms`: every id created before `ms` sorts below it. */

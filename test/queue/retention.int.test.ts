@@ -6,7 +6,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { Retention, uuidV7Floor } from '../../src/queue/retention.js';
+import { nextSweepIn, Retention, uuidV7Floor } from '../../src/queue/retention.js';
 import { executionsRepo } from '../../src/store/executions.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
 import { createActiveWorkflow, eventually, startTestServer, type TestServer } from '../helpers/server.js';
@@ -135,11 +135,53 @@ describe.each([
     await db.deleteFrom('executions').execute();
   });
 
+  it('sweeps again soon after a sweep that found a batch or more to delete', async () => {
+    const { db } = server.hookflow.store;
+    const now = Date.now();
+    const insert = async (from: number, n: number) => {
+      const rows = Array.from({ length: n }, (_, i) => execution(from + i));
+      for (let i = 0; i < rows.length; i += 300) {
+        await db
+          .insertInto('executions')
+          .values(rows.slice(i, i + 300))
+          .execute();
+      }
+    };
+    const count = async () => (await ids()).length;
+    await insert(now - 10_000, 600);
+    const retention = new Retention({
+      store: server.hookflow.store,
+      log,
+      maxAgeMs: undefined,
+      maxCount: 200,
+    });
+    retention.start();
+    try {
+      // The first sweep, at once, deletes 400: a batch or more, so the next one is not 5 s away.
+      await eventually(async () => (await count()) === 200, 3_000);
+      await insert(now, 400);
+      expect(await count()).toBe(600);
+      await eventually(async () => (await count()) === 200, 2_000);
+    } finally {
+      await retention.close();
+      await db.deleteFrom('executions').execute();
+    }
+  });
+
   it('the age cut-off sorts below every id of that millisecond and above every earlier one', () => {
     const at = Date.parse('2026-11-21T20:00:00.000Z');
     const floor = uuidV7Floor(at);
     expect(uuidv7({ msecs: at }) > floor).toBe(true);
     expect(uuidv7({ msecs: at - 1 }) < floor).toBe(true);
+  });
+});
+
+describe('the time to the next sweep', () => {
+  it('is the interval after a sweep with less than a batch to delete, a quarter second after more', () => {
+    expect(nextSweepIn(0, 5_000)).toBe(5_000);
+    expect(nextSweepIn(199, 5_000)).toBe(5_000);
+    expect(nextSweepIn(200, 5_000)).toBe(250);
+    expect(nextSweepIn(10_000, 100)).toBe(100);
   });
 });
 
