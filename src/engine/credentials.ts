@@ -2,8 +2,9 @@
  * Credentials at run time (SPEC 7c). The executor unseals the credentials a workflow version names
  * and passes them with the run (RunContext.credentials, across to the engine thread); an `http`
  * step with `"credential": "<id>"` applies one to its request here. Clear values stay in the run's
- * memory: what the step records of its request shows them as "***", and `scrub` takes them out of
- * anything else it records (an API that echoes the key back in an error body, say).
+ * memory: what the step records of its request shows them as "***", and `scrubber` takes them out
+ * of anything else it records or passes on (an API that echoes the key back in an error body, say),
+ * in every form FORMS lists: URL-encoded or not, base64, and in bodies of any content type.
  */
 /** What records show instead of a secret (as workflows/model.ts MASK; the engine imports no workflow module). */
 const MASK = '***';
@@ -49,11 +50,8 @@ export function applyCredential(cred: RunCredential, url: URL, headers: Record<s
     }
     case 'query': {
       url.searchParams.set(d.name ?? '', d.value ?? '');
-      return {
-        query: d.name ?? '',
-        // As sent (form-encoded in the URL) and as a server might echo it (decoded).
-        secrets: [d.value ?? '', new URLSearchParams({ v: d.value ?? '' }).toString().slice(2)],
-      };
+      // As sent (form-encoded in the URL) or echoed decoded: both are forms scrubber() looks for.
+      return { query: d.name ?? '', secrets: [d.value ?? ''] };
     }
   }
 }
@@ -77,20 +75,88 @@ export function maskedHeaders(
 }
 
 /**
- * `value` with every occurrence of the secrets replaced by "***" (strings anywhere inside it).
- * Secrets shorter than 4 characters are left alone: masking every "a" would wreck the record and
- * hide nothing worth hiding.
+ * The forms in which a secret is looked for, wherever the engine stores or answers what a remote
+ * server sent back. Each turns the secret's characters (`text`: a JS string; `bytes`: its UTF-8
+ * bytes, one latin1 character each) into the source of a regular expression.
+ * - `url`: the value as it is, or URL-decoded and URL-encoded in any mix: each character itself or
+ *   percent-encoded byte by byte (upper- or lower-case hex: encodeURIComponent, every byte escaped,
+ *   a server's own encoder), a space also as `+` (application/x-www-form-urlencoded). The clear
+ *   value is the mix with nothing encoded.
+ * - `base64`: standard and URL alphabets, whole (a Basic header echoed), or the characters the
+ *   value's bytes alone determine, so that it is also caught at the start of a longer encoded text.
+ * - `utf16` (bytes only): UTF-16LE and BE, as a response with `charset=utf-16` carries it; text
+ *   is always decoded as UTF-8, so its bytes would otherwise come through with NULs in between.
  */
-export function scrub(value: unknown, secrets: readonly string[]): unknown {
-  const list = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
-  if (list.length === 0) return value;
+const FORMS: Record<string, (secret: string, on: 'text' | 'bytes') => string[]> = {
+  url: (secret, on) => {
+    // A unit and its bytes: a character and its UTF-8 bytes (text), or one byte (bytes).
+    const units: [string, number[]][] =
+      on === 'text'
+        ? [...secret].map((c) => [c, [...Buffer.from(c, 'utf8')]])
+        : [...Buffer.from(secret, 'utf8')].map((b) => [String.fromCharCode(b), [b]]);
+    const source = units
+      .map(([unit, bytes]) => {
+        const escaped = bytes.map((b) => `%${hexEither(b)}`).join('');
+        return `(?:${literal(unit)}|${escaped}${unit === ' ' ? '|\\+' : ''})`;
+      })
+      .join('');
+    return [source];
+  },
+  base64: (secret) => {
+    const bytes = Buffer.from(secret, 'utf8');
+    const determined = Math.floor((bytes.length * 8) / 6);
+    // Whole (padded, then unpadded) before the determined characters alone: the first that matches wins.
+    return [bytes.toString('base64'), bytes.toString('base64url')].flatMap((full) => {
+      const bare = full.replace(/=+$/, '');
+      return [...new Set([full, bare, bare.slice(0, determined)])].map(literal);
+    });
+  },
+  utf16: (secret, on) => {
+    if (on === 'text') return [];
+    const le = Buffer.from(secret, 'utf16le');
+    const be = Buffer.from(le).swap16();
+    return [le, be].map((b) => literal(b.toString('latin1')));
+  },
+};
+
+/** Secrets shorter than this are left alone: masking every "a" would wreck the record and hide nothing worth hiding. */
+const MIN_SECRET_LENGTH = 4;
+
+/** How deep `Scrubber.value` walks; deeper objects and arrays are replaced by "***". */
+const MAX_DEPTH = 1_000;
+
+/** A scrubber for the secrets of one request: what the step keeps goes through it. */
+export interface Scrubber {
+  /** `value` with every string inside it (keys included) scrubbed: "***" for every form of a secret. */
+  value(value: unknown): unknown;
+  /**
+   * `bytes` scrubbed as bytes (a body the step stores as base64 is scrubbed before it is encoded,
+   * and a text body before it is decoded); the same Buffer when nothing was found.
+   */
+  bytes(bytes: Buffer): Buffer;
+}
+
+const NOTHING: Scrubber = { value: (v) => v, bytes: (b) => b };
+
+/** The scrubber for `secrets` (clear values: FORMS derives what else to look for). */
+export function scrubber(secrets: readonly string[]): Scrubber {
+  const list = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH))].sort(
+    (a, b) => b.length - a.length,
+  );
+  if (list.length === 0) return NOTHING;
+  // Longer secrets first (sorted above): at one position, the first alternative that matches wins.
+  const compile = (on: 'text' | 'bytes') =>
+    new RegExp(list.flatMap((s) => Object.values(FORMS).flatMap((form) => form(s, on))).join('|'), 'g');
+  const text = compile('text');
+  // No form of a secret is shorter than the secret itself (its clear form): shorter strings are skipped.
+  const shortest = list[list.length - 1]!.length;
+  let bytes: RegExp | undefined;
   const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === 'string') {
-      let out = v;
-      for (const s of list) if (out.includes(s)) out = out.split(s).join(MASK);
-      return out;
-    }
-    if (depth > 64 || v === null || typeof v !== 'object') return v;
+    if (typeof v === 'string') return v.length < shortest ? v : v.replace(text, MASK);
+    if (v === null || typeof v !== 'object') return v;
+    // Masked whole rather than walked deeper (no real answer nests so deep): the stack stays
+    // bounded, and nothing is passed on unchecked.
+    if (depth > MAX_DEPTH) return MASK;
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
@@ -99,5 +165,33 @@ export function scrub(value: unknown, secrets: readonly string[]): unknown {
     }
     return out;
   };
-  return walk(value, 0);
+  const scrubBytes = (b: Buffer): Buffer => {
+    bytes ??= compile('bytes');
+    const latin1 = b.toString('latin1');
+    const out = latin1.replace(bytes, MASK);
+    return out === latin1 ? b : Buffer.from(out, 'latin1');
+  };
+  return { value: (v) => walk(v, 0), bytes: scrubBytes };
+}
+
+/** `value` with every form of the secrets (FORMS) replaced by "***", in strings anywhere inside it. */
+export function scrub(value: unknown, secrets: readonly string[]): unknown {
+  return scrubber(secrets).value(value);
+}
+
+/** A hex digit pair matching either case: 0x2f → `2[fF]`. */
+function hexEither(byte: number): string {
+  return [...byte.toString(16).padStart(2, '0')]
+    .map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d))
+    .join('');
+}
+
+/** `text` as a regular expression that matches it literally (every code unit but letters and digits escaped). */
+function literal(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out += /[A-Za-z0-9]/.test(text[i]!) ? text[i] : `\\u${c.toString(16).padStart(4, '0')}`;
+  }
+  return out;
 }

@@ -10,7 +10,9 @@
  *
  * Credentials (SPEC 7c): `"credential": "<id>"` applies one of the run's credentials (handed in by
  * the executor, engine/credentials.ts) to the request; the record's `request` shows its header or
- * query value as "***", and its clear values are scrubbed from everything the step records.
+ * query value as "***", and its values, in every form credentials.ts looks for, are scrubbed from
+ * everything the step records or outputs: a body stored as text or base64 as bytes before it is
+ * decoded or encoded, a JSON body once parsed, headers and error messages.
  *
  * Retries (SPEC 7c): `retry: {attempts, backoffMs, on}` repeats the request on a network error, a
  * 429 or a 5xx (as `on` lists), after `backoffMs · 2^(n-1)` with jitter (half fixed, half random),
@@ -22,7 +24,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Type from 'typebox';
 import type { Dispatcher } from 'undici';
 import { MethodSchema } from '../../model/workflow.js';
-import { type Applied, applyCredential, maskedHeaders, maskedUrl, scrub } from '../credentials.js';
+import {
+  type Applied,
+  applyCredential,
+  maskedHeaders,
+  maskedUrl,
+  type Scrubber,
+  scrubber,
+} from '../credentials.js';
 import { loadUndici, NetworkRefused } from '../network.js';
 import {
   defineStep,
@@ -141,7 +150,7 @@ export const httpStep = defineStep({
         ]),
       ),
     };
-    const secrets = applied?.secrets ?? [];
+    const scrub = scrubber(applied?.secrets ?? []);
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
     const details = (): StepDetails => ({ request: recorded, attempts: [...attempts] });
     const retry = config.retry;
@@ -157,13 +166,13 @@ export const httpStep = defineStep({
       let failure: StepFailure | undefined;
       let retryable = false;
       try {
-        outcome = await send(ctx, method, new URL(url.href), { ...headers }, body, timeoutMs, applied);
+        outcome = await send(ctx, method, new URL(url.href), { ...headers }, body, timeoutMs, applied, scrub);
         attempts.push({ at, status: outcome.output.status });
         const status = outcome.output.status;
         retryable = (status === 429 && on.has('429')) || (status >= 500 && status <= 599 && on.has('5xx'));
       } catch (err) {
         failure = err as StepFailure;
-        attempts.push({ at, error: String(scrub(failure.message, secrets)) });
+        attempts.push({ at, error: String(scrub.value(failure.message)) });
         retryable = failure instanceof NetworkFailure && on.has('network');
       }
       const done = attempts.length;
@@ -181,14 +190,14 @@ export const httpStep = defineStep({
         continue;
       }
       if (failure) {
-        throw new StepFailure(String(scrub(failure.message, secrets)), {
+        throw new StepFailure(String(scrub.value(failure.message)), {
           ...(failure.field ? { field: failure.field } : {}),
-          ...(failure.output !== undefined ? { output: scrub(failure.output, secrets) } : {}),
+          ...(failure.output !== undefined ? { output: scrub.value(failure.output) } : {}),
           cause: failure,
           details: details(),
         });
       }
-      const output = scrub(outcome!.output, secrets) as HttpOutput;
+      const output = scrub.value(outcome!.output) as HttpOutput;
       if (failOnError && (output.status < 200 || output.status > 299)) {
         const tried = done > 1 ? ` (attempt ${done} of ${maxAttempts})` : '';
         throw new StepFailure(
@@ -213,6 +222,7 @@ async function send(
   firstBody: string | undefined,
   timeoutMs: number,
   applied: Applied | undefined,
+  scrub: Scrubber,
 ): Promise<{ output: HttpOutput; method: string; url: URL }> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout]);
@@ -259,7 +269,7 @@ async function send(
         url = next;
         continue;
       }
-      return { output: await readResponse(res, current), method: current, url };
+      return { output: await readResponse(res, current, scrub), method: current, url };
     }
   } catch (err) {
     if (err instanceof StepFailure) throw err;
@@ -374,7 +384,12 @@ function encodeBody(method: string, body: unknown, headers: Record<string, strin
 
 type UndiciResponse = Dispatcher.ResponseData;
 
-async function readResponse(res: UndiciResponse, method: string): Promise<HttpOutput> {
+/**
+ * The response as the step outputs it. Text and base64 bodies are scrubbed as bytes (`scrub`), so a
+ * secret echoed in a binary body is masked before it is encoded; a JSON body is scrubbed once parsed
+ * (by the caller, with the rest of the output), where its string escapes are decoded.
+ */
+async function readResponse(res: UndiciResponse, method: string, scrub: Scrubber): Promise<HttpOutput> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = value;
   const declared = Number(res.headers['content-length']);
@@ -407,10 +422,11 @@ async function readResponse(res: UndiciResponse, method: string): Promise<HttpOu
       });
     }
   }
+  const scrubbed = scrub.bytes(bytes);
   if (type === '' || /^text\/|[/+]xml\b|^application\/(javascript|x-www-form-urlencoded)/.test(type)) {
-    return { status, headers, body: bytes.toString('utf8') };
+    return { status, headers, body: scrubbed.toString('utf8') };
   }
-  return { status, headers, body: bytes.toString('base64'), bodyEncoding: 'base64' };
+  return { status, headers, body: scrubbed.toString('base64'), bodyEncoding: 'base64' };
 }
 
 function tooBig(status: number, headers: Record<string, string | string[]>): StepFailure {
