@@ -47,6 +47,7 @@ const CONFIG_HELP = `Configuration (flag or environment variable):
   HOOKFLOW_LEASE_MS                     lock of a claimed execution without heartbeat (default 30000)
   HOOKFLOW_TRUST_PROXY                  proxies whose X-Forwarded-For is believed (comma-separated)
   HOOKFLOW_MAX_CONCURRENT_REQUESTS      requests in progress before 503 (default 2048)
+  HOOKFLOW_MAX_WAITING_RESPONSES        lastStep/respondStep callers waiting before 503 (default 8192)
   HOOKFLOW_ALLOW_PRIVATE_NETWORK        let http steps reach private addresses (default false)
   HOOKFLOW_EXECUTION_TIMEOUT_MS         time budget of one execution (default 300000)
 

@@ -36,6 +36,14 @@ export interface Config {
      */
     maxConcurrentRequests: number;
     /**
+     * HOOKFLOW_MAX_WAITING_RESPONSES (default 8192): webhook callers waiting at once for their
+     * execution's answer (response modes lastStep, respondStep; up to the trigger's timeoutMs).
+     * Counted apart from HOOKFLOW_MAX_CONCURRENT_REQUESTS, whose place a call gives back once it is
+     * stored: callers parked on a slow workflow do not refuse new calls to other webhooks. Past it,
+     * such a call gets 503 overloaded before anything is stored (a retry sends nothing twice).
+     */
+    maxWaitingResponses: number;
+    /**
      * HOOKFLOW_HEADERS_TIMEOUT (seconds, default 20): a client has this long to send a request's line
      * and headers, else 408 and the connection is closed. At most HOOKFLOW_REQUEST_TIMEOUT.
      */
@@ -229,6 +237,7 @@ const SETTINGS = {
   maxBodyBytes: { env: 'HOOKFLOW_MAX_BODY_BYTES', parse: integer(1024, 1024 * 1024 * 1024) },
   trustProxy: { env: 'HOOKFLOW_TRUST_PROXY', parse: addressList },
   maxConcurrentRequests: { env: 'HOOKFLOW_MAX_CONCURRENT_REQUESTS', parse: integer(1, 1_000_000) },
+  maxWaitingResponses: { env: 'HOOKFLOW_MAX_WAITING_RESPONSES', parse: integer(1, 1_000_000) },
   headersTimeout: { env: 'HOOKFLOW_HEADERS_TIMEOUT', parse: integer(1, 3600) },
   bodyTimeout: { env: 'HOOKFLOW_BODY_TIMEOUT', parse: integer(1, 3600) },
   requestTimeout: { env: 'HOOKFLOW_REQUEST_TIMEOUT', parse: integer(1, 24 * 3600) },
@@ -308,6 +317,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       maxBodyBytes: v.maxBodyBytes ?? 16 * 1024 * 1024,
       trustProxy: v.trustProxy ?? [],
       maxConcurrentRequests: v.maxConcurrentRequests ?? 2048,
+      maxWaitingResponses: v.maxWaitingResponses ?? 8192,
       headersTimeoutMs: headersTimeout * 1000,
       bodyTimeoutMs: (v.bodyTimeout ?? 15) * 1000,
       requestTimeoutMs: requestTimeout * 1000,

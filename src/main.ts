@@ -105,7 +105,7 @@ export async function startHookflow({
     maxPending: config.ingest.maxPending,
   });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
-  const waiter = new ExecutionWaiter({ store, bus });
+  const waiter = new ExecutionWaiter({ store, bus, maxWaiting: config.http.maxWaitingResponses });
   const receiver = new Receiver({
     triggers,
     ingest,

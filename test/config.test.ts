@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       maxBodyBytes: 16 * 1024 * 1024,
       trustProxy: [],
       maxConcurrentRequests: 2048,
+      maxWaitingResponses: 8192,
       headersTimeoutMs: 20_000,
       bodyTimeoutMs: 15_000,
       requestTimeoutMs: 60_000,

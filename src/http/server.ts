@@ -90,7 +90,9 @@ function closeWhenIdle(server: http.Server, connections: Set<Socket>): void {
  * the other (issue 14: four stalled webhook bodies made the API, the UI and /healthz answer 503).
  * The probes /healthz and /readyz take no place at all: they cost nothing, and a load balancer that
  * saw them refused would take every instance out at once under the same flood. Both gates, and so
- * the webhook handler, answer 503 once the server is closing.
+ * the webhook handler, answer 503 once the server is closing. A webhook call gives its place back
+ * once it is stored: waiting for its execution (lastStep, respondStep) takes a place of the
+ * waiter's own (webhooks/waiter.ts, HOOKFLOW_MAX_WAITING_RESPONSES) instead.
  */
 function requestGate(maxConcurrentRequests: number): RequestGate & { close(): void } {
   let inFlight = 0;

@@ -22,7 +22,7 @@ import { type Method, trimSlashes } from '../shared/path.js';
 import { buildItem, header, type InboundRequest } from './item.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
-import { immediateOutcome, type Outcome, waitedOutcome } from './respond.js';
+import { immediateOutcome, type Outcome, PendingOutcome, waitedOutcome } from './respond.js';
 import type { ExecutionWaiter } from './waiter.js';
 import {
   DEFAULT_WINDOW_SECONDS,
@@ -34,6 +34,12 @@ import {
 import { SchemaCheck } from './options/schema-check.js';
 import { ipAllowed } from './options/ip-allowlist.js';
 import { MemoryRateLimiter, type RateLimiter, StoreRateLimiter } from './options/rate-limit.js';
+
+/**
+ * What `accept` gives back once the call is committed: the answer, or (`lastStep`, `respondStep`)
+ * the answer still to come from the execution.
+ */
+export type Accepted = Outcome | PendingOutcome;
 
 export interface Matched {
   mode: Mode;
@@ -156,7 +162,7 @@ export class Receiver {
     }
   }
 
-  async accept(matched: Matched, req: InboundRequest): Promise<Outcome> {
+  async accept(matched: Matched, req: InboundRequest): Promise<Accepted> {
     if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
@@ -223,7 +229,9 @@ export class Receiver {
     const eventId = testCapture ? newId() : '';
 
     // Wait for the execution's end only when the response depends on it; subscribe before
-    // committing so a fast worker cannot finish unseen.
+    // committing so a fast worker cannot finish unseen. Past the waiter's cap this throws 503
+    // `overloaded`, and nothing is committed: the caller may retry without sending anything twice
+    // (after the commit, the honest answer would have been the 504 of a wait that never started).
     const responseMode = trigger.response.mode;
     const finished =
       responseMode === 'immediately'
@@ -302,11 +310,11 @@ export class Receiver {
 
     const headers = { 'x-hookflow-execution-id': executionId };
     if (!finished || responseMode === 'immediately') return immediateOutcome(trigger, executionId, headers);
-    return waitedOutcome(this.#d.store.db, await finished.promise, executionId, responseMode, headers);
+    return new PendingOutcome(this.#d.store.db, finished, executionId, responseMode, headers);
   }
 
   /** Answer a repeated delivery like the first one: same execution, nothing new started. */
-  async #replay(workflow: Workflow, executionId: string): Promise<Outcome> {
+  async #replay(workflow: Workflow, executionId: string): Promise<Accepted> {
     const headers = { 'x-hookflow-execution-id': executionId, 'idempotent-replayed': 'true' };
     const { mode, timeoutMs } = workflow.trigger.response;
     if (mode === 'immediately') return immediateOutcome(workflow.trigger, executionId, headers);
@@ -316,7 +324,7 @@ export class Receiver {
       waiting.cancel();
       return waitedOutcome(this.#d.store.db, true, executionId, mode, headers);
     }
-    return waitedOutcome(this.#d.store.db, await waiting.promise, executionId, mode, headers);
+    return new PendingOutcome(this.#d.store.db, waiting, executionId, mode, headers);
   }
 }
 

@@ -9,7 +9,7 @@ import { executionsRepo, isFinished } from '../store/executions.js';
 import { findRecord, type RecordLike } from '../engine/records.js';
 import type { Db } from '../store/store.js';
 import type { TriggerConfig } from '../model/workflow.js';
-import type { WaitResult } from './waiter.js';
+import type { Waiting, WaitResult } from './waiter.js';
 
 export interface Outcome {
   status: number;
@@ -39,6 +39,42 @@ export function immediateOutcome(
     executionId,
     own: r.body === undefined,
   };
+}
+
+/**
+ * A committed call of mode `lastStep` or `respondStep` whose answer is still to come: the HTTP
+ * layer gives back the call's place among requests in progress, then awaits `answer()` (the wait
+ * holds one of the waiter's own places). It keeps only what the answer needs, not the request.
+ */
+export class PendingOutcome {
+  readonly #db: Db;
+  readonly #waiting: Waiting;
+  readonly #mode: 'lastStep' | 'respondStep';
+  readonly #headers: Record<string, string>;
+
+  constructor(
+    db: Db,
+    waiting: Waiting,
+    readonly executionId: string,
+    mode: 'lastStep' | 'respondStep',
+    headers: Record<string, string>,
+  ) {
+    this.#db = db;
+    this.#waiting = waiting;
+    this.#mode = mode;
+    this.#headers = headers;
+  }
+
+  /** The answer once the execution finished, its respond step ran, or the wait timed out (504). */
+  async answer(): Promise<Outcome> {
+    const result = await this.#waiting.promise;
+    return waitedOutcome(this.#db, result, this.executionId, this.#mode, this.#headers);
+  }
+
+  /** The caller went away: stop waiting for it (answer() then settles as timed out). */
+  abandon(): void {
+    this.#waiting.cancel();
+  }
 }
 
 interface StepRecord extends RecordLike {

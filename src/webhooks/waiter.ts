@@ -5,26 +5,37 @@
  * Webhook" does, while the rest of the execution goes on. One bus subscription per notice serves
  * every waiting request (a map lookup per execution). respond.ts turns what was waited for into the
  * answer.
+ *
+ * Callers waiting here hold no place among the webhook calls in progress (http/routes/webhooks.ts
+ * gives it back once the call is committed): they are capped apart, by `maxWaiting`
+ * (HOOKFLOW_MAX_WAITING_RESPONSES), so that callers parked on one slow workflow for up to its
+ * `timeoutMs` cannot make every other webhook answer 503.
  */
 import type { Bus, StepResponse } from '../bus/bus.js';
+import { AppError } from '../errors.js';
 import { executionsRepo } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
-/** true: the execution finished; false: timed out; a response: its `respond` step ran (respondStep). */
+/** true: the execution finished; false: timed out, or the wait was cancelled; a response: its `respond` step ran (respondStep). */
 export type WaitResult = boolean | StepResponse;
 
 export interface Waiting {
   promise: Promise<WaitResult>;
+  /** Stop waiting (the promise, if awaited, resolves false) and give the place back; idempotent. */
   cancel(): void;
 }
 
 export class ExecutionWaiter {
   readonly #store: Store;
+  readonly #maxWaiting: number;
   readonly #waiting = new Map<string, (result: WaitResult) => void>();
+  /** Waits in progress (the map can hold fewer: two replays of one delivery share its key). */
+  #count = 0;
   readonly #unsubscribe: () => void;
 
-  constructor({ store, bus }: { store: Store; bus: Bus }) {
+  constructor({ store, bus, maxWaiting }: { store: Store; bus: Bus; maxWaiting: number }) {
     this.#store = store;
+    this.#maxWaiting = maxWaiting;
     const unsubscribe = [
       bus.subscribe('execution.finished', ({ executionId }) => {
         this.#waiting.get(executionId)?.(true);
@@ -40,6 +51,11 @@ export class ExecutionWaiter {
     };
   }
 
+  /** Waits in progress. */
+  get waiting(): number {
+    return this.#count;
+  }
+
   /** Look the waiting executions up and release those that finished. */
   async #recheck(): Promise<void> {
     const ids = [...this.#waiting.keys()];
@@ -49,24 +65,39 @@ export class ExecutionWaiter {
     }
   }
 
+  /**
+   * Wait for the execution's end (or its respond step), at most `timeoutMs`. Throws 503
+   * `overloaded` when `maxWaiting` callers are waiting already: the receiver asks before it commits
+   * the request, so the refused caller can retry without sending anything twice.
+   */
   wait(executionId: string, timeoutMs: number): Waiting {
+    if (this.#count >= this.#maxWaiting) {
+      throw new AppError(
+        'overloaded',
+        'Too many callers are waiting for their workflows to answer; this request was not accepted.',
+        {
+          hint: 'Retry after the number of seconds in Retry-After; nothing was stored or started.',
+          headers: { 'retry-after': '1' },
+        },
+      );
+    }
+    this.#count++;
     let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    let done!: (result: WaitResult) => void;
     const promise = new Promise<WaitResult>((resolve) => {
-      const done = (result: WaitResult) => {
+      done = (result: WaitResult) => {
+        if (settled) return;
+        settled = true;
+        this.#count--;
         clearTimeout(timer);
-        this.#waiting.delete(executionId);
+        if (this.#waiting.get(executionId) === done) this.#waiting.delete(executionId);
         resolve(result);
       };
-      timer = setTimeout(() => done(false), timeoutMs);
-      this.#waiting.set(executionId, done);
     });
-    return {
-      promise,
-      cancel: () => {
-        clearTimeout(timer);
-        this.#waiting.delete(executionId);
-      },
-    };
+    timer = setTimeout(() => done(false), timeoutMs);
+    this.#waiting.set(executionId, done);
+    return { promise, cancel: () => done(false) };
   }
 
   close(): void {

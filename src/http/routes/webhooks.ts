@@ -15,8 +15,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../errors.js';
 import { nowIso } from '../../ids.js';
 import { corsHeaders, preflightHeaders } from '../../webhooks/cors.js';
-import { type Matched, tooLarge } from '../../webhooks/receive.js';
-import type { Outcome } from '../../webhooks/respond.js';
+import { type Accepted, type Matched, tooLarge } from '../../webhooks/receive.js';
+import { type Outcome, PendingOutcome } from '../../webhooks/respond.js';
 import type { Mode } from '../../webhooks/triggers.js';
 import { clientIp } from '../client-ip.js';
 import type { HttpDeps } from '../deps.js';
@@ -92,17 +92,20 @@ export function webhookHandler(
         res.writeHead(204, headers).end();
         return;
       }
-      // The trigger's own limit (at most HOOKFLOW_MAX_BODY_BYTES), while reading: not after.
-      const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
-      const outcome = await receiver.accept(matched, {
-        method,
-        path,
-        rawQuery: q === -1 ? '' : url.slice(q + 1),
-        headers: req.headers,
-        body,
-        ip,
-        receivedAt: new Date(),
-      });
+      const accepted = await receive(req, matched, method, path, q === -1 ? '' : url.slice(q + 1), ip, admit);
+      let outcome: Outcome;
+      if (accepted instanceof PendingOutcome) {
+        // Committed: what the place protects (reading, parsing, storing the request) is done. The
+        // wait for the execution, up to its timeoutMs, holds a place of the waiter's own instead,
+        // so callers parked on one slow workflow do not refuse new calls to every other webhook.
+        if (admitted) {
+          admitted = false;
+          gate.leave();
+        }
+        // A caller that goes away stops waiting (its execution goes on).
+        res.once('close', () => accepted.abandon());
+        outcome = await accepted.answer();
+      } else outcome = accepted;
       const headers = corsHeaders(trigger, req.headers.origin);
       headers['x-request-id'] = requestId;
       sendOutcome(
@@ -149,6 +152,34 @@ export function webhookHandler(
     }
   }
 
+  /**
+   * Reads the body (the trigger's own limit, at most HOOKFLOW_MAX_BODY_BYTES, while reading: not
+   * after) and hands the call to the receiver. A function of its own so that no frame that goes on
+   * to wait for the execution holds the body (a suspended async function keeps its locals). `return
+   * await`: a turn of the microtask queue fewer than returning the promise, which an async
+   * function's own promise adopts through a thenable job.
+   */
+  async function receive(
+    req: IncomingMessage,
+    matched: Matched,
+    method: string,
+    path: string,
+    rawQuery: string,
+    ip: string,
+    admit: () => AppError | undefined,
+  ): Promise<Accepted> {
+    const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
+    return await receiver.accept(matched, {
+      method,
+      path,
+      rawQuery,
+      headers: req.headers,
+      body,
+      ip,
+      receivedAt: new Date(),
+    });
+  }
+
   return (req, res) => {
     const url = req.url ?? '';
     const prefix = url.startsWith(PRODUCTION) ? PRODUCTION : url.startsWith(TEST) ? TEST : undefined;
@@ -187,7 +218,12 @@ function readBody(
   }
   const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
   // A declared length over `limit` was refused before (Receiver.checkBeforeBody, GET included).
-  return new Promise<Buffer>((resolve, reject) => {
+  return new Promise<Buffer>((ok, fail) => {
+    // The listeners stay on the request (see done): what they reach is let go once settled, or the
+    // promise and its body would stay alive with the request while its caller waits for the
+    // execution (lastStep, respondStep).
+    let resolve: typeof ok | undefined = ok;
+    let reject: typeof fail | undefined = fail;
     const sized = Number.isInteger(declared) && declared >= 0;
     let whole: Buffer | undefined;
     const chunks: Buffer[] = [];
@@ -208,8 +244,13 @@ function readBody(
         req.removeListener('data', onData);
         req.removeListener('end', onEnd);
         req.removeListener('error', onEnd);
-        reject(err);
-      } else resolve(body!);
+        reject?.(err);
+      } else {
+        resolve?.(body!);
+        whole = undefined;
+        chunks.length = 0;
+      }
+      resolve = reject = undefined;
     };
     const onData = (chunk: Buffer) => {
       if (!started) {
