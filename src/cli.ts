@@ -65,6 +65,7 @@ Commands:
   tokens create --name N      create an API token (printed alone on the last line)
   tokens list                 list API tokens
   tokens revoke ID            revoke an API token
+  setup-code                  print a new one-time code for creating the owner account (first start)
   workflows export [FILE]     write all workflows as JSON (to stdout without FILE)
   workflows import FILE       create or update workflows from a JSON export
   secrets rotate              re-seal every stored secret under HOOKFLOW_NEW_ENCRYPTION_KEY
@@ -79,6 +80,16 @@ Run \`hookflow <command> --help\` for a command's options.`,
   hookflow tokens create --name NAME   create an API token; the token is printed alone on the last line of stdout
   hookflow tokens list                 list tokens (id, name, prefix, created, last used)
   hookflow tokens revoke ID            revoke a token
+
+${CONFIG_HELP}`,
+  'setup-code': `Usage: hookflow setup-code [options]
+
+Prints a new one-time setup code, alone on the last line of stdout, and the address that opens the
+setup page with it. Until the owner account exists, creating it (the UI's first page, or
+POST /api/v1/auth/setup) needs such a code. Each hookflow start without an owner prints one too;
+every code is valid for 24 hours, older ones keep working, and all are deleted once the owner
+exists. Run it against the same data dir or database as the server. Exits 1 when the owner
+account already exists.
 
 ${CONFIG_HELP}`,
   workflows: `Usage:
@@ -156,6 +167,8 @@ export async function main(argv: string[]): Promise<number> {
         return await serve('worker', rest, { http: false, worker: true });
       case 'tokens':
         return await tokens(rest);
+      case 'setup-code':
+        return await setupCode(rest);
       case 'workflows':
         return await workflows(rest);
       case 'secrets':
@@ -227,7 +240,7 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
   // 191 MB, as fast (one 10 s run each, /tmp probe of \`hookflow start\`).
   v8.setFlagsFromString('--heap-growing-percent=20');
   const hookflow = await startHookflow({ config, log, roles });
-  if (roles.http) await announce(hookflow, config);
+  if (roles.http) announce(hookflow, config);
   // A serving process ends only when told to (a signal) or on a fatal error, never because its
   // event loop emptied: every timer of ours is unref'd so that tests and close() never wait on
   // them, and a worker with nothing to do holds no other handle once its connections drop (it
@@ -270,17 +283,37 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
 
 /**
  * One plain line for the person who just ran `npm start`: the log lines are JSON for machines, and
- * nothing in them said where the UI is or that the first visit creates the owner account. On
- * stderr, so that stdout stays one JSON document a line.
+ * nothing in them said where the UI is. Before the owner account exists, the address to create it
+ * with the setup code (SPEC 11), which is never logged. On stderr, so that stdout stays one JSON
+ * document a line.
  */
-async function announce(hookflow: Hookflow, config: Config): Promise<void> {
+function announce(hookflow: Hookflow, config: Config): void {
   const base = config.http.baseUrl.replace(/\/$/, '');
-  const firstVisit = await new Accounts({ store: hookflow.store }).setupRequired();
   process.stderr.write(
-    firstVisit
-      ? `\nhookflow is ready. Open ${base}/ in a browser to create the owner account (the first visit asks for it).\nWebhooks: ${base}/webhook/<path> · API docs: ${base}/api/docs · stop with Ctrl-C\n\n`
+    hookflow.setupCode
+      ? `\nhookflow is ready. Open this address in a browser to create the owner account; its setup code works once, for 24 hours (\`hookflow setup-code\` prints a new one):\n${setupLine(base, hookflow.setupCode)}\nWebhooks: ${base}/webhook/<path> · API docs: ${base}/api/docs · stop with Ctrl-C\n\n`
       : `\nhookflow is ready. UI: ${base}/ · webhooks: ${base}/webhook/<path> · API docs: ${base}/api/docs · stop with Ctrl-C\n\n`,
   );
+}
+
+const setupLine = (base: string, code: string) => `Create the owner account: ${base}/#setup-code=${code}`;
+
+async function setupCode(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args);
+  if (values.help) return help('setup-code');
+  if (positionals.length > 0)
+    throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow setup-code --help\`.`);
+  return withStore(args, async (store, config) => {
+    const code = await new Accounts({ store }).issueSetupCode();
+    if (code === undefined) {
+      console.error('hookflow: the owner account already exists; sign in instead (no setup code is needed).');
+      return 1;
+    }
+    console.error('A new setup code, valid once and for 24 hours (codes printed before stay valid):');
+    console.log(setupLine(config.http.baseUrl.replace(/\/$/, ''), code));
+    console.log(code);
+    return 0;
+  });
 }
 
 /** Utility commands open the store directly (SQLite in WAL mode allows this beside a running server). */

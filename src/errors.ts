@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   ip_not_allowed: 403,
   csrf_failed: 403,
+  setup_code_required: 403,
   not_found: 404,
   route_not_found: 404,
   webhook_not_registered: 404,

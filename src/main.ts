@@ -49,6 +49,11 @@ export interface Hookflow {
   store: Store;
   /** The URL the server listens on (with the real port when 0 was asked for). */
   url: string | undefined;
+  /**
+   * The one-time code that creates the owner account (SPEC 11), issued when a serving process
+   * starts and no owner exists yet; the CLI prints it. Undefined otherwise.
+   */
+  setupCode: string | undefined;
   close(): Promise<void>;
 }
 
@@ -148,6 +153,7 @@ export async function startHookflow({
   const rejections = new Rejections({ store, log });
   let app: App | undefined;
   let url: string | undefined;
+  let setupCode: string | undefined;
   try {
     retention?.start();
     if (worker) {
@@ -155,6 +161,7 @@ export async function startHookflow({
       log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
     }
     if (roles.http) {
+      const accounts = new Accounts({ store });
       app = await createServer({
         config,
         log,
@@ -162,7 +169,7 @@ export async function startHookflow({
         health,
         metrics,
         tokens: new TokenService({ store }),
-        accounts: new Accounts({ store }),
+        accounts,
         workflows,
         executions: new ExecutionService({ store, bus }),
         credentials,
@@ -171,6 +178,8 @@ export async function startHookflow({
         rejections,
         lone,
       });
+      // Never logged: log lines travel further than the terminal the operator reads.
+      setupCode = await accounts.issueSetupCode();
       url = await app.listen({ host: config.http.host, port: config.http.port });
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
     }
@@ -197,5 +206,5 @@ export async function startHookflow({
     })();
     return closing;
   };
-  return { app, store, url, close };
+  return { app, store, url, setupCode, close };
 }

@@ -1,7 +1,8 @@
 /**
- * UI accounts (SPEC 11): the first start asks for an owner account; people then sign in with a
- * session cookie. API tokens stay the way for scripts. Sessions are stored hashed and carry a
- * CSRF token that every cookie-authenticated write must echo in `X-CSRF-Token`.
+ * UI accounts (SPEC 11): the first start asks for an owner account, with a one-time setup code
+ * (setup-codes.ts); people then sign in with a session cookie. API tokens stay the way for
+ * scripts. Sessions are stored hashed and carry a CSRF token that every cookie-authenticated write
+ * must echo in `X-CSRF-Token`.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
@@ -10,6 +11,7 @@ import { sessionsRepo } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import { usersRepo } from '../store/users.js';
 import { DUMMY_HASH_PROMISE, hashPassword, verifyPassword } from './passwords.js';
+import { SETUP_CODE_TTL_MS, SetupCodes } from './setup-codes.js';
 import { addressKey, FailureThrottle } from './throttle.js';
 
 export const SESSION_COOKIE = 'hookflow_session';
@@ -46,19 +48,40 @@ const ACCOUNT_THROTTLE = {
   maxKeys: 10_000,
 };
 const ADDRESS_THROTTLE = { ...ACCOUNT_THROTTLE, freeFailures: 20 };
+/**
+ * Wrong or missing setup codes, per client address: 5 free (a mistyped paste or two), then the
+ * same doubling waits as sign-in. A code has 128 random bits, so this is not what keeps it from
+ * being guessed; it keeps one address from making the server hash and compare without end.
+ */
+const SETUP_THROTTLE = ACCOUNT_THROTTLE;
 
 const setupDone = () =>
   new AppError('setup_done', 'An owner account already exists.', { hint: 'Sign in instead.' });
+
+const setupCodeRequired = (given: string | undefined) =>
+  new AppError(
+    'setup_code_required',
+    given === undefined || given.trim() === ''
+      ? 'Creating the owner account needs the setup code this hookflow printed when it started.'
+      : 'The setup code is wrong, or has expired.',
+    {
+      hint: `Open the address hookflow printed when it started ("Create the owner account: …/#setup-code=…"), or run \`hookflow setup-code\` on the server for a new code. A code is valid for ${SETUP_CODE_TTL_MS / 3_600_000} hours.`,
+    },
+  );
 
 export class Accounts {
   readonly #store: Store;
   readonly #accountFailures: FailureThrottle;
   readonly #addressFailures: FailureThrottle;
+  readonly #setupFailures: FailureThrottle;
+  readonly #setupCodes: SetupCodes;
 
-  constructor({ store }: { store: Store }) {
+  constructor({ store, now }: { store: Store; now?: () => number }) {
     this.#store = store;
     this.#accountFailures = new FailureThrottle(ACCOUNT_THROTTLE);
     this.#addressFailures = new FailureThrottle(ADDRESS_THROTTLE);
+    this.#setupFailures = new FailureThrottle({ ...SETUP_THROTTLE, ...(now ? { now } : {}) });
+    this.#setupCodes = new SetupCodes({ store, now });
   }
 
   async setupRequired(): Promise<boolean> {
@@ -66,13 +89,36 @@ export class Accounts {
   }
 
   /**
-   * Create the owner account; only while there is no account at all. Checked before the password
-   * is hashed, so once the owner exists a call costs one indexed read rather than a ~100 ms scrypt
-   * anyone could ask for (issue 14 #9). The check inside the transaction, under the accounts lock,
-   * still decides between two setups racing each other.
+   * A new setup code (printed on start and by `hookflow setup-code`); undefined once the owner exists.
    */
-  async setup(email: string, password: string): Promise<{ user: User; cookie: string; session: Session }> {
+  issueSetupCode(): Promise<string | undefined> {
+    return this.#setupCodes.issue();
+  }
+
+  /**
+   * Create the owner account; only while there is no account at all, and only with a valid setup
+   * code. Both are checked before the password is hashed, so a call without the code, or once the
+   * owner exists, costs a read or two rather than a ~100 ms scrypt anyone could ask for (issue 14
+   * #9). The checks inside the transaction, under the accounts lock, still decide between two
+   * setups racing each other; the one that creates the owner deletes every code with it.
+   */
+  async setup(
+    email: string,
+    password: string,
+    setupCode: string | undefined,
+    address: string,
+  ): Promise<{ user: User; cookie: string; session: Session }> {
     if (!(await this.setupRequired())) throw setupDone();
+    const from = `address:${addressKey(address)}`;
+    this.#checkSetupThrottle(from);
+    // Counted before the check and taken back when the code is right, as sign-in does: a burst of
+    // parallel guesses must not all pass the throttle above at once.
+    this.#setupFailures.fail(from);
+    if (!(await this.#setupCodes.matches(this.#store.db, setupCode))) {
+      this.#setupFailures.restart(from);
+      throw setupCodeRequired(setupCode);
+    }
+    this.#setupFailures.takeBack(from);
     const normalized = normalizeEmail(email);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
@@ -80,6 +126,8 @@ export class Accounts {
     await this.#store.transaction(
       async (trx) => {
         if (await usersRepo.any(trx)) throw setupDone();
+        // Expired since the check above (a 24 h edge): refused like any other stale code.
+        if (!(await this.#setupCodes.matches(trx, setupCode))) throw setupCodeRequired(setupCode);
         await usersRepo.insert(trx, {
           id: user.id,
           email: user.email,
@@ -87,6 +135,7 @@ export class Accounts {
           role: 'owner',
           created_at: new Date().toISOString(),
         });
+        await this.#setupCodes.consumeAll(trx);
       },
       { lock: 'hookflow:accounts' },
     );
@@ -149,6 +198,17 @@ export class Accounts {
       expires_at: new Date(now.getTime() + SESSION_DAYS * 86_400_000).toISOString(),
     });
     return { cookie, session: { user, csrfToken } };
+  }
+
+  /** 429 while the address is blocked after wrong setup codes (checked before the code is). */
+  #checkSetupThrottle(from: string): void {
+    const ms = this.#setupFailures.blockedFor(from);
+    if (ms === 0) return;
+    const seconds = Math.ceil(ms / 1000);
+    throw new AppError('rate_limited', 'Too many attempts with a wrong setup code.', {
+      hint: `Wait ${seconds} second(s) and try again with the code hookflow printed; each further failure doubles the wait (up to 15 minutes).`,
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 
   /** 429 while the account or the address is blocked (checked before the password is). */

@@ -195,11 +195,20 @@ export interface SessionsTable {
   expires_at: string;
 }
 
+/** First-start setup codes (SPEC 11; accounts/setup-codes.ts): never the code itself. */
+export interface SetupCodesTable {
+  /** sha256 hex of the code. */
+  code_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_limits: RateLimitsTable;
   sessions: SessionsTable;
+  setup_codes: SetupCodesTable;
   workflows: WorkflowsTable;
   workflow_versions: WorkflowVersionsTable;
   api_tokens: ApiTokensTable;

@@ -37,14 +37,17 @@ describe('hookflow CLI', () => {
     },
   );
 
-  it.each([['--help'], ['start', '--help'], ['tokens', '--help'], ['workflows', '--help']])(
-    'prints help for %s',
-    async (...args) => {
-      const ran = await runCli(args);
-      expect(ran.code).toBe(0);
-      expect(ran.stdout).toMatch(/Usage/);
-    },
-  );
+  it.each([
+    ['--help'],
+    ['start', '--help'],
+    ['tokens', '--help'],
+    ['setup-code', '--help'],
+    ['workflows', '--help'],
+  ])('prints help for %s', async (...args) => {
+    const ran = await runCli(args);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/Usage/);
+  });
 
   /** `hookflow start` with its output in `mode`: a terminal (util-linux `script` gives it a PTY) or pipes. */
   async function startOutput(mode: 'terminal' | 'pipes', env: Record<string, string> = {}) {
@@ -97,7 +100,11 @@ describe('hookflow CLI', () => {
     expect(lines.some((l) => l.trim().startsWith('{"level"'))).toBe(false);
     const ready = lines.findIndex((l) => l.includes('hookflow is ready'));
     expect(ready).toBeGreaterThan(listening);
-    expect(lines[ready]).toContain(`Open ${base}/ in a browser to create the owner account`);
+    expect(lines[ready]).toContain('Open this address in a browser to create the owner account');
+    // The next line is the setup page's address with the one-time code (SPEC 11).
+    expect(lines[ready + 1]).toMatch(
+      new RegExp(`^Create the owner account: ${base.replaceAll('.', '\\.')}/#setup-code=[0-9a-f]{32}$`),
+    );
   });
 
   it('logs a JSON document a line when its output is not a terminal, and with HOOKFLOW_LOG_FORMAT=json anywhere', async () => {
@@ -109,7 +116,13 @@ describe('hookflow CLI', () => {
       // Under `script` stdout and stderr share the terminal: the announcement is the only other line.
       const lines = stdout
         .split(/\r?\n/)
-        .filter((l) => l.trim() !== '' && !l.includes('hookflow is ready') && !l.startsWith('Webhooks:'));
+        .filter(
+          (l) =>
+            l.trim() !== '' &&
+            !l.includes('hookflow is ready') &&
+            !l.startsWith('Create the owner account:') &&
+            !l.startsWith('Webhooks:'),
+        );
       expect(lines.length, mode).toBeGreaterThan(0);
       for (const line of lines) expect(() => JSON.parse(line), `${mode}: ${line}`).not.toThrow();
       expect(

@@ -122,9 +122,12 @@ async function checkPage(name: string): Promise<void> {
   await page.setViewportSize(DESKTOP);
 }
 
-/** On the workflow list, signed in: the owner account is created on first use (each test may run alone). */
+/**
+ * On the workflow list, signed in: the owner account is created on first use (each test may run
+ * alone), from the address the server printed, whose setup code fills in the field.
+ */
 async function signedIn(): Promise<void> {
-  await page.goto(server.url);
+  await page.goto(`${server.url}/#setup-code=${server.setupCode}`);
   const setup = page.getByRole('heading', { name: 'Create the owner account' });
   const list = page.getByRole('button', { name: 'New workflow' });
   await setup.or(list).first().waitFor();

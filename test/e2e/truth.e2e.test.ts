@@ -197,9 +197,12 @@ async function testEvent(id: string, path_: string, body = 'param1=a&param2=b'):
   throw new Error('the test event did not finish');
 }
 
-/** Signed in as the owner, whatever the page shows (the first start's setup, or the sign-in form). */
+/**
+ * Signed in as the owner, whatever the page shows (the first start's setup, opened at the address
+ * the server printed so that its setup code fills in the field; or the sign-in form).
+ */
 async function signIn(): Promise<void> {
-  await page.goto(server.url);
+  await page.goto(`${server.url}/#setup-code=${server.setupCode}`);
   const setup = page.getByRole('heading', { name: 'Create the owner account' });
   const login = page.getByRole('heading', { name: 'Sign in' });
   const list = page.getByRole('heading', { name: 'Workflows', exact: true });
@@ -282,6 +285,23 @@ describe('the editor tells the truth (issue 17)', () => {
     await page.getByRole('heading', { name: 'Create the owner account' }).waitFor();
     await expectTitle('Create the owner account · hookflow');
     await checkPage(page, 'setup page');
+
+    // The setup code comes from the address's fragment, which leaves the address bar at once; a
+    // wrong one gets the server's message and what to do.
+    await page.goto(`${server.url}/#setup-code=0123456789abcdef0123456789abcdef`);
+    const code = page.getByLabel('Setup code');
+    await code.waitFor();
+    expect(await code.inputValue()).toBe('0123456789abcdef0123456789abcdef');
+    expect(new URL(page.url()).hash).toBe('');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const refused = page.getByRole('alert');
+    await refused.getByText('The setup code is wrong, or has expired.').waitFor();
+    expect(await refused.textContent()).toContain('hookflow setup-code');
+    await checkPage(page, 'setup page with a wrong code');
+
     await signIn();
     await expectTitle('Workflows · hookflow');
   }, 60_000);

@@ -104,9 +104,18 @@ async function screenshot(name: string, viewport: { width: number; height: numbe
   await page.setViewportSize(DESKTOP);
 }
 
-/** First start at `url`: the owner account, then a new workflow named `name`, open in the editor. */
-async function signUpAndCreateWorkflow(tab: Page, url: string, name: string): Promise<void> {
-  await tab.goto(url);
+/**
+ * First start at `url` (the UI's address, with its slash): the owner account, created from the
+ * address the server printed (`setupCode` fills in the field), then a new workflow named `name`,
+ * open in the editor.
+ */
+async function signUpAndCreateWorkflow(
+  tab: Page,
+  url: string,
+  setupCode: string,
+  name: string,
+): Promise<void> {
+  await tab.goto(`${url}#setup-code=${setupCode}`);
   // waitFor, not isVisible(): the page renders once its script has loaded, which on a busy
   // machine is after goto returns (isVisible() does not wait: a flaky failure in CI).
   await tab.getByRole('heading', { name: 'Create the owner account' }).waitFor();
@@ -164,7 +173,7 @@ describe('serving the UI', () => {
 
 describe('first session in the browser', () => {
   it('signs up, captures a test event, maps it into a step, activates and shows the execution', async () => {
-    await signUpAndCreateWorkflow(page, server.url, 'New orders');
+    await signUpAndCreateWorkflow(page, `${server.url}/`, server.setupCode!, 'New orders');
     expect(await page.getByLabel('Workflow name').inputValue()).toBe('New orders');
     await page.getByTestId('publish-state').getByText('Not active · draft v1 (never published)').waitFor();
     // The Activate switch says what it does: publish the latest saved version.
@@ -540,7 +549,7 @@ describe('behind a proxy that serves hookflow under a path', () => {
     const tab = await own.newPage();
     tab.setDefaultTimeout(10_000);
     try {
-      await signUpAndCreateWorkflow(tab, `${proxied}/`, 'Behind a proxy');
+      await signUpAndCreateWorkflow(tab, `${proxied}/`, behind.setupCode!, 'Behind a proxy');
       expect(new URL(tab.url()).pathname).toMatch(/^\/hookflow\/workflows\/[0-9a-f-]{36}$/);
       const curl = (await tab.getByTestId('test-curl').textContent()) ?? '';
       const testUrl = /'(http[^']+)'/.exec(curl)?.[1] ?? '';

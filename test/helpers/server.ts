@@ -17,6 +17,8 @@ export interface TestServer {
   /** http://127.0.0.1:<port> */
   url: string;
   token: string;
+  /** The setup code the server issued at start (SPEC 11), as `hookflow start` prints it; undefined once an owner existed. */
+  setupCode: string | undefined;
   dataDir: string;
   /** fetch against the server with the API token (JSON bodies are serialised). */
   api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
@@ -85,6 +87,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     config,
     url,
     token,
+    setupCode: hookflow.setupCode,
     dataDir,
     api,
     async close() {

@@ -24,11 +24,16 @@ describe('UI accounts', () => {
     const status = await json(await fetch(`${server.url}/api/v1/auth/status`));
     expect(status).toEqual({ setupRequired: true, user: null, csrfToken: null });
 
-    const short = await post('/auth/setup', { email: 'owner@example.com', password: 'short' });
+    const setupCode = server.setupCode!;
+    const short = await post('/auth/setup', { email: 'owner@example.com', password: 'short', setupCode });
     expect(short.status).toBe(400);
     expect((await json(short)).code).toBe('validation_failed');
 
-    const res = await post('/auth/setup', { email: 'Owner@Example.com', password: 'correct horse battery' });
+    const res = await post('/auth/setup', {
+      email: 'Owner@Example.com',
+      password: 'correct horse battery',
+      setupCode,
+    });
     expect(res.status).toBe(201);
     const body = await json(res);
     expect(body.user).toEqual({ email: 'owner@example.com', role: 'owner' });
@@ -38,7 +43,11 @@ describe('UI accounts', () => {
     expect(setCookie).toMatch(/SameSite=Lax/i);
     expect(setCookie).not.toMatch(/Secure/i); // base URL is http in this test
 
-    const again = await post('/auth/setup', { email: 'x@example.com', password: 'another password' });
+    const again = await post('/auth/setup', {
+      email: 'x@example.com',
+      password: 'another password',
+      setupCode,
+    });
     expect(again.status).toBe(409);
     expect((await json(again)).code).toBe('setup_done');
   });
@@ -158,9 +167,10 @@ describe('sign-in throttling per account, across addresses (behind a trusted pro
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('two setups at once: one owner, the other gets setup_done', async () => {
+    const setupCode = proxied.setupCode;
     const results = await Promise.all([
-      from('203.0.113.1', '/auth/setup', OWNER),
-      from('203.0.113.2', '/auth/setup', OWNER),
+      from('203.0.113.1', '/auth/setup', { ...OWNER, setupCode }),
+      from('203.0.113.2', '/auth/setup', { ...OWNER, setupCode }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
     const users = await proxied.hookflow.store.db.selectFrom('users').select('email').execute();

@@ -64,7 +64,11 @@ describe('a base URL with a path', () => {
     const res = await fetch(`${server.url}/hookflow/api/v1/auth/setup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'owner@example.com', password: 'correct horse battery' }),
+      body: JSON.stringify({
+        email: 'owner@example.com',
+        password: 'correct horse battery',
+        setupCode: server.setupCode,
+      }),
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('set-cookie')).toMatch(/; Path=\/hookflow\/(;|$)/);

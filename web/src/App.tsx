@@ -10,6 +10,7 @@ import { CredentialList } from './pages/CredentialList';
 import { VersionHistory } from './pages/VersionHistory';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
+import { takeSetupCode } from './lib/setupCode';
 import { useTitle } from './lib/title';
 import { Link, leave, match, navigate, useLocation } from './router';
 import type { User } from './types';
@@ -25,6 +26,8 @@ export function App() {
   const [session, setSession] = useState<Session>({ state: 'loading' });
 
   const load = useCallback(async () => {
+    // Out of the address bar before anything else happens, whichever page the status leads to.
+    takeSetupCode();
     try {
       const status = await auth.status();
       setCsrfToken(status.csrfToken);

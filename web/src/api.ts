@@ -123,8 +123,8 @@ export function asApiError(err: unknown): ApiError {
 
 export const auth = {
   status: () => api<AuthStatus>('GET', '/auth/status'),
-  setup: (email: string, password: string) =>
-    api<{ user: User; csrfToken: string }>('POST', '/auth/setup', { email, password }),
+  setup: (email: string, password: string, setupCode: string) =>
+    api<{ user: User; csrfToken: string }>('POST', '/auth/setup', { email, password, setupCode }),
   login: (email: string, password: string) =>
     api<{ user: User; csrfToken: string }>('POST', '/auth/login', { email, password }),
   logout: () => api<void>('POST', '/auth/logout'),

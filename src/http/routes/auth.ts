@@ -13,8 +13,20 @@ const Credentials = Type.Object(
   { additionalProperties: false },
 );
 const SessionSchema = Type.Object({ user: UserSchema, csrfToken: Type.String() });
+/** Optional in the schema: a missing code is answered 403 setup_code_required, like a wrong one. */
+const SetupBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    setupCode: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
 
-/** Sign-up (first start only), sign-in and sign-out for the UI; these routes need no token. */
+/**
+ * Sign-up (first start only, with the setup code hookflow printed), sign-in and sign-out for the UI;
+ * these routes need no token. /auth/status says whether setup is needed, never a code.
+ */
 export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
   // The webhook handler's rule (client-ip.ts), not Fastify's trustProxy: one algorithm for both.
   const ipOf = clientIp(config.http.trustProxy);
@@ -54,9 +66,14 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
 
   app.post(
     '/auth/setup',
-    { schema: { tags, body: Credentials, response: { 201: SessionSchema, ...errors(400, 409) } } },
+    { schema: { tags, body: SetupBody, response: { 201: SessionSchema, ...errors(400, 403, 409, 429) } } },
     async (req, reply) => {
-      const { user, cookie, session } = await accounts.setup(req.body.email, req.body.password);
+      const { user, cookie, session } = await accounts.setup(
+        req.body.email,
+        req.body.password,
+        req.body.setupCode,
+        ipOf(req.raw),
+      );
       reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
       return reply
         .code(201)

@@ -278,6 +278,18 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0012_setup_codes': () => ({
+    async up(db: Kysely<unknown>) {
+      // First-start setup codes (SPEC 11, accounts/setup-codes.ts): the sha256 of each code that
+      // may create the owner account, so a code printed by one process works on another.
+      await db.schema
+        .createTable('setup_codes')
+        .addColumn('code_hash', 'text', (c) => c.primaryKey())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

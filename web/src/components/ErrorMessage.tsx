@@ -12,6 +12,7 @@ const FIELD_NAMES: [RegExp, string][] = [
   [/^\/steps\/(\d+)/, 'Step'],
   [/^\/email$/, 'Email'],
   [/^\/password$/, 'Password'],
+  [/^\/setupCode$/, 'Setup code'],
 ];
 
 export function fieldLabel(field: string): string {

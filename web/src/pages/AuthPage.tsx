@@ -3,6 +3,7 @@ import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
 import { TextField } from '../components/TextField';
+import { takeSetupCode, useSetupCodeChanges } from '../lib/setupCode';
 import { useTitle } from '../lib/title';
 import type { User } from '../types';
 
@@ -22,6 +23,9 @@ export function AuthPage({
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
+  // Filled in from the address hookflow printed (`…/#setup-code=<code>`).
+  const [setupCode, setSetupCode] = useState(() => (mode === 'setup' ? takeSetupCode() : ''));
+  useSetupCodeChanges(setSetupCode);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -40,10 +44,16 @@ export function AuthPage({
       setProblem('The two passwords differ. Type the same password twice.');
       return;
     }
+    if (setup && setupCode.trim() === '') {
+      setProblem(
+        'Enter the setup code: open the address hookflow printed when it started, or run "hookflow setup-code" on the server.',
+      );
+      return;
+    }
     setBusy(true);
     try {
       const session = setup
-        ? await auth.setup(email.trim(), password)
+        ? await auth.setup(email.trim(), password, setupCode.trim())
         : await auth.login(email.trim(), password);
       onSignedIn(session.user, session.csrfToken);
     } catch (err) {
@@ -62,10 +72,26 @@ export function AuthPage({
         <h1>{setup ? 'Create the owner account' : 'Sign in'}</h1>
         <p id={`${id}-intro`} className="muted">
           {setup
-            ? 'This is the first start of this hookflow. The account you create here owns it.'
+            ? 'This is the first start of this hookflow. The account you create here owns it; creating it needs the setup code hookflow printed when it started.'
             : 'Sign in to manage workflows and see their executions.'}
         </p>
         <Notice text={notice} />
+        {setup && (
+          <TextField
+            label="Setup code"
+            autoComplete="off"
+            spellCheck={false}
+            required
+            help={
+              <>
+                Filled in from the address hookflow printed when it started; <code>hookflow setup-code</code>{' '}
+                on the server prints a new one.
+              </>
+            }
+            value={setupCode}
+            onChange={(e) => setSetupCode(e.target.value)}
+          />
+        )}
         <TextField
           label="Email"
           type="email"
