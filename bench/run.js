@@ -373,7 +373,10 @@ async function main() {
 
   let answered2xx = 0;
   for (const url of distributed ? distributed.webhooks.map((w) => w.url) : [hookUrl]) {
-    const metrics = await (await fetch(`${url}/metrics`)).text();
+    // /metrics needs a token (SPEC 8): the bench's API token will do.
+    const metrics = await (
+      await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${api.token}` } })
+    ).text();
     answered2xx += sumCounter(
       metrics,
       'hookflow_webhook_requests_total',
@@ -1344,8 +1347,9 @@ async function tokenClient(base, env, name) {
   return apiClient(base, stdout.trim().split('\n').at(-1));
 }
 
+/** A function calling the API with `token` (kept as its `token` property, for /metrics). */
 function apiClient(base, token) {
-  return async (method, route, body) => {
+  const client = async (method, route, body) => {
     const res = await fetch(`${base}${route}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -1355,6 +1359,8 @@ function apiClient(base, token) {
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
+  client.token = token;
+  return client;
 }
 
 function freePort() {

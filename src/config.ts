@@ -61,6 +61,11 @@ export interface Config {
      * in 60 s needs ~2.3 Mbit/s: raise it for large uploads over slow links.
      */
     requestTimeoutMs: number;
+    /**
+     * HOOKFLOW_METRICS_TOKEN: a bearer token (16+ characters) that may read `/metrics` and nothing
+     * else, for Prometheus; unset (default): only API tokens (and signed-in sessions) may.
+     */
+    metricsToken: string | undefined;
   };
   store: {
     /** HOOKFLOW_DATA_DIR / --data-dir: folder of the SQLite file (and generated keys). */
@@ -223,6 +228,11 @@ const postgresUrl: Parser<string> = (raw) => {
 const encryptionKey: Parser<string> = (raw) =>
   raw.length >= 32 ? raw : { error: 'at least 32 characters (e.g. `openssl rand -base64 32`)' };
 
+const metricsToken: Parser<string> = (raw) =>
+  /^[\x21-\x7e]{16,1024}$/.test(raw)
+    ? raw
+    : { error: '16 to 1024 printable characters without spaces (e.g. `openssl rand -hex 32`)' };
+
 interface Setting<T> {
   env: string;
   flag?: string;
@@ -256,6 +266,7 @@ const SETTINGS = {
   codeMemoryMb: { env: 'HOOKFLOW_CODE_MEMORY_MB', parse: integer(1, 1024) },
   codeTimeoutMs: { env: 'HOOKFLOW_CODE_TIMEOUT_MS', parse: integer(10, 60_000) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
+  metricsToken: { env: 'HOOKFLOW_METRICS_TOKEN', parse: metricsToken },
   logLevel: {
     env: 'HOOKFLOW_LOG_LEVEL',
     flag: 'log-level',
@@ -321,6 +332,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       headersTimeoutMs: headersTimeout * 1000,
       bodyTimeoutMs: (v.bodyTimeout ?? 15) * 1000,
       requestTimeoutMs: requestTimeout * 1000,
+      metricsToken: v.metricsToken,
     },
     store: {
       dataDir: path.resolve(cwd, v.dataDir ?? 'data'),

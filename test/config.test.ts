@@ -31,6 +31,11 @@ describe('loadConfig', () => {
       'http://localhost:8080',
     ],
     [
+      { HOOKFLOW_METRICS_TOKEN: 'prometheus-0123456789' },
+      (c: ReturnType<typeof loadConfig>) => c.http.metricsToken,
+      'prometheus-0123456789',
+    ],
+    [
       { HOOKFLOW_BASE_URL: 'https://hooks.example.com/' },
       (c: ReturnType<typeof loadConfig>) => c.http.baseUrl,
       'https://hooks.example.com',
@@ -122,6 +127,8 @@ describe('loadConfig', () => {
     [{ HOOKFLOW_DATABASE_URL: 'mysql://x/y' }, 'a postgres:// URL'],
     [{ HOOKFLOW_LOG_LEVEL: 'loud' }, 'one of fatal, error'],
     [{ HOOKFLOW_ENCRYPTION_KEY: 'short' }, 'at least 32 characters'],
+    [{ HOOKFLOW_METRICS_TOKEN: 'too-short' }, 'HOOKFLOW_METRICS_TOKEN'],
+    [{ HOOKFLOW_METRICS_TOKEN: 'has a space in it, sadly' }, '16 to 1024 printable characters'],
     [{ HOOKFLOW_MAX_BODY_BYTES: '-1' }, 'HOOKFLOW_MAX_BODY_BYTES'],
     [{ HOOKFLOW_TRUST_PROXY: '10.0.0.1, proxy.local' }, '"proxy.local" is not an IP address or CIDR range'],
     [{ HOOKFLOW_EXECUTIONS_MAX_AGE: '7 days' }, 'a duration such as 90s, 30m, 12h or 7d'],

@@ -1,7 +1,8 @@
 /**
- * Authentication of the management API: `Authorization: Bearer <API_TOKEN>` (scripts), or the UI's
- * session cookie. A cookie is sent by the browser on its own, so every cookie-authenticated write
- * must also carry the session's CSRF token in `X-CSRF-Token` (a header another site cannot set).
+ * Authentication of the management API (and `/metrics`): `Authorization: Bearer <API_TOKEN>`
+ * (scripts), or the UI's session cookie. A cookie is sent by the browser on its own, so every
+ * cookie-authenticated write must also carry the session's CSRF token in `X-CSRF-Token` (a header
+ * another site cannot set).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -50,6 +51,22 @@ export function apiAuth(tokens: TokenService, accounts: Accounts) {
       });
     }
     actors.set(request, session.user.email);
+  };
+}
+
+/**
+ * `/metrics` (SPEC 8): `HOOKFLOW_METRICS_TOKEN` as a bearer token (Prometheus' `authorization`
+ * setting), or whatever the API takes — an API token of any role, or a signed-in session. It shows
+ * traffic by status, refusals, memory and the Node version: not for strangers.
+ */
+export function metricsAuth(tokens: TokenService, accounts: Accounts, metricsToken: string | undefined) {
+  const api = apiAuth(tokens, accounts);
+  return async (request: FastifyRequest): Promise<void> => {
+    if (metricsToken !== undefined) {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+      if (match && sameToken(match[1], metricsToken)) return;
+    }
+    await api(request);
   };
 }
 

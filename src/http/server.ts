@@ -138,6 +138,23 @@ function requestGate(maxConcurrentRequests: number): RequestGate & { close(): vo
   };
 }
 
+/**
+ * The docs page's CSP. Swagger UI runs only its own files (no inline script), sets element styles
+ * from script (which style-src does not restrict), shows data: images, and "Try it out" calls the
+ * API at HOOKFLOW_BASE_URL, which may be another origin than the one the page was opened on
+ * (localhost vs 127.0.0.1). Its one inline <style> is in the Swagger logo's SVG, allowed by its
+ * hash (test/e2e/api-docs.e2e.test.ts fails on any violation, e.g. after an upgrade changes it).
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+function docsCsp(baseUrl: string): string {
+  const api = new URL(baseUrl).origin;
+  return (
+    `default-src 'self'; script-src 'self'; script-src-attr 'none'; style-src 'self' ${SWAGGER_LOGO_STYLE}; ` +
+    `img-src 'self' data:; font-src 'self' data:; connect-src 'self' ${api}; ` +
+    `frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'`
+  );
+}
+
 /** The probes: never refused by the cap (see requestGate). */
 const PROBES = new Set(['/healthz', '/readyz', '/api/v1/healthz', '/api/v1/readyz']);
 
@@ -236,7 +253,18 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     },
   });
   // Behind a proxy that serves hookflow under a path, the docs page links its files under it too.
-  await app.register(swaggerUi, { routePrefix: '/api/docs', indexPrefix: config.http.basePath });
+  // The docs page and its files get a CSP through the plugin's own staticCSP (it loads only its own
+  // scripts and styles, no inline script), and nothing may frame them (clickjacking of "Try it out").
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', async (_req, reply) => {
+      reply.header('x-frame-options', 'DENY');
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/api/docs',
+      indexPrefix: config.http.basePath,
+      staticCSP: docsCsp(config.http.baseUrl),
+    });
+  });
 
   healthRoutes(app, deps);
   webhooks = webhookHandler(deps, webhookGate);

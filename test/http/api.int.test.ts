@@ -282,7 +282,9 @@ describe('operations', () => {
     }
     const ready = await fetch(`${server.url}/readyz`);
     expect(await json(ready)).toEqual({ status: 'ready' });
-    const metrics = await fetch(`${server.url}/metrics`);
+    const metrics = await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     const text = await metrics.text();
     expect(text).toContain('hookflow_webhook_requests_total');

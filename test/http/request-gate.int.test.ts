@@ -73,7 +73,9 @@ const acceptsAgain = async () => {
 };
 
 async function webhookCount(status: number): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const text = await (
+    await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token}` } })
+  ).text();
   const line = new RegExp(
     `^hookflow_webhook_requests_total\\{mode="production",status="${status}"\\} (\\d+)$`,
     'm',
@@ -150,13 +152,20 @@ describe('request gate', () => {
     const longPoll = `GET /api/v1/workflows/${wf.id}/test-events?waitSeconds=6 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
     const held = [];
     for (let i = 0; i < PLACES; i++) held.push(await openRequest(longPoll));
-    expect((await fetch(`${server.url}/metrics`)).status).toBe(503);
+    expect(
+      (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token}` } })).status,
+    ).toBe(503);
     // The probes take no place (issue 14), and webhook calls have places of their own.
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await post()).status).toBe(200);
     await disconnect(held.map((h) => h.socket));
     // Well before the 6 s long-polls would have ended.
-    await eventually(async () => (await fetch(`${server.url}/metrics`)).status === 200, 2_000);
+    await eventually(
+      async () =>
+        (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token}` } }))
+          .status === 200,
+      2_000,
+    );
   });
 });
 

@@ -181,12 +181,12 @@ describe('global guards', () => {
       );
       await new Promise((r) => setTimeout(r, 200));
       // The API/UI places (the probes take none, webhook calls have their own: request-gate test).
-      const res = await fetch(`${small.url}/metrics`);
+      const res = await fetch(`${small.url}/metrics`, { headers: auth });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect((await res.json()) as { code: string }).toMatchObject({ code: 'overloaded' });
       await Promise.all(holds);
-      expect((await fetch(`${small.url}/metrics`)).status).toBe(200);
+      expect((await fetch(`${small.url}/metrics`, { headers: auth })).status).toBe(200);
     } finally {
       await small.close();
     }

@@ -1,8 +1,13 @@
 import { AppError } from '../../errors.js';
+import { metricsAuth } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
 
-/** Probes and metrics; served at the root and under /api/v1, without a token (load balancers and Prometheus). */
-export function healthRoutes(app: App, { store, health, metrics }: HttpDeps): void {
+/**
+ * Probes and metrics, served at the root and under /api/v1. The probes need no token (load
+ * balancers); `/metrics` needs an API token, a signed-in session or HOOKFLOW_METRICS_TOKEN (SPEC 8).
+ */
+export function healthRoutes(app: App, { store, health, metrics, tokens, accounts, config }: HttpDeps): void {
+  const metricsGuard = metricsAuth(tokens, accounts, config.http.metricsToken);
   for (const prefix of ['', '/api/v1']) {
     app.get(`${prefix}/healthz`, { schema: { tags: ['health'] } }, async () => ({ status: 'ok' }));
     // Ready when the store answers and takes writes (SPEC 3.5): after a write it could not take,
@@ -29,8 +34,10 @@ export function healthRoutes(app: App, { store, health, metrics }: HttpDeps): vo
       }
       return { status: 'ready' };
     });
-    app.get(`${prefix}/metrics`, { schema: { tags: ['health'] } }, async (_req, reply) =>
-      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    app.get(
+      `${prefix}/metrics`,
+      { schema: { tags: ['health'], security: [{ bearerAuth: [] }] }, onRequest: metricsGuard },
+      async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );
   }
 }

@@ -1,0 +1,52 @@
+/**
+ * The API docs page (/api/docs, Swagger UI) still works under its Content-Security-Policy: in
+ * Debian's chromium, driven by playwright-core, it renders the OpenAPI document and the browser
+ * reports no violation of the policy (a blocked script or style would show here first).
+ */
+import fs from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`No chromium at ${CHROMIUM}: install it or set HOOKFLOW_CHROMIUM.`);
+  server = await startTestServer();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+it('renders the API docs with no Content-Security-Policy violation', async () => {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(15_000);
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
+  await page.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile))",
+  );
+  const res = await page.goto(`${server.url}/api/docs`);
+  expect(res?.status()).toBe(200);
+  expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+  await page.locator('.swagger-ui .info .title').getByText('hookflow API').waitFor();
+  // An operation of the document, expanded: Swagger UI's own scripts and styles at work.
+  await page.locator('.opblock-summary-path', { hasText: '/api/v1/workflows' }).first().click();
+  await page.locator('.opblock-body').first().waitFor();
+  expect(violations).toEqual([]);
+  await page.close();
+}, 60_000);
