@@ -382,6 +382,87 @@ describe('a loop with a code step in the browser', () => {
   }, 120_000);
 });
 
+describe("the code editor under the page's own CSP", () => {
+  // The other tests bypass the CSP (axe-core is injected inline); this one keeps it, as users have it.
+  it('renders highlighted code with line numbers in a gutter beside it, one focus ring, a live syntax check, and no CSP error', async () => {
+    await signedIn();
+    const created = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'Code under CSP',
+        steps: [
+          { name: 'shape', type: 'code', source: "const total = 2; // two\nreturn { total, label: 'x' };" },
+        ],
+      })
+    ).body as { id: string };
+    const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+    await context.addCookies(await page.context().cookies());
+    const strict = await context.newPage();
+    strict.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    strict.on('console', (m) => {
+      if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(m.text());
+    });
+    strict.on('pageerror', (e) => problems.push(e.message));
+    try {
+      for (const viewport of [DESKTOP, PHONE]) {
+        await strict.setViewportSize(viewport);
+        await strict.goto(`${server.url}/workflows/${created.id}`);
+        const editor = strict.getByTestId('code-editor');
+        await editor.locator('.cm-content').waitFor();
+        await editor.scrollIntoViewIfNeeded();
+        // Line numbers in a gutter left of the code, on the same rows.
+        const gutter = (await editor.locator('.cm-gutters').boundingBox())!;
+        const content = (await editor.locator('.cm-content').boundingBox())!;
+        expect(gutter.x + gutter.width, `gutter beside the code at ${viewport.width}`).toBeLessThanOrEqual(
+          content.x + 1,
+        );
+        expect(Math.abs(gutter.y - content.y), `same rows at ${viewport.width}`).toBeLessThan(10);
+        const firstNumber = (await editor
+          .locator('.cm-lineNumbers .cm-gutterElement', { hasText: '1' })
+          .first()
+          .boundingBox())!;
+        const firstLine = (await editor.locator('.cm-line').first().boundingBox())!;
+        expect(Math.abs(firstNumber.y - firstLine.y)).toBeLessThan(6);
+        // Highlighting: the keyword has a colour of its own.
+        const colours = await editor
+          .locator('.cm-line')
+          .first()
+          .evaluate((line) => {
+            const keyword = [...line.querySelectorAll('span')].find((s) => s.textContent === 'const');
+            return {
+              line: getComputedStyle(line).color,
+              keyword: keyword ? getComputedStyle(keyword).color : null,
+            };
+          });
+        expect(colours.keyword).not.toBeNull();
+        expect(colours.keyword).not.toBe(colours.line);
+        // One focus ring: the editor's, not a second one on the editable text inside it.
+        await editor.locator('.cm-content').click();
+        const rings = await editor.evaluate((host) => ({
+          editor: getComputedStyle(host.querySelector('.cm-editor')!).outlineStyle,
+          content: getComputedStyle(host.querySelector('.cm-content')!).outlineStyle,
+        }));
+        expect(rings).toEqual({ editor: 'solid', content: 'none' });
+        const width = await strict.evaluate<number>('document.documentElement.scrollWidth');
+        expect(width).toBeLessThanOrEqual(viewport.width);
+      }
+      // The live syntax check: broken code is marked in the gutter and said below, with where.
+      await strict.keyboard.press('Control+End');
+      await strict.keyboard.insertText('\nif (total {');
+      const syntax = strict.getByTestId('code-syntax');
+      await expect.poll(() => syntax.textContent()).toMatch(/does not parse here, line 3, column \d+\./);
+      await strict.locator('.cm-lint-marker-error').first().waitFor();
+      await strict.keyboard.press('Shift+Home');
+      await strict.keyboard.press('Backspace');
+      await strict.keyboard.press('Backspace');
+      await syntax.waitFor({ state: 'detached' });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+});
+
 describe('a long loop in the browser', () => {
   it('shows the first 100 iterations and how many there were', async () => {
     await signedIn();

@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import type { MountedEditor } from '../lib/codemirror';
+import type { MountedEditor, SyntaxProblem } from '../lib/codemirror';
 
 /**
  * JavaScript source with CodeMirror 6 (lib/codemirror.ts, loaded on first use). Until it has
@@ -24,9 +24,10 @@ export function CodeEditor({
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MountedEditor | null>(null);
   const [ready, setReady] = useState(false);
+  const [syntax, setSyntax] = useState<SyntaxProblem | null>(null);
   const latest = useRef({ value, onChange });
   latest.current = { value, onChange };
-  const describedBy = error ? `${id}-error` : undefined;
+  const describedBy = error || syntax ? `${id}-notes` : undefined;
 
   useEffect(() => {
     let cancelled = false;
@@ -36,6 +37,8 @@ export function CodeEditor({
         const attributes: Record<string, string> = {
           'aria-labelledby': `${id}-label`,
           'aria-multiline': 'true',
+          // The field's error or the syntax check, whichever is shown (the element is always there).
+          'aria-describedby': `${id}-notes`,
         };
         if (field) attributes['data-field'] = field;
         // Someone typing in the textarea while the editor loaded keeps typing, in the editor.
@@ -44,6 +47,7 @@ export function CodeEditor({
           value: latest.current.value,
           onChange: (v) => latest.current.onChange(v),
           attributes,
+          onSyntax: setSyntax,
         });
         setReady(true);
         if (typing) editor.current.focus();
@@ -66,7 +70,7 @@ export function CodeEditor({
       <label id={`${id}-label`} htmlFor={ready ? undefined : `${id}-text`} className="label">
         {label}
       </label>
-      <div ref={host} className="code-editor-host" aria-describedby={describedBy} data-testid="code-editor" />
+      <div ref={host} className="code-editor-host" data-testid="code-editor" />
       {!ready && (
         <textarea
           ref={fallback}
@@ -81,11 +85,14 @@ export function CodeEditor({
           onChange={(e) => onChange(e.target.value)}
         />
       )}
-      {error && (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      )}
+      <div id={`${id}-notes`}>
+        {error && <p className="field-error">{error}</p>}
+        {!error && syntax && (
+          <p className="field-error" data-testid="code-syntax">
+            {syntax.message}, line {syntax.line}, column {syntax.column}.
+          </p>
+        )}
+      </div>
     </div>
   );
 }

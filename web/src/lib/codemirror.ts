@@ -9,11 +9,41 @@ import { javascript } from '@codemirror/lang-javascript';
 import {
   bracketMatching,
   defaultHighlightStyle,
+  ensureSyntaxTree,
   indentOnInput,
   syntaxHighlighting,
 } from '@codemirror/language';
+import { type Diagnostic, linter, lintGutter } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
 import { drawSelection, EditorView, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
+import { StyleModule } from 'style-mod';
+
+/**
+ * CodeMirror's styles under the page's CSP (`style-src 'self'`, no inline styles). style-mod puts a
+ * view's CSS in a `<style>` tag when mounting into a document, which that CSP refuses (the gutter
+ * then stacks above the code, nothing is highlighted); into a shadow root it uses a constructed
+ * stylesheet (`adoptedStyleSheets`), which CSP does not govern. This sends the document's mount
+ * the constructed way too, through a stand-in root that has no `head` and forwards
+ * `adoptedStyleSheets` to the document, so style-mod's own ordering of the modules still applies.
+ * Adopted sheets come after the page's stylesheets in the cascade: flow.css overrides CodeMirror
+ * with more specific selectors.
+ */
+function adoptStylesInDocument(): void {
+  if (typeof CSSStyleSheet === 'undefined' || !('adoptedStyleSheets' in Document.prototype)) return;
+  const mount = StyleModule.mount;
+  const standIn = {
+    ownerDocument: document,
+    get adoptedStyleSheets() {
+      return document.adoptedStyleSheets;
+    },
+    set adoptedStyleSheets(sheets: CSSStyleSheet[]) {
+      document.adoptedStyleSheets = sheets;
+    },
+  } as unknown as ShadowRoot;
+  StyleModule.mount = (root, modules, options) => mount(root === document ? standIn : root, modules, options);
+}
+// Once, when this module loads (on the first code editor shown), before any view mounts its styles.
+adoptStylesInDocument();
 
 export interface MountedEditor {
   /** Replace the text when it changed outside the editor (a reload after save). */
@@ -22,10 +52,54 @@ export interface MountedEditor {
   destroy(): void;
 }
 
+/** Where the source first stops parsing, as a person counts: line and column from 1. */
+export interface SyntaxProblem {
+  line: number;
+  column: number;
+  message: string;
+}
+
+/**
+ * The live syntax check: the places the JavaScript parser (Lezer, which highlights the code) could
+ * not parse. Without eval (the CSP forbids it) and without running anything; the parser is lenient,
+ * so this catches broken code as typed (a missing bracket, `const = 1`), not every early error —
+ * saving validates the source in the sandbox and reports the rest.
+ */
+function syntaxProblems(state: EditorState): Diagnostic[] {
+  const tree = ensureSyntaxTree(state, state.doc.length, 200);
+  if (!tree) return [];
+  const found: Diagnostic[] = [];
+  tree.iterate({
+    enter(node) {
+      if (!node.type.isError || found.length >= 5) return;
+      const to = Math.min(Math.max(node.to, node.from + 1), state.doc.length);
+      found.push({
+        from: node.from,
+        to,
+        severity: 'error',
+        message: 'Syntax error: the code does not parse here',
+      });
+    },
+  });
+  return found;
+}
+
 export function mountEditor(
   parent: HTMLElement,
-  opts: { value: string; onChange: (value: string) => void; attributes: Record<string, string> },
+  opts: {
+    value: string;
+    onChange: (value: string) => void;
+    attributes: Record<string, string>;
+    /** The first syntax problem after each change (null when the code parses). */
+    onSyntax?: (problem: SyntaxProblem | null) => void;
+  },
 ): MountedEditor {
+  const report = (state: EditorState, problems: readonly Diagnostic[]) => {
+    const first = problems[0];
+    if (!first) return opts.onSyntax?.(null);
+    const line = state.doc.lineAt(first.from);
+    opts.onSyntax?.({ line: line.number, column: first.from - line.from + 1, message: first.message });
+  };
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -40,6 +114,15 @@ export function mountEditor(
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         keymap.of([...defaultKeymap, ...historyKeymap]),
         javascript(),
+        lintGutter(),
+        linter(
+          (view) => {
+            const problems = syntaxProblems(view.state);
+            report(view.state, problems);
+            return problems;
+          },
+          { delay: 300 },
+        ),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of(opts.attributes),
         EditorView.updateListener.of((u) => {
