@@ -120,6 +120,12 @@ export interface Config {
     codeMemoryMb: number;
     /** HOOKFLOW_CODE_TIMEOUT_MS: time one `code` step run may take (default 1 000). */
     codeTimeoutMs: number;
+    /**
+     * HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: connections the `http` steps of one process open to one
+     * origin (scheme, host, port) at most (default 128, 1 to 65 536); further requests to it wait
+     * for a free connection, within their step's `timeoutMs`.
+     */
+    httpMaxSocketsPerHost: number;
   };
   security: {
     /** HOOKFLOW_ENCRYPTION_KEY: key for secrets at rest (generated into the data dir when unset). */
@@ -265,6 +271,7 @@ const SETTINGS = {
   foreachMaxItems: { env: 'HOOKFLOW_FOREACH_MAX_ITEMS', parse: integer(1, 1_000_000) },
   codeMemoryMb: { env: 'HOOKFLOW_CODE_MEMORY_MB', parse: integer(1, 1024) },
   codeTimeoutMs: { env: 'HOOKFLOW_CODE_TIMEOUT_MS', parse: integer(10, 60_000) },
+  httpMaxSocketsPerHost: { env: 'HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST', parse: integer(1, 65_536) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
   metricsToken: { env: 'HOOKFLOW_METRICS_TOKEN', parse: metricsToken },
   logLevel: {
@@ -351,6 +358,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       foreachMaxItems: v.foreachMaxItems ?? 10_000,
       codeMemoryMb: v.codeMemoryMb ?? 64,
       codeTimeoutMs: v.codeTimeoutMs ?? 1_000,
+      httpMaxSocketsPerHost: v.httpMaxSocketsPerHost ?? 128,
     },
     security: { encryptionKey: v.encryptionKey },
     log: { level: v.logLevel ?? 'info', format: v.logFormat ?? 'auto' },

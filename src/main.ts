@@ -24,6 +24,7 @@ import { GroupCommit } from './store/group-commit.js';
 import { LoneSender } from './store/lone-sender.js';
 import { StoreHealth } from './store/health.js';
 import { openStore } from './store/open.js';
+import { queueRepo } from './store/queue.js';
 import type { Store } from './store/store.js';
 import { TokenService } from './tokens/tokens.js';
 import { Ingest } from './webhooks/ingest.js';
@@ -123,7 +124,6 @@ export async function startHookflow({
     baseUrl: config.http.baseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
   });
-  const metrics = new Metrics(() => ingest.pending);
   const queue = new Queue({
     store,
     workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
@@ -144,6 +144,11 @@ export async function startHookflow({
         onFailed,
       })
     : undefined;
+  // The queue gauges (SPEC 7d): this process's executions in flight, the store's backlog.
+  const metrics = new Metrics(() => ingest.pending, {
+    inFlight: () => worker?.active ?? 0,
+    backlog: () => queueRepo.backlog(store, new Date().toISOString()),
+  });
   // Executions accepted here are offered to this executor first (queue/entry.ts).
   if (worker) ingest.handOffTo(worker);
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).

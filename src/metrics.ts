@@ -4,6 +4,21 @@
  */
 import client from 'prom-client';
 
+/** Executions due and not taken by a worker (store/queue.ts `backlog`). */
+export interface Backlog {
+  depth: number;
+  /** The earliest due time among them (ISO-8601 UTC), undefined when there are none. */
+  oldestDueAt: string | undefined;
+}
+
+/** What the queue gauges read at scrape time (SPEC 7d). */
+export interface QueueGauges {
+  /** Executions this process runs now, those waiting on the network included (not parked ones). */
+  inFlight(): number;
+  /** The store's backlog now; one read serves every gauge of a scrape. */
+  backlog(): Promise<Backlog>;
+}
+
 interface AnsweredCount {
   labels: { mode: string; status: string };
   count: number;
@@ -35,8 +50,10 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly ingestPending: client.Gauge;
+  /** The backlog being read for the scrape in progress (both gauges that show it share the read). */
+  #backlog: Promise<Backlog> | undefined;
 
-  constructor(pending: () => number) {
+  constructor(pending: () => number, queue?: QueueGauges) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'hookflow_' });
     this.ingestPending = new client.Gauge({
       name: 'hookflow_ingest_pending',
@@ -44,6 +61,48 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(pending());
+      },
+    });
+    if (queue) this.#queueGauges(queue);
+  }
+
+  /**
+   * hookflow_executions_in_flight, hookflow_queue_depth and hookflow_queue_oldest_age_seconds (SPEC
+   * 7d), computed when scraped. While the store cannot be read, the two backlog gauges are NaN
+   * (unknown) and the rest of the scrape is served.
+   */
+  #queueGauges(queue: QueueGauges): void {
+    const backlog = (): Promise<Backlog | undefined> => {
+      this.#backlog ??= queue.backlog().finally(() => {
+        this.#backlog = undefined;
+      });
+      return this.#backlog.catch(() => undefined);
+    };
+    new client.Gauge({
+      name: 'hookflow_executions_in_flight',
+      help: 'Executions this process is running, those waiting on an outbound call included',
+      registers: [this.registry],
+      collect() {
+        this.set(queue.inFlight());
+      },
+    });
+    new client.Gauge({
+      name: 'hookflow_queue_depth',
+      help: 'Executions due and not yet taken by a worker (queued, and waiting ones whose time has come)',
+      registers: [this.registry],
+      async collect() {
+        const b = await backlog();
+        this.set(b ? b.depth : Number.NaN);
+      },
+    });
+    new client.Gauge({
+      name: 'hookflow_queue_oldest_age_seconds',
+      help: 'How long the longest-due execution not yet taken by a worker has been due, 0 when none',
+      registers: [this.registry],
+      async collect() {
+        const b = await backlog();
+        const at = b?.oldestDueAt === undefined ? undefined : Date.parse(b.oldestDueAt);
+        this.set(!b ? Number.NaN : at === undefined ? 0 : Math.max(0, (Date.now() - at) / 1000));
       },
     });
   }

@@ -185,3 +185,16 @@ describe('step limits (SPEC 7b)', () => {
       expect(() => loadConfig({ env: { [name!]: value! }, cwd: '/srv' }), name).toThrow(name);
   });
 });
+
+describe('HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST (SPEC 7d)', () => {
+  it('defaults to 128 connections per origin and is read from the environment', () => {
+    expect(loadConfig({ env: {}, cwd: '/srv' }).engine.httpMaxSocketsPerHost).toBe(128);
+    const env = { HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: '2' };
+    expect(loadConfig({ env, cwd: '/srv' }).engine.httpMaxSocketsPerHost).toBe(2);
+  });
+
+  it.each(['0', '-1', 'many', '1.5'])('refuses %s, naming the variable', (value) => {
+    const env = { HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: value };
+    expect(() => loadConfig({ env, cwd: '/srv' })).toThrow('HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST');
+  });
+});

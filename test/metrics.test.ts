@@ -27,3 +27,42 @@ describe('Metrics.webhookAnswered', () => {
     expect(text).toContain('hookflow_webhook_requests_total{mode="production",status="202"} 2');
   });
 });
+
+describe('the queue gauges (SPEC 7d)', () => {
+  const value = (text: string, name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+
+  it('read the backlog once per scrape, and give its age in seconds', async () => {
+    let reads = 0;
+    const metrics = new Metrics(() => 0, {
+      inFlight: () => 7,
+      backlog: async () => {
+        reads++;
+        return { depth: 12, oldestDueAt: new Date(Date.now() - 90_000).toISOString() };
+      },
+    });
+    const text = await metrics.registry.metrics();
+    expect(reads).toBe(1);
+    expect(value(text, 'hookflow_executions_in_flight')).toBe('7');
+    expect(value(text, 'hookflow_queue_depth')).toBe('12');
+    expect(Number(value(text, 'hookflow_queue_oldest_age_seconds'))).toBeCloseTo(90, 0);
+    await metrics.registry.metrics();
+    expect(reads).toBe(2);
+  });
+
+  it('show age 0 with nothing due, and NaN (unknown) while the store cannot be read; the scrape is served', async () => {
+    let down = false;
+    const metrics = new Metrics(() => 0, {
+      inFlight: () => 0,
+      backlog: async () => {
+        if (down) throw new Error('store unavailable');
+        return { depth: 0, oldestDueAt: undefined };
+      },
+    });
+    expect(value(await metrics.registry.metrics(), 'hookflow_queue_oldest_age_seconds')).toBe('0');
+    down = true;
+    const text = await metrics.registry.metrics();
+    expect(value(text, 'hookflow_queue_depth')).toBe('Nan');
+    expect(value(text, 'hookflow_queue_oldest_age_seconds')).toBe('Nan');
+    expect(value(text, 'hookflow_executions_in_flight')).toBe('0');
+  });
+});

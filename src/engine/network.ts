@@ -156,21 +156,35 @@ export function loadUndici(): Promise<Undici> {
   return undici;
 }
 
-/** The outbound side of `http` steps: the policy, and a connection pool that enforces it. */
+/** HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST's default (SPEC 7d). */
+export const DEFAULT_MAX_SOCKETS_PER_HOST = 128;
+
+/**
+ * The outbound side of `http` steps: the policy, and a connection pool that enforces it. The pool
+ * opens at most `maxSocketsPerHost` connections to one origin (scheme, host and port; undici's
+ * per-origin `connections`); requests beyond them wait for a free one, within their step's
+ * `timeoutMs`. Without a cap, every execution in flight against one slow API would hold a socket
+ * to it (and a file descriptor here), however many that API can serve.
+ */
 export class Outbound {
   readonly policy: NetworkPolicy;
+  readonly maxSocketsPerHost: number;
   #dispatcher: Promise<Agent> | undefined;
 
-  constructor(policy: NetworkPolicy) {
+  constructor(policy: NetworkPolicy, maxSocketsPerHost = DEFAULT_MAX_SOCKETS_PER_HOST) {
     this.policy = policy;
+    this.maxSocketsPerHost = maxSocketsPerHost;
   }
 
   /** The connection pool, made on first use (see `loadUndici`). */
   dispatcher(): Promise<Agent> {
     this.#dispatcher ??= loadUndici().then(({ Agent }) =>
       this.policy === OPEN_NETWORK
-        ? new Agent()
-        : new Agent({ connect: { lookup: guardedLookup(this.policy) as never } }),
+        ? new Agent({ connections: this.maxSocketsPerHost })
+        : new Agent({
+            connections: this.maxSocketsPerHost,
+            connect: { lookup: guardedLookup(this.policy) as never },
+          }),
     );
     return this.#dispatcher;
   }
@@ -187,6 +201,12 @@ export class Outbound {
   }
 }
 
-export function createOutbound({ allowPrivateNetwork }: { allowPrivateNetwork: boolean }): Outbound {
-  return new Outbound(allowPrivateNetwork ? OPEN_NETWORK : publicNetworkOnly());
+export function createOutbound({
+  allowPrivateNetwork,
+  maxSocketsPerHost,
+}: {
+  allowPrivateNetwork: boolean;
+  maxSocketsPerHost?: number | undefined;
+}): Outbound {
+  return new Outbound(allowPrivateNetwork ? OPEN_NETWORK : publicNetworkOnly(), maxSocketsPerHost);
 }

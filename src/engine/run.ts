@@ -123,6 +123,8 @@ export interface EngineOptions {
   codeMemoryMb?: number;
   /** HOOKFLOW_CODE_TIMEOUT_MS: time of one `code` run (default 1 000). */
   codeTimeoutMs?: number;
+  /** HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: connections `http` steps open to one origin (default 128). */
+  httpMaxSocketsPerHost?: number;
 }
 
 /** A step as compiled: a step type's (`leaf`) or one holding steps, with its expressions compiled. */
@@ -228,6 +230,8 @@ interface Run {
   resumeAt: Frame[] | undefined;
   /** The parked step's state (to resume it), or the state a step just parked with. */
   parkState: unknown;
+  /** The iteration of each enclosing `forEach`, outermost first (StepContext.indices). */
+  indices: number[];
 }
 
 /** Where a step holding steps runs: its record, its input, the run, its list's depth, and (resuming) its frame. */
@@ -260,7 +264,12 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.#options = options;
     this.#budget = options.expressionBudget ?? DEFAULT_BUDGET;
-    this.#outbound = options.outbound ?? createOutbound({ allowPrivateNetwork: options.allowPrivateNetwork });
+    this.#outbound =
+      options.outbound ??
+      createOutbound({
+        allowPrivateNetwork: options.allowPrivateNetwork,
+        maxSocketsPerHost: options.httpMaxSocketsPerHost,
+      });
     this.#limits = {
       memoryBytes: (options.codeMemoryMb ?? 64) * 1024 * 1024,
       timeoutMs: options.codeTimeoutMs ?? 1_000,
@@ -350,6 +359,7 @@ export class Engine {
       response: checkpoint?.response,
       resumeAt: checkpoint?.at,
       parkState: checkpoint?.state,
+      indices: [],
     };
     const records = checkpoint ? checkpoint.records : [];
     let end: End | Promise<End>;
@@ -588,9 +598,11 @@ export class Engine {
       outbound: this.#outbound,
       scope,
       limits: this.#limits,
+      step: node.step.name,
     };
     if (credentials) stepCtx.credentials = credentials;
     if (resume) stepCtx.resume = resume;
+    if (run.indices.length > 0) stepCtx.indices = run.indices.slice();
     return type.run(config, stepCtx);
   }
 
@@ -701,11 +713,13 @@ export class Engine {
     const iterations = record.iterations;
     // An inner loop's $item/$index shadow the outer one's, which come back when it ends.
     const outer = { item: scope.item, index: scope.index };
+    const level = run.indices.length;
     try {
       for (let index = start; index < items.length; index++) {
         const element = items[index];
         scope.item = element;
         scope.index = index;
+        run.indices[level] = index;
         let iteration: IterationResult;
         const resuming = run.resumeAt !== undefined && index === start;
         const kept = index < MAX_RECORDED_ITERATIONS;
@@ -738,6 +752,7 @@ export class Engine {
     } finally {
       scope.item = outer.item;
       scope.index = outer.index;
+      run.indices.length = level;
     }
     return { end: 'done', output: outputs };
   }

@@ -35,7 +35,12 @@ const WATCH_EVERY_MS = 500;
 /** The thread's engine options: what config.engine holds (all of it is cloneable). */
 export type EngineRunnerOptions = Pick<
   EngineOptions,
-  'allowPrivateNetwork' | 'executionTimeoutMs' | 'foreachMaxItems' | 'codeMemoryMb' | 'codeTimeoutMs'
+  | 'allowPrivateNetwork'
+  | 'executionTimeoutMs'
+  | 'foreachMaxItems'
+  | 'codeMemoryMb'
+  | 'codeTimeoutMs'
+  | 'httpMaxSocketsPerHost'
 >;
 
 export type ToThread =
@@ -100,6 +105,9 @@ export class EngineRunner {
       ...(options.foreachMaxItems !== undefined ? { foreachMaxItems: options.foreachMaxItems } : {}),
       ...(options.codeMemoryMb !== undefined ? { codeMemoryMb: options.codeMemoryMb } : {}),
       ...(options.codeTimeoutMs !== undefined ? { codeTimeoutMs: options.codeTimeoutMs } : {}),
+      ...(options.httpMaxSocketsPerHost !== undefined
+        ? { httpMaxSocketsPerHost: options.httpMaxSocketsPerHost }
+        : {}),
     };
     this.#log = log;
   }

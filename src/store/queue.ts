@@ -10,6 +10,14 @@ import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, ExecutionRow } from './schema.js';
 import type { Store } from './store.js';
 
+/**
+ * `backlog` counts due rows up to this many: counting reads each row's index entry (SQLite,
+ * measured here: 100 000 rows in 11–18 ms, 900 000 in 150–175 ms), and a SQLite read blocks the
+ * event loop, once per scrape. A deeper backlog shows as this number; its age still tells how far
+ * behind the executors are (the earliest due row is found in the index at once: 0.03 ms).
+ */
+export const BACKLOG_COUNT_MAX = 100_000;
+
 /** The fields that make an execution claimed by a worker (queue/queue.ts `claimFields`). */
 export interface ClaimFields {
   status: 'running';
@@ -230,6 +238,44 @@ export const queueRepo = {
       .returning(GAVE_UP_COLUMNS)
       .execute();
     return { released: res.length, gaveUp: gaveUp(res) };
+  },
+
+  /**
+   * The backlog at `nowIso` (the /metrics gauges): executions due and not taken by a worker —
+   * `queued` ones and `waiting` ones whose time has come, `run_after` at or before `nowIso` — how
+   * many (counted up to BACKLOG_COUNT_MAX), and the earliest `run_after` among them (undefined when
+   * none). All three read the (status, run_after) index: the earliest due row of each status is
+   * its range's first entry; the count reads the rows it counts.
+   */
+  async backlog(store: Store, nowIso: string): Promise<{ depth: number; oldestDueAt: string | undefined }> {
+    const db = store.db;
+    const due = (status: 'queued' | 'waiting') =>
+      db.selectFrom('executions').where('status', '=', status).where('run_after', '<=', nowIso);
+    const row = await db
+      .selectNoFrom((eb) => [
+        eb
+          .selectFrom(
+            db
+              .selectFrom('executions')
+              // From the index alone (SQLite's rows are found by rowid, not `id`).
+              .select('run_after')
+              .where('status', 'in', ['queued', 'waiting'])
+              .where('run_after', '<=', nowIso)
+              .limit(BACKLOG_COUNT_MAX)
+              .as('due'),
+          )
+          .select((c) => c.fn.countAll<number | string>().as('n'))
+          .as('depth'),
+        due('queued')
+          .select((m) => m.fn.min('run_after').as('at'))
+          .as('queued'),
+        due('waiting')
+          .select((m) => m.fn.min('run_after').as('at'))
+          .as('waiting'),
+      ])
+      .executeTakeFirstOrThrow();
+    const times = [row.queued, row.waiting].filter((t): t is string => typeof t === 'string');
+    return { depth: Number(row.depth ?? 0), oldestDueAt: times.sort()[0] };
   },
 
   /** The earliest `run_after` of a waiting row, undefined when none waits. */

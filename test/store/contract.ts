@@ -13,6 +13,7 @@ import { newId } from '../../src/ids.js';
 import { LocalBus } from '../../src/bus/bus.js';
 import { type ExecutionResult, LEASE_MS, MAX_ATTEMPTS, Queue } from '../../src/queue/queue.js';
 import { type ExecutionFilter, executionsRepo } from '../../src/store/executions.js';
+import { queueRepo } from '../../src/store/queue.js';
 import type {
   ApiTokenRow,
   Database,
@@ -525,6 +526,34 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect((await queue.claim(1, { maxChars: 1_000 })).map((r) => r.id)).toEqual([rowIds[3]]);
         expect((await queue.claim(10, { maxChars: 1_000 })).map((r) => r.id)).toEqual([rowIds[4]]);
         for (const id of rowIds) expect(await get(id)).toMatchObject({ status: 'running', locked_by: 'w1' });
+      });
+
+      it('backlog counts the due queued and waiting rows, and gives the earliest due time among them', async () => {
+        const now = iso();
+        expect(await queueRepo.backlog(store, now)).toEqual({ depth: 0, oldestDueAt: undefined });
+        const waitingSince = iso(-9_000);
+        await insertAll([
+          execution({ run_after: iso(-5_000) }),
+          execution({ run_after: iso(-1_000) }),
+          execution({ status: 'waiting', run_after: waitingSince }),
+          // Not due, or not the queue's to take:
+          execution({ run_after: iso(60_000) }),
+          execution({ status: 'waiting', run_after: iso(60_000) }),
+          execution({
+            status: 'running',
+            locked_by: 'w1',
+            locked_until: iso(60_000),
+            run_after: iso(-20_000),
+          }),
+          execution({ status: 'succeeded', run_after: iso(-30_000) }),
+        ]);
+        expect(await queueRepo.backlog(store, iso())).toEqual({ depth: 3, oldestDueAt: waitingSince });
+        // The earliest due row is a queued one once the waiting one is taken.
+        await store.db.deleteFrom('executions').where('run_after', '=', waitingSince).execute();
+        expect(await queueRepo.backlog(store, iso())).toMatchObject({ depth: 2 });
+        expect(Date.parse((await queueRepo.backlog(store, iso())).oldestDueAt!)).toBeLessThan(
+          Date.now() - 4_000,
+        );
       });
 
       it('claim takes the execution due earliest first, like graphile-worker (run_at, id)', async () => {

@@ -19,11 +19,20 @@
  * or after what `Retry-After` asks (capped at 1 hour). A pause under a second is taken here; a
  * longer one parks the execution (`waiting`, no executor slot held) and the step resumes with its
  * next attempt. Every attempt is recorded in the step record's `attempts`.
+ *
+ * Idempotency keys (SPEC 7d): a POST or PATCH sends `Idempotency-Key: <executionId>.<step
+ * name>[.<forEach index>…]` (`idempotencyKeyOf`), the same on every attempt of the step within its
+ * execution — backoff retries, parked ones, and a run again after a crash or a lapsed lease — so an
+ * API that honours the header applies the call once. `idempotencyKey: false` sends none,
+ * `{header}` sends it under another name; a header of that name set in `headers` wins (the user
+ * said what to send). It is no secret: the record's `request.headers` shows it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import Type from 'typebox';
 import type { Dispatcher } from 'undici';
+import type { FieldError } from '../../errors.js';
 import { MethodSchema } from '../../model/workflow.js';
+import { RESERVED_RESPONSE_HEADERS } from '../../shared/response-headers.js';
 import {
   type Applied,
   applyCredential,
@@ -36,6 +45,7 @@ import { loadUndici, NetworkRefused } from '../network.js';
 import {
   defineStep,
   Expr,
+  HEADER_NAME,
   HeaderMap,
   type StepContext,
   type StepDetails,
@@ -53,6 +63,9 @@ export const PARK_FROM_MS = 1_000;
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 const DEFAULT_BACKOFF_MS = 1_000;
 const RETRY_ON = ['network', '429', '5xx'] as const;
+/** The methods that send an idempotency key: the ones that create or change something and are not idempotent by HTTP's rules. */
+const KEYED_METHODS = new Set(['POST', 'PATCH']);
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 /**
  * Headers recorded as "***" whatever set them (a credential, or typed into the step the old way):
  * the record of the request must not become a new place where a key pasted into a step is shown.
@@ -109,9 +122,35 @@ export const httpStep = defineStep({
           { additionalProperties: false },
         ),
       ),
+      idempotencyKey: Type.Optional(
+        Type.Union(
+          [
+            Type.Boolean(),
+            Type.Object(
+              { header: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME.source }) },
+              { additionalProperties: false },
+            ),
+          ],
+          {
+            description:
+              'POST and PATCH send `Idempotency-Key: <executionId>.<step name>[.<forEach index>…]` (default true); false sends none; {header} renames it.',
+          },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),
+  check(config) {
+    const errors: FieldError[] = [];
+    const key = config.idempotencyKey;
+    const name = typeof key === 'object' ? key.header.toLowerCase() : undefined;
+    if (name !== undefined && (RESERVED_RESPONSE_HEADERS.has(name) || name === 'host'))
+      errors.push({
+        field: '/idempotencyKey/header',
+        message: 'is a header the HTTP client sets itself and cannot carry the idempotency key',
+      });
+    return errors;
+  },
   async run(config, ctx) {
     const method: string = config.method ?? 'GET';
     const url = parseUrl(config.url);
@@ -138,6 +177,12 @@ export const httpStep = defineStep({
           { field: '/credential' },
         );
       applied = applyCredential(cred, url, headers);
+    }
+    const keyHeader = idempotencyHeader(method, config.idempotencyKey);
+    // A header of that name the step sets itself is sent as it is.
+    if (keyHeader !== undefined && headers[keyHeader] === undefined) {
+      const key = idempotencyKeyOf(ctx);
+      if (key !== undefined) headers[keyHeader] = key;
     }
     const body = encodeBody(method, config.body, headers);
     const recorded = {
@@ -209,6 +254,37 @@ export const httpStep = defineStep({
     }
   },
 });
+
+/** The header (lower case) a request of `method` carries its idempotency key in, or undefined when none. */
+function idempotencyHeader(
+  method: string,
+  option: boolean | { header: string } | undefined,
+): string | undefined {
+  if (!KEYED_METHODS.has(method) || option === false) return undefined;
+  return typeof option === 'object' ? option.header.toLowerCase() : IDEMPOTENCY_HEADER;
+}
+
+/**
+ * `<executionId>.<step name>[.<forEach index>…]`: what names this call within its execution, and
+ * only it (step names are unique in a workflow), the same on every attempt and resumption.
+ * Characters a header value cannot carry as they are (control characters, non-ASCII) and `%`
+ * itself are percent-encoded (UTF-8), so every name gives a distinct, sendable key. Undefined
+ * when the engine did not say where the step runs.
+ */
+export function idempotencyKeyOf(ctx: Pick<StepContext, 'scope' | 'step' | 'indices'>): string | undefined {
+  const executionId = ctx.scope?.execution.id;
+  if (executionId === undefined || ctx.step === undefined) return undefined;
+  const name = ctx.step.replace(/[^\x20-\x24\x26-\x7e]+/gu, percentEncoded);
+  const key = `${executionId}.${name}`;
+  return ctx.indices && ctx.indices.length > 0 ? `${key}.${ctx.indices.join('.')}` : key;
+}
+
+/** `s` as UTF-8 bytes, each as `%XX` (a lone surrogate becomes U+FFFD's bytes rather than throwing). */
+function percentEncoded(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
+}
 
 /** A request that failed on the way (connection refused or reset, DNS, timeout): what `on: ["network"]` retries. */
 class NetworkFailure extends StepFailure {}

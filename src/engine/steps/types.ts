@@ -27,6 +27,14 @@ export interface StepContext {
   credentials?: RunCredentials;
   /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
   scope?: Readonly<Scope>;
+  /** The step's name (unique in its workflow), set by the engine. */
+  step?: string;
+  /**
+   * Inside `forEach` loops: the iteration's index in each, outermost first (absent outside any).
+   * With `scope.execution.id` and `step`, it names this run of the step within its execution, the
+   * same on every attempt and resumption (the `http` step's idempotency key).
+   */
+  indices?: readonly number[];
   /** The `code` step's limits (config.engine); defaults when absent. */
   limits?: { memoryBytes: number; timeoutMs: number };
 }

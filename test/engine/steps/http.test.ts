@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NetworkPolicy, Outbound, publicNetworkOnly } from '../../../src/engine/network.js';
-import { httpStep, MAX_RESPONSE_BYTES } from '../../../src/engine/steps/http.js';
+import { httpStep, idempotencyKeyOf, MAX_RESPONSE_BYTES } from '../../../src/engine/steps/http.js';
 import { StepFailure } from '../../../src/engine/steps/types.js';
 import { stepContext } from './helpers.js';
 
@@ -241,5 +241,31 @@ describe('http step network policy', () => {
     const err = await failure({ url: `${base}/redirect?to=${to}` }, ctx);
     expect(err.message).toContain('Refused to connect to 127.0.0.2: it is not on the test list');
     await ctx.outbound.close();
+  });
+});
+
+describe('idempotencyKeyOf (SPEC 7d)', () => {
+  const scope = (id: string) => ({
+    input: {},
+    trigger: {},
+    steps: {},
+    execution: { id, mode: 'production', workflowId: 'w', attempt: 1 },
+  });
+
+  it.each([
+    ['a step at the top level', 'charge', undefined, 'ex1.charge'],
+    ['a step in a forEach', 'charge', [2], 'ex1.charge.2'],
+    ['a step in a loop in a loop, outermost first', 'charge', [1, 0], 'ex1.charge.1.0'],
+    ['spaces and punctuation, sent as they are', 'Charge card (v2)!', undefined, 'ex1.Charge card (v2)!'],
+    ['non-ASCII, as UTF-8 percent-encoded', 'café', [0], 'ex1.caf%C3%A9.0'],
+    ['a line break and %, percent-encoded', 'a\nb%', undefined, 'ex1.a%0Ab%25'],
+    ['a lone surrogate, as U+FFFD', 'x\ud800', undefined, 'ex1.x%EF%BF%BD'],
+  ])('%s', (_case, step, indices, key) => {
+    expect(idempotencyKeyOf({ scope: scope('ex1'), step, ...(indices ? { indices } : {}) })).toBe(key);
+  });
+
+  it('is undefined when the engine did not say where the step runs', () => {
+    expect(idempotencyKeyOf({ step: 'charge' })).toBeUndefined();
+    expect(idempotencyKeyOf({ scope: scope('ex1') })).toBeUndefined();
   });
 });
