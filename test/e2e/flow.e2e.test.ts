@@ -553,6 +553,8 @@ describe('an error workflow in the browser', () => {
     await page.getByLabel('Workflow name').waitFor();
     await page.getByRole('button', { name: '+ Fail' }).click();
     await page.getByRole('textbox', { name: 'Message' }).fill('broken on purpose');
+    // The workflow's settings have a tab of their own.
+    await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByLabel('Error workflow').selectOption({ label: 'Alerts' });
     // A searchable field (issue 19), saved in the same settings.
     await page.getByRole('button', { name: 'Add searchable field' }).click();
@@ -599,6 +601,7 @@ describe('an error workflow in the browser', () => {
     });
     expect(refused.status).toBe(400);
     await page.goto(`${server.url}/workflows/${fragile.id}`);
+    await page.getByRole('tab', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: 'Refused calls' });
     // Kept in the store in the background: Refresh until it is there.
     await expect

@@ -679,3 +679,75 @@ describe('the editor tells the truth (issue 17)', () => {
     await screenshot('executions-phone', PHONE);
   }, 60_000);
 });
+
+describe('the editor shows the steps first', () => {
+  it('opens on the flow: the trigger card, then the steps in the first screen; the trigger in a side panel or a sheet; settings in a tab', async () => {
+    await signIn();
+    const wf = await createWorkflow({
+      name: 'Steps first',
+      trigger: { path: 'truth/steps-first', methods: ['POST'] },
+      steps: [
+        { name: 'first', type: 'set', fields: { a: '{{ body.a }}' } },
+        { name: 'second', type: 'set', fields: { b: '2' } },
+      ],
+    });
+    await openEditor(wf.id);
+    const firstStep = page.locator('.area-steps li.step').first();
+    const card = page.getByTestId('trigger-card');
+    for (const [width, viewport] of WIDTHS) {
+      await page.setViewportSize(viewport);
+      await page.evaluate('window.scrollTo(0, 0)');
+      await firstStep.waitFor();
+      // Without scrolling: the trigger card, and the first step right under it.
+      const cardBox = (await card.boundingBox())!;
+      const stepBox = (await firstStep.boundingBox())!;
+      expect(cardBox.y + cardBox.height, width).toBeLessThanOrEqual(stepBox.y);
+      // In the first screen, with room for its heading and first field.
+      expect(stepBox.y + 150, `first step at ${width}`).toBeLessThan(viewport.height);
+      expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
+    }
+
+    // Desktop: the trigger's details beside the steps, not above them.
+    await page.setViewportSize(DESKTOP);
+    await page.evaluate('window.scrollTo(0, 0)');
+    const side = page.getByRole('region', { name: 'Trigger', exact: true });
+    const listen = side.getByRole('button', { name: 'Listen for test event' });
+    await listen.waitFor();
+    const sideBox = (await side.boundingBox())!;
+    const stepBox = (await firstStep.boundingBox())!;
+    expect(sideBox.x).toBeGreaterThanOrEqual(stepBox.x + stepBox.width);
+    expect(await side.getByRole('button', { name: 'Copy the test URL' }).isVisible()).toBe(true);
+    await checkPage(page, 'editor, steps first');
+
+    // Phone: the trigger card opens its details as a full-screen sheet, by keyboard too.
+    await page.setViewportSize(PHONE);
+    await page.evaluate('window.scrollTo(0, 0)');
+    expect(await side.count()).toBe(0);
+    await card.focus();
+    await page.keyboard.press('Enter');
+    const sheet = page.getByRole('dialog', { name: 'Trigger' });
+    await sheet.waitFor();
+    const sheetBox = (await sheet.boundingBox())!;
+    expect(sheetBox.x).toBe(0);
+    expect(sheetBox.width).toBe(PHONE.width);
+    await sheet.getByRole('button', { name: 'Listen for test event' }).waitFor();
+    await sheet.getByLabel('Path', { exact: true }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    await page.keyboard.press('Escape');
+    await sheet.waitFor({ state: 'detached' });
+    expect(await page.evaluate<string | null>('document.activeElement?.dataset.testid ?? null')).toBe(
+      'trigger-card',
+    );
+    await page.setViewportSize(DESKTOP);
+
+    // The workflow's settings and refused calls: a tab of their own.
+    expect(await page.getByLabel('Error workflow').count()).toBe(0);
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('Error workflow').waitFor();
+    await page.getByRole('region', { name: 'Refused calls' }).waitFor();
+    await checkPage(page, 'editor settings');
+    await page.getByRole('tab', { name: 'Flow' }).click();
+    await firstStep.waitFor();
+  }, 90_000);
+});

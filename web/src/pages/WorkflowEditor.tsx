@@ -5,7 +5,9 @@ import { ErrorMessage } from '../components/ErrorMessage';
 import type { PickerField } from '../components/FieldPicker';
 import { FIELD_PATH_PATTERN } from '../../../src/shared/search-fields';
 import { Notice } from '../components/Notice';
+import { Sheet } from '../components/Sheet';
 import { Switch } from '../components/Switch';
+import { Tabs } from '../components/Tabs';
 import { curlLine, fillParams, primaryMethod } from '../lib/curl';
 import {
   allNames,
@@ -24,6 +26,7 @@ import { currentFailure, type SaveFailure } from '../lib/saveErrors';
 import { type SimResult, type Simulation, simulate } from '../lib/simulate';
 import { itemFields, walkSteps } from '../lib/stepTree';
 import { useTitle } from '../lib/title';
+import { useMediaQuery } from '../lib/useMediaQuery';
 import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
@@ -32,6 +35,7 @@ import { RejectionsPanel } from './editor/RejectionsPanel';
 import { SettingsPanel } from './editor/SettingsPanel';
 import { StepsPanel } from './editor/StepsPanel';
 import { TestPanel } from './editor/TestPanel';
+import { TriggerCard } from './editor/TriggerCard';
 import { TriggerPanel } from './editor/TriggerPanel';
 import { UrlPanel } from './editor/UrlPanel';
 import { useTestEvents } from './editor/useTestEvents';
@@ -43,6 +47,8 @@ function under(base: string, expression: string): string {
 }
 
 const DATA_PARTS = ['body', 'query', 'params', 'files'];
+/** From this width the trigger's details sit beside the steps; below it they open as a sheet. */
+const SIDE_PANEL = '(min-width: 1100px)';
 const SEARCHABLE_PATH = new RegExp(FIELD_PATH_PATTERN);
 
 type TriggerField = Omit<PickerField, 'insert'> & { expression: string };
@@ -91,6 +97,28 @@ export function WorkflowEditor({ id }: { id: string }) {
   const [conflict, setConflict] = useState<PathConflict | null>(null);
   const test = useTestEvents(id);
   useTitle(saved?.name ?? 'Workflow');
+  /** The steps and their trigger, or the workflow's settings. */
+  const [view, setView] = useState<'flow' | 'settings'>('flow');
+  const wide = useMediaQuery(SIDE_PANEL);
+  /** On a narrow screen: the trigger's sheet is open. */
+  const [sheet, setSheet] = useState(false);
+  const triggerOpen = wide || sheet;
+  const openTrigger = () => {
+    setSheet(true);
+    requestAnimationFrame(() => document.getElementById(`${headingId}-trigger-title`)?.focus());
+  };
+  const closeSheet = () => {
+    setSheet(false);
+    requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="trigger-card"]')?.focus());
+  };
+  /** An error summary's link: show the view that holds the field, then focus it. */
+  const revealField = (pointer: string): boolean => {
+    if (pointer === '/settings' || pointer.startsWith('/settings/')) setView('settings');
+    else setView('flow');
+    if (pointer.startsWith('/trigger')) setSheet(true);
+    requestAnimationFrame(() => focusField(pointer));
+    return true;
+  };
 
   useEffect(() => {
     api<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`).then(
@@ -403,6 +431,46 @@ export function WorkflowEditor({ id }: { id: string }) {
     draft.trigger.auth,
   );
 
+  const triggerDetails = (
+    <>
+      <div className="panel-head">
+        <h2 id={`${headingId}-trigger-title`} tabIndex={-1}>
+          Trigger
+        </h2>
+        {!wide && (
+          <button type="button" className="button" onClick={closeSheet}>
+            Back to the steps
+          </button>
+        )}
+      </div>
+      <UrlPanel
+        baseUrl={baseUrl}
+        path={path}
+        methods={draft.trigger.methods}
+        auth={draft.trigger.auth}
+        active={saved.active}
+        publishedVersion={saved.publishedVersion}
+        listening={test.listener !== null}
+        unsaved={dirty}
+      />
+      <TestPanel
+        test={test}
+        testUrl={`${baseUrl}/webhook-test/${path}`}
+        curl={testCurl}
+        onListen={listen}
+        busy={saving}
+        savedNote={listenNote}
+        draftVersion={saved.version}
+      />
+      <TriggerPanel
+        trigger={draft.trigger}
+        onChange={setTrigger}
+        problems={problems}
+        savedAuth={saved.trigger.auth}
+      />
+    </>
+  );
+
   return (
     <article className="editor" aria-labelledby={headingId}>
       <div className="editor-head">
@@ -467,7 +535,7 @@ export function WorkflowEditor({ id }: { id: string }) {
         error={activeError}
         title={saved.active ? 'Could not deactivate' : 'Could not activate'}
       />
-      <ErrorMessage error={saveError} title="Not saved" onField={focusField} />
+      <ErrorMessage error={saveError} title="Not saved" onField={revealField} />
       {conflict && !saved.active && (
         <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
           Saved, but workflow{' '}
@@ -494,60 +562,83 @@ export function WorkflowEditor({ id }: { id: string }) {
         <p>Your changes to this workflow are not saved. Save them first, or leave and lose them.</p>
       </ConfirmDialog>
 
-      <div className="editor-grid">
-        <div className="area-urls">
-          <UrlPanel
-            baseUrl={baseUrl}
-            path={path}
-            methods={draft.trigger.methods}
-            auth={draft.trigger.auth}
-            active={saved.active}
-            publishedVersion={saved.publishedVersion}
-            listening={test.listener !== null}
-            unsaved={dirty}
-          />
-        </div>
-        <div className="area-test">
-          <TestPanel
-            test={test}
-            testUrl={`${baseUrl}/webhook-test/${path}`}
-            curl={testCurl}
-            onListen={listen}
-            busy={saving}
-            savedNote={listenNote}
-            draftVersion={saved.version}
-          />
-        </div>
-        <div className="area-trigger">
-          <TriggerPanel
-            trigger={draft.trigger}
-            onChange={setTrigger}
-            problems={problems}
-            savedAuth={saved.trigger.auth}
-          />
-          <SettingsPanel
-            workflowId={id}
-            errorWorkflowId={draft.errorWorkflowId}
-            onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
-            searchFields={draft.searchFields}
-            onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
-            fields={searchable}
-            problems={problems}
-          />
-          <RejectionsPanel workflowId={id} />
-        </div>
-        <div className="area-steps">
-          <StepsPanel
-            steps={draft.steps}
-            onChange={(steps) => setDraft({ ...draft, steps })}
-            contextFor={contextFor}
-            results={results}
-            names={names}
-            problems={problems}
-            responseMode={draft.trigger.responseMode}
-          />
-        </div>
-      </div>
+      <Tabs
+        label="Workflow"
+        selected={view}
+        onSelect={(v) => setView(v as 'flow' | 'settings')}
+        tabs={[
+          {
+            id: 'flow',
+            label: 'Flow',
+            content: (
+              <div className="flow-layout">
+                <div className="flow-column">
+                  <TriggerCard
+                    trigger={draft.trigger}
+                    path={path}
+                    listening={test.listener !== null}
+                    captured={test.selected ? 'captured' : undefined}
+                    selected={triggerOpen}
+                    invalid={problems.some((p) => p.field.startsWith('/trigger'))}
+                    controls={triggerOpen ? `${headingId}-trigger` : undefined}
+                    onSelect={() =>
+                      wide ? document.getElementById(`${headingId}-trigger-title`)?.focus() : openTrigger()
+                    }
+                  />
+                  <div className="area-steps">
+                    <StepsPanel
+                      steps={draft.steps}
+                      onChange={(steps) => setDraft({ ...draft, steps })}
+                      contextFor={contextFor}
+                      results={results}
+                      names={names}
+                      problems={problems}
+                      responseMode={draft.trigger.responseMode}
+                    />
+                  </div>
+                </div>
+                {wide ? (
+                  <section
+                    id={`${headingId}-trigger`}
+                    className="side-panel"
+                    aria-labelledby={`${headingId}-trigger-title`}
+                  >
+                    {triggerDetails}
+                  </section>
+                ) : (
+                  sheet && (
+                    <Sheet
+                      id={`${headingId}-trigger`}
+                      labelledBy={`${headingId}-trigger-title`}
+                      onClose={closeSheet}
+                    >
+                      {triggerDetails}
+                    </Sheet>
+                  )
+                )}
+              </div>
+            ),
+          },
+          {
+            id: 'settings',
+            label: 'Settings',
+            content: (
+              <div className="settings-view">
+                <SettingsPanel
+                  workflowId={id}
+                  errorWorkflowId={draft.errorWorkflowId}
+                  onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
+                  searchFields={draft.searchFields}
+                  onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
+                  fields={searchable}
+                  problems={problems}
+                />
+                <RejectionsPanel workflowId={id} />
+              </div>
+            ),
+          },
+        ]}
+      />
     </article>
   );
 }

@@ -63,11 +63,12 @@ export function StepsPanel({
       <h2 id={`${id}-title`} tabIndex={-1}>
         Steps
       </h2>
-      <p className="help">
-        Steps run in order after the trigger; each receives the previous output as <code>$</code>. Values may
-        hold <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
+      <details className="help steps-help">
+        <summary>Steps run in order after the trigger</summary>
+        Each receives the previous output as <code>$</code>. Values may hold{' '}
+        <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
         <code>$steps.name</code> an earlier step's output.
-      </p>
+      </details>
       {steps.length === 0 && <p className="muted">No steps: the trigger item is the result of each run.</p>}
       <StepList steps={steps} at="/steps" onChange={onChange} emptyFocus={`${id}-title`} {...props} />
     </section>
