@@ -314,6 +314,13 @@ describe('a loop with a code step in the browser', () => {
     };
     await sendEvent(workflow.trigger.testUrl, 'order', order);
 
+    // The picker offers the list itself, not only the fields of its elements.
+    const items = page.getByRole('textbox', { name: 'Items (a list)' });
+    await items.fill('');
+    await page.getByRole('button', { name: 'Insert field into Items (a list)' }).click();
+    await page.getByRole('button', { name: /^body\.lines, array/ }).click();
+    expect(await items.inputValue()).toBe('{{ body.lines }}');
+
     // A set step in the loop, its field picked from the element: $item.sku.
     const loop = branch(/^For each element/);
     await loop.getByLabel('Add a step to the loop of forEach').selectOption('set');
@@ -658,7 +665,17 @@ describe('credentials and versions in the browser', () => {
     await page.getByRole('button', { name: 'Create', exact: true }).click();
     await page.getByLabel('Workflow name').waitFor();
     await page.getByRole('button', { name: '+ HTTP request' }).click();
-    await page.getByRole('textbox', { name: 'URL' }).fill(receiverUrl);
+    // The URL starts empty (no literal "https://" to type after) and is checked as it is typed.
+    const url = page.getByRole('textbox', { name: 'URL' });
+    expect(await url.inputValue()).toBe('');
+    await url.fill('example.com/hook');
+    await page.getByText('must start with http:// or https://').waitFor();
+    expect(await url.getAttribute('aria-invalid')).toBe('true');
+    await url.fill('https://http://example.com/hook');
+    await page.getByText('has the scheme twice').waitFor();
+    await url.fill(receiverUrl);
+    expect(await page.getByText('must start with http:// or https://').count()).toBe(0);
+    expect(await url.getAttribute('aria-invalid')).toBeNull();
     await page.getByLabel('Credential').selectOption({ label: 'Receiver token (Bearer token)' });
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Saved' }).waitFor();

@@ -24,6 +24,7 @@ import {
   triggerFrom,
   valueToText,
 } from '../../web/src/lib/draft.js';
+import { httpUrlProblem } from '../../web/src/lib/steps/http.js';
 import type { AuthConfig, Step, Workflow } from '../../web/src/types.js';
 
 function workflow(overrides: Partial<Workflow> = {}): Workflow {
@@ -422,7 +423,39 @@ describe('stepFrom', () => {
     const http = (patch: Partial<StepDraft>) => stepFrom({ ...newStep('http', []), ...patch }, 0, []);
 
     it('sends method and url always and the rest only when given', () => {
-      expect(http({})).toEqual({ name: 'http', type: 'http', method: 'POST', url: 'https://' });
+      expect(http({ url: 'https://example.com' })).toEqual({
+        name: 'http',
+        type: 'http',
+        method: 'POST',
+        url: 'https://example.com',
+      });
+    });
+
+    it('starts with an empty URL, which Save asks to fill in', () => {
+      const problems: FieldProblem[] = [];
+      stepFrom(newStep('http', []), 0, problems);
+      expect(problems).toEqual([{ field: '/steps/0/url', message: 'needs a URL (http:// or https://)' }]);
+    });
+
+    it.each([
+      ['https://example.com/hook', undefined],
+      ['http://127.0.0.1:8080/x?y=1', undefined],
+      ['{{ $trigger.body.callback }}', undefined],
+      ['https://{{ body.host }}/api', undefined],
+      ['https://api.example.com/{{ body.id }}', undefined],
+      ['https://http://example.com', 'has the scheme twice ("https://http://…")'],
+      ['example.com/api', 'must start with http:// or https://'],
+      ['ftp://example.com', 'must start with http:// or https://'],
+      ['example.com/{{ body.id }}', 'must start with http:// or https://'],
+      ['https://', 'is not a valid URL'],
+      ['https://user:pw@example.com', 'must not carry a user name or password: use a credential instead'],
+      ['', 'needs a URL (http:// or https://)'],
+    ])('checks the URL %j on save', (url, problem) => {
+      expect(httpUrlProblem(url)).toBe(problem);
+    });
+
+    it.each([['h'], ['htt'], ['https:/'], ['']])('lets %j be typed without a problem yet', (url) => {
+      expect(httpUrlProblem(url, true)).toBeUndefined();
     });
 
     it('sends a whole-number timeout as a number and anything else as typed', () => {
@@ -442,6 +475,7 @@ describe('stepFrom', () => {
       const step = stepFrom(
         {
           ...newStep('http', []),
+          url: 'https://example.com',
           headers: [row('a', '1'), row(' __proto__ ', 'h')],
           query: [row('__proto__', 'q')],
         },
@@ -521,7 +555,7 @@ describe('newStep', () => {
   it('starts each form with what it needs', () => {
     expect(pairs(newStep('set', []).fields)).toEqual([['', '']]);
     expect(newStep('filter', []).condition).toBe('');
-    expect(newStep('http', [])).toMatchObject({ method: 'POST', url: 'https://' });
+    expect(newStep('http', [])).toMatchObject({ method: 'POST', url: '' });
     expect(newStep('respond', [])).toMatchObject({ status: '', body: '', headers: [] });
   });
 
@@ -1025,7 +1059,8 @@ describe('draftFrom and payloadFrom', () => {
         {
           type: fc.constant('http'),
           method: fc.constantFrom('GET', 'POST', 'DELETE'),
-          url: text,
+          // Any path after a valid start (a URL the form would refuse is not written back).
+          url: text.map((t) => `https://example.com/${encodeURIComponent(t)}`),
           headers: strings.filter((h) => Object.keys(h).length > 0),
           body: fc.dictionary(name, fc.jsonValue(), { maxKeys: 3 }),
           timeoutMs: fc.nat(),

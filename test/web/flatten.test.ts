@@ -50,6 +50,19 @@ describe('joinExpression', () => {
 });
 
 describe('flattenValue', () => {
+  it('lists objects and lists before what they hold when asked (the field picker)', () => {
+    const value = { body: { lines: [{ sku: 'A' }], customer: { id: 1 } } };
+    expect(flattenValue(value, 500, { containers: true }).map((r) => [r.path, r.expression])).toEqual([
+      ['body', 'body'],
+      ['body.lines', 'body.lines'],
+      ['body.lines[0]', 'body.lines[0]'],
+      ['body.lines[0].sku', 'body.lines[0].sku'],
+      ['body.customer', 'body.customer'],
+      ['body.customer.id', 'body.customer.id'],
+    ]);
+    // The request table: leaves only.
+    expect(flattenValue(value).map((r) => r.path)).toEqual(['body.lines[0].sku', 'body.customer.id']);
+  });
   it('lists the leaves of nested objects and arrays with display paths and expressions', () => {
     const value = {
       body: { param1: 'a', items: [{ name: 'x' }, { name: 'y', tags: ['t'] }] },

@@ -110,7 +110,7 @@ describe('flow step forms', () => {
 
   it.each([
     ['set', { fields: [{ name: '', value: '' }] }],
-    ['http', { url: 'https://', method: 'POST' }],
+    ['http', { url: '', method: 'POST' }],
     ['wait', { seconds: '60', waitBy: 'seconds' }],
     ['code', { source: expect.stringContaining('return { ...$input };') }],
     ['fail', { message: '' }],

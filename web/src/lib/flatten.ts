@@ -35,7 +35,12 @@ function displayStep(key: string): string {
   return key === '' || key === '$' ? `\`${key}\`` : key;
 }
 
-export function flattenValue(value: unknown, maxRows = 500): LeafRow[] {
+/**
+ * `containers`: list each non-empty object and array too, before what it holds (the field picker
+ * offers them: a forEach needs a list, a body may take a whole object); the request table lists
+ * leaves only.
+ */
+export function flattenValue(value: unknown, maxRows = 500, { containers = false } = {}): LeafRow[] {
   const rows: LeafRow[] = [];
   // The top is told by depth, not by an empty path: the key "" is a field like any other.
   const walk = (v: unknown, path: string, expr: string, depth: number) => {
@@ -46,6 +51,7 @@ export function flattenValue(value: unknown, maxRows = 500): LeafRow[] {
         if (depth > 0) rows.push({ path, expression: expr, value: v });
         return;
       }
+      if (containers && depth > 0) rows.push({ path, expression: expr, value: v });
       for (const [k, child] of entries) {
         if (Array.isArray(v)) walk(child, `${path}[${k}]`, `${expr === '' ? '$' : expr}[${k}]`, depth + 1);
         else {

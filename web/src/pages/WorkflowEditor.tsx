@@ -53,11 +53,45 @@ const SEARCHABLE_PATH = new RegExp(FIELD_PATH_PATTERN);
 
 type TriggerField = Omit<PickerField, 'insert'> & { expression: string };
 
+/**
+ * The learned fields (leaves and lists of scalars), with the objects and lists of the request on
+ * screen that hold them put before their first field: a forEach needs a list, and a body may take
+ * a whole object. Those inside a list (`body.lines[0]`) are left out: the learned paths speak of
+ * every element (`body.lines[].sku`).
+ */
+function withContainers(
+  learned: LearnedField[],
+  item: TriggerItem | undefined,
+): Omit<TriggerField, 'group'>[] {
+  const leaves = learned.map((f) => ({
+    label: f.path,
+    expression: f.expression,
+    type: f.type,
+    example: f.example,
+  }));
+  const known = new Set(leaves.map((f) => f.label));
+  const containers = flattenValue(item ?? {}, 500, { containers: true })
+    .filter((r) => r.value !== null && typeof r.value === 'object' && !r.path.includes('['))
+    .filter((r) => !known.has(r.path))
+    .map((r) => ({ label: r.path, expression: r.expression, type: typeOf(r.value), example: r.value }));
+  const placed = new Set<string>();
+  const out: Omit<TriggerField, 'group'>[] = [];
+  for (const f of leaves) {
+    for (const c of containers)
+      if (!placed.has(c.label) && (f.label.startsWith(`${c.label}.`) || f.label.startsWith(`${c.label}[`))) {
+        placed.add(c.label);
+        out.push(c);
+      }
+    out.push(f);
+  }
+  return [...out, ...containers.filter((c) => !placed.has(c.label))];
+}
+
 function triggerFields(learned: LearnedField[], item: TriggerItem | undefined): TriggerField[] {
   const list =
     learned.length > 0
-      ? learned.map((f) => ({ label: f.path, expression: f.expression, type: f.type, example: f.example }))
-      : flattenValue(item ?? {}).map((r) => ({
+      ? withContainers(learned, item)
+      : flattenValue(item ?? {}, 500, { containers: true }).map((r) => ({
           label: r.path,
           expression: r.expression,
           type: typeOf(r.value),
@@ -297,7 +331,7 @@ export function WorkflowEditor({ id }: { id: string }) {
         if (output === undefined || output === null) return;
         const parts = t.at.split('/');
         const top = parts.length === 3;
-        for (const r of flattenValue(output, 200)) {
+        for (const r of flattenValue(output, 200, { containers: true })) {
           fields.push({
             group: top
               ? `Output of step ${Number(parts[2]) + 1} (${t.step.name})`

@@ -7,10 +7,12 @@ export const httpForm: StepForm = {
   label: 'HTTP request',
   description: 'Call another service',
   keys: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError', 'credential', 'retry'],
-  start: () => ({ url: 'https://', method: 'POST' }),
+  start: () => ({ url: '', method: 'POST' }),
   write(d, step, at, problems) {
     step.method = d.method;
     step.url = d.url;
+    const urlProblem = httpUrlProblem(d.url);
+    if (urlProblem) problems.push({ field: `${at}/url`, message: urlProblem });
     reservedRowNames(d.headers, `${at}/headers`, problems);
     reservedRowNames(d.query, `${at}/query`, problems);
     const headers = rowsTo(d.headers);
@@ -27,6 +29,38 @@ export const httpForm: StepForm = {
     if (retry) step.retry = retry;
   },
 };
+
+const SCHEMES = ['http://', 'https://'];
+
+/**
+ * What is wrong with an http step's URL as written, as the server will see it once its expressions
+ * are filled in (src/engine/steps/http.ts: an absolute http(s) URL, no user name or password).
+ * Only the literal text before the first `{{` is checked when there is an expression: a URL that
+ * is all expression is checked when it runs. `typing`: the field is being filled in, so a scheme
+ * still being typed ("htt") and an empty field are not problems yet.
+ */
+export function httpUrlProblem(raw: string, typing = false): string | undefined {
+  const url = raw.trim();
+  if (url === '') return typing ? undefined : 'needs a URL (http:// or https://)';
+  const open = url.indexOf('{{');
+  const literal = (open === -1 ? url : url.slice(0, open)).toLowerCase();
+  if (literal === '') return undefined;
+  if (/^https?:\/\/https?:\/?\/?/.test(literal)) return 'has the scheme twice ("https://http://…")';
+  if (!SCHEMES.some((s) => literal.startsWith(s))) {
+    if (typing && SCHEMES.some((s) => s.startsWith(literal))) return undefined;
+    return 'must start with http:// or https://';
+  }
+  if (open !== -1) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.username || parsed.password)
+    return 'must not carry a user name or password: use a credential instead';
+  return undefined;
+}
 
 /** What `retry.on` may name (src/engine/steps/http.ts): a network error, a 429, any 5xx. */
 export const RETRY_ON = ['network', '429', '5xx'] as const;

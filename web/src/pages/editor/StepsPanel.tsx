@@ -5,6 +5,7 @@ import type { PickerField } from '../../components/FieldPicker';
 import { JsonView } from '../../components/JsonView';
 import { newStep, type Row, row, STEP_TYPES, type StepDraft, textToBody } from '../../lib/draft';
 import { formFor } from '../../lib/steps';
+import { httpUrlProblem } from '../../lib/steps/http';
 import type { Scope } from '../../lib/expressions';
 import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
@@ -274,7 +275,9 @@ function StepCard({
       scope={context.scope}
       multiline={opts.multiline}
       placeholder={opts.placeholder}
-      serverError={problemAt(problems, `${at}/${key}`)}
+      serverError={
+        problemAt(problems, `${at}/${key}`) ?? (key === 'url' ? httpUrlProblem(step.url, true) : undefined)
+      }
       field={`${at}/${key}`}
       toValue={key === 'body' ? textToBody : undefined}
     />
