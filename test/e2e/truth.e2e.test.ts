@@ -749,5 +749,25 @@ describe('the editor shows the steps first', () => {
     await checkPage(page, 'editor settings');
     await page.getByRole('tab', { name: 'Flow' }).click();
     await firstStep.waitFor();
+
+    // Phone: a trigger field named by Save's error summary opens the sheet at that field.
+    await page.setViewportSize(PHONE);
+    await card.click();
+    await sheet.getByLabel('Path', { exact: true }).fill('truth//bad');
+    await sheet.getByRole('button', { name: 'Back to the steps' }).click();
+    await sheet.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const summary = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await summary.waitFor();
+    await expect(card.textContent()).resolves.toContain('Some trigger fields need fixing');
+    await summary.getByRole('link', { name: /path/i }).first().click();
+    await sheet.waitFor();
+    await expect
+      .poll(() => page.evaluate<string | null>('document.activeElement?.getAttribute("data-field") ?? null'))
+      .toBe('/trigger/path');
+    await sheet.getByLabel('Path', { exact: true }).fill('truth/steps-first');
+    await page.keyboard.press('Escape');
+    await sheet.waitFor({ state: 'detached' });
+    await page.setViewportSize(DESKTOP);
   }, 90_000);
 });

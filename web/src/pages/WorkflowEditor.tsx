@@ -137,6 +137,10 @@ export function WorkflowEditor({ id }: { id: string }) {
   /** On a narrow screen: the trigger's sheet is open. */
   const [sheet, setSheet] = useState(false);
   const triggerOpen = wide || sheet;
+  // Widened to the side panel: the sheet is not reopened by narrowing the window again.
+  useEffect(() => {
+    if (wide) setSheet(false);
+  }, [wide]);
   const openTrigger = () => {
     setSheet(true);
     requestAnimationFrame(() => document.getElementById(`${headingId}-trigger-title`)?.focus());
