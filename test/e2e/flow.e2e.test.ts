@@ -431,24 +431,23 @@ describe("the code editor under the page's own CSP", () => {
         const firstLine = (await editor.locator('.cm-line').first().boundingBox())!;
         expect(Math.abs(firstNumber.y - firstLine.y)).toBeLessThan(6);
         // Highlighting: the keyword has a colour of its own.
-        const colours = await editor
-          .locator('.cm-line')
-          .first()
-          .evaluate((line) => {
-            const keyword = [...line.querySelectorAll('span')].find((s) => s.textContent === 'const');
-            return {
-              line: getComputedStyle(line).color,
-              keyword: keyword ? getComputedStyle(keyword).color : null,
-            };
-          });
+        // (Strings, as the other page scripts here: this file is type-checked without the DOM library.)
+        const colours = await strict.evaluate<{ line: string; keyword: string | null }>(`(() => {
+          const line = document.querySelector('[data-testid="code-editor"] .cm-line');
+          const keyword = [...line.querySelectorAll('span')].find((s) => s.textContent === 'const');
+          return { line: getComputedStyle(line).color, keyword: keyword ? getComputedStyle(keyword).color : null };
+        })()`);
         expect(colours.keyword).not.toBeNull();
         expect(colours.keyword).not.toBe(colours.line);
         // One focus ring: the editor's, not a second one on the editable text inside it.
         await editor.locator('.cm-content').click();
-        const rings = await editor.evaluate((host) => ({
-          editor: getComputedStyle(host.querySelector('.cm-editor')!).outlineStyle,
-          content: getComputedStyle(host.querySelector('.cm-content')!).outlineStyle,
-        }));
+        const rings = await strict.evaluate<{ editor: string; content: string }>(`(() => {
+          const host = document.querySelector('[data-testid="code-editor"]');
+          return {
+            editor: getComputedStyle(host.querySelector('.cm-editor')).outlineStyle,
+            content: getComputedStyle(host.querySelector('.cm-content')).outlineStyle,
+          };
+        })()`);
         expect(rings).toEqual({ editor: 'solid', content: 'none' });
         const width = await strict.evaluate<number>('document.documentElement.scrollWidth');
         expect(width).toBeLessThanOrEqual(viewport.width);
