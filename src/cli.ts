@@ -71,6 +71,8 @@ Commands:
   secrets rotate              re-seal every stored secret under HOOKFLOW_NEW_ENCRYPTION_KEY
   listen WORKFLOW_ID          open a test listener on a running server and print each request
   executions list|show|retry|replay   look at and re-run executions on a running server
+  backup FILE [--include-key] write the store, its files and a manifest to one archive (server may run)
+  restore FILE --data-dir DIR restore an archive into an empty DIR
 
 Run \`hookflow <command> --help\` for a command's options.`,
   start: `Usage: hookflow start [options]\n\nRuns webhooks, API and executor in one process.\n\n${CONFIG_HELP}`,
@@ -128,6 +130,31 @@ ${CONFIG_HELP}`,
 
 These talk to a running server: --url URL (or HOOKFLOW_URL; default http://127.0.0.1:$HOOKFLOW_PORT)
 and --token TOKEN (or HOOKFLOW_TOKEN; create one with \`hookflow tokens create --name cli\`).`,
+  backup: `Usage: hookflow backup FILE [--include-key] [options]
+
+Writes one archive (a tar) while the server may keep running: an online snapshot of the SQLite store
+in the data dir (with every stored file: they are rows of the store), and a manifest (hookflow
+version, schema version, counts, the size and sha256 of each part and each stored file). Progress
+goes to stderr. FILE is replaced as a whole, never left half-written.
+
+  --include-key        put the encryption key (HOOKFLOW_ENCRYPTION_KEY, or the data dir's
+                       encryption.key) into the archive too; without it, keep the key yourself
+
+On PostgreSQL (HOOKFLOW_DATABASE_URL) use pg_dump instead; the command says so and exits 2.
+Exit status: 0 when written; 1 when a stored file no longer matches its recorded sha256 (the archive
+is written all the same, the manifest names it) or on an error; 2 on bad usage or PostgreSQL.
+
+${CONFIG_HELP}`,
+  restore: `Usage: hookflow restore FILE --data-dir DIR
+
+Restores an archive of \`hookflow backup\` into DIR, which must be empty or not exist. Every part is
+checked against the manifest's sha256 (a damaged archive is refused, naming the part) before
+anything is written to DIR. Then \`hookflow start --data-dir DIR\` serves the same workflows,
+credentials, executions and files. Credentials need the backed-up installation's encryption key:
+the archive's (\`backup --include-key\`), written to DIR/encryption.key, or HOOKFLOW_ENCRYPTION_KEY.
+
+Exit status: 0 when restored; 1 when the archive is damaged or from a newer hookflow; 2 on bad usage
+or a non-empty DIR.`,
   listen: `Usage: hookflow listen <workflowId> [options]
 
 Opens a test listener on a running hookflow, prints its test URL, then prints each captured request
@@ -177,6 +204,16 @@ export async function main(argv: string[]): Promise<number> {
         // Loaded only here: its HTTP client (undici, ~4.6 MB of heap) has no use in a serving process.
         const { listen } = await import('./cli/listen.js');
         return await listen(rest, { env: process.env, showHelp: (asError) => help('listen', asError) });
+      }
+      case 'backup':
+      case 'restore': {
+        // Loaded only here, like listen: a serving process has no use for tar.
+        const { backup, restore } = await import('./cli/backup.js');
+        return await (command === 'backup' ? backup : restore)(rest, {
+          env: process.env,
+          cwd: process.cwd(),
+          showHelp: (asError) => help(command, asError),
+        });
       }
       case 'executions':
         return await executions(rest, {
