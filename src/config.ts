@@ -121,6 +121,13 @@ export interface Config {
     /** HOOKFLOW_CODE_TIMEOUT_MS: time one `code` step run may take (default 1 000). */
     codeTimeoutMs: number;
     /**
+     * HOOKFLOW_EXECUTION_RECORD_MAX_BYTES: most bytes one execution's record (its step records,
+     * with their inputs and outputs) may hold (default 4 MiB, 1 MiB to 1 GiB). A value past it is
+     * stored as `{"$omitted": "too large for the execution record", "bytes": N}`; later steps still
+     * get the value itself. A waiting execution's checkpoint may hold 8 times this in all.
+     */
+    recordMaxBytes: number;
+    /**
      * HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: connections the `http` steps of one process open to one
      * origin (scheme, host, port) at most (default 128, 1 to 65 536); further requests to it wait
      * for a free connection, within their step's `timeoutMs`.
@@ -271,6 +278,10 @@ const SETTINGS = {
   foreachMaxItems: { env: 'HOOKFLOW_FOREACH_MAX_ITEMS', parse: integer(1, 1_000_000) },
   codeMemoryMb: { env: 'HOOKFLOW_CODE_MEMORY_MB', parse: integer(1, 1024) },
   codeTimeoutMs: { env: 'HOOKFLOW_CODE_TIMEOUT_MS', parse: integer(10, 60_000) },
+  recordMaxBytes: {
+    env: 'HOOKFLOW_EXECUTION_RECORD_MAX_BYTES',
+    parse: integer(1024 * 1024, 1024 * 1024 * 1024),
+  },
   httpMaxSocketsPerHost: { env: 'HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST', parse: integer(1, 65_536) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
   metricsToken: { env: 'HOOKFLOW_METRICS_TOKEN', parse: metricsToken },
@@ -358,6 +369,8 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       foreachMaxItems: v.foreachMaxItems ?? 10_000,
       codeMemoryMb: v.codeMemoryMb ?? 64,
       codeTimeoutMs: v.codeTimeoutMs ?? 1_000,
+      // model/record-json.ts DEFAULT_RECORD_MAX_BYTES (config imports no model).
+      recordMaxBytes: v.recordMaxBytes ?? 4 * 1024 * 1024,
       httpMaxSocketsPerHost: v.httpMaxSocketsPerHost ?? 128,
     },
     security: { encryptionKey: v.encryptionKey },

@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   execution_failed: 500,
+  output_too_large: 500,
   overloaded: 503,
   not_ready: 503,
   store_unavailable: 503,

@@ -27,6 +27,15 @@ import {
   type Template,
 } from './expressions.js';
 import type { RunCredentials } from './credentials.js';
+import {
+  type Checkpoint,
+  CheckpointLog,
+  CheckpointTooLarge,
+  type CheckpointWrite,
+  checkpointError,
+  type Frame,
+} from './checkpoint.js';
+import { DEFAULT_RECORD_MAX_BYTES, JsonSizer } from '../model/record-json.js';
 import { createOutbound, type Outbound } from './network.js';
 import { jsonEqual } from '../shared/json-equal.js';
 import { stepType } from './steps/index.js';
@@ -78,11 +87,16 @@ export interface RunResult {
   /** Waiting: when to resume (ISO-8601 UTC). */
   resumeAt?: string;
   /**
-   * Waiting: the checkpoint to resume from (`RunContext.resume`). Opaque JSON (survives
-   * JSON.stringify/parse); holds the position, the outputs so far and the records so far, never
-   * the trigger item (the executor passes that again).
+   * Waiting: what this park adds to the execution's checkpoint (engine/checkpoint.ts): the new head
+   * and one more part. Never the trigger item (the executor passes that again).
    */
-  resume?: unknown;
+  checkpoint?: CheckpointWrite;
+  /**
+   * `steps` as stored, when serialised already: the engine thread posts the records as their JSON
+   * within HOOKFLOW_EXECUTION_RECORD_MAX_BYTES (model/record-json.ts `recordJson`), `steps` left
+   * empty, so the event loop neither copies nor serialises them.
+   */
+  record?: string;
 }
 
 export interface RunContext {
@@ -100,12 +114,13 @@ export interface RunContext {
    */
   sliceMs?: number;
   /**
-   * Continue a run that ended `waiting`, from its `RunResult.resume` (with the same workflow
-   * version and trigger item): the steps before the parked one are not run again (their records
-   * are kept and returned), the parked step runs again with its state (a `wait` completes with its
-   * input as output), and the run goes on. The execution budget starts afresh.
+   * Continue a run that ended `waiting`, from its checkpoint as stored (`checkpointJson` of the
+   * head and every part so far; with the same workflow version and trigger item): the steps before
+   * the parked one are not run again (their records are kept and returned), the parked step runs
+   * again with its state (a `wait` completes with its input as output), and the run goes on. The
+   * execution budget goes on from what the runs before used (time parked does not count).
    */
-  resume?: unknown;
+  resume?: string;
 }
 
 export interface EngineOptions {
@@ -125,6 +140,11 @@ export interface EngineOptions {
   codeTimeoutMs?: number;
   /** HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: connections `http` steps open to one origin (default 128). */
   httpMaxSocketsPerHost?: number;
+  /**
+   * HOOKFLOW_EXECUTION_RECORD_MAX_BYTES: most bytes of an execution's record (default 4 MiB);
+   * what a waiting execution's checkpoint may hold in all is 8 times that.
+   */
+  recordMaxBytes?: number;
 }
 
 /** A step as compiled: a step type's (`leaf`) or one holding steps, with its expressions compiled. */
@@ -176,34 +196,6 @@ interface Compiled {
 
 type Branch = NonNullable<StepResult['branch']>;
 
-/**
- * Where a parked run stands, one frame per step list from the top: `i` is the step's index in that
- * list, `input` its input (`t` instead when that is the trigger item, which the checkpoint never
- * holds); a frame of an `if`/`switch` says which `branch` ran, of a `forEach` which iteration
- * (`each`: the elements, the iteration's index and the outputs gathered so far).
- */
-interface Frame {
-  i: number;
-  input?: unknown;
-  t?: 1;
-  branch?: Branch;
-  each?: { index: number; items: unknown[]; outputs: unknown[] };
-}
-
-/** RunResult.resume of a waiting run. */
-interface Checkpoint {
-  v: 1;
-  /** Outermost frame first; the last one is the parked step's. */
-  at: Frame[];
-  /** What the parked step gave with `park`. */
-  state: unknown;
-  /** `$steps` so far. */
-  steps: Record<string, unknown>;
-  /** The records so far (steps holding steps with their nested records; the parked one `waiting`). */
-  records: StepResult[];
-  response?: RunResult['response'];
-}
-
 /** How a step list ended. */
 type End =
   | { end: 'done'; output: unknown }
@@ -230,8 +222,20 @@ interface Run {
   resumeAt: Frame[] | undefined;
   /** The parked step's state (to resume it), or the state a step just parked with. */
   parkState: unknown;
+  /** When this run started (epoch ms), and the compute time the execution used before it (ms). */
+  started: number;
+  usedBefore: number;
+  /** What the stored checkpoint holds (resumed), so a park writes only what is new. */
+  log: CheckpointLog | undefined;
+  limits: CheckpointLimits;
   /** The iteration of each enclosing `forEach`, outermost first (StepContext.indices). */
   indices: number[];
+}
+
+/** The bounds of an execution's checkpoint (CheckpointLog). */
+interface CheckpointLimits {
+  recordMaxBytes: number;
+  stateMaxBytes: number;
 }
 
 /** Where a step holding steps runs: its record, its input, the run, its list's depth, and (resuming) its frame. */
@@ -245,6 +249,9 @@ interface FlowAt {
 
 /** Iterations of a `forEach` recorded in full; `iterationCount` counts them all. */
 export const MAX_RECORDED_ITERATIONS = 100;
+
+/** A waiting execution's checkpoint may hold this many times HOOKFLOW_EXECUTION_RECORD_MAX_BYTES in all. */
+export const CHECKPOINT_FACTOR = 8;
 const DEFAULT_FOREACH_MAX_ITEMS = 10_000;
 
 // Compiled workflow versions kept; one is a few KB, and a process rarely runs more than a few
@@ -260,6 +267,7 @@ export class Engine {
   readonly #compiledObjects = new WeakMap<Workflow, Compiled>();
   readonly #limits: { memoryBytes: number; timeoutMs: number };
   readonly #maxItems: number;
+  readonly #checkpointLimits: CheckpointLimits;
 
   constructor(options: EngineOptions) {
     this.#options = options;
@@ -275,6 +283,13 @@ export class Engine {
       timeoutMs: options.codeTimeoutMs ?? 1_000,
     };
     this.#maxItems = options.foreachMaxItems ?? DEFAULT_FOREACH_MAX_ITEMS;
+    const recordMaxBytes = options.recordMaxBytes ?? DEFAULT_RECORD_MAX_BYTES;
+    this.#checkpointLimits = { recordMaxBytes, stateMaxBytes: CHECKPOINT_FACTOR * recordMaxBytes };
+  }
+
+  /** HOOKFLOW_EXECUTION_RECORD_MAX_BYTES: what an execution's record may hold (model/record-json.ts). */
+  get recordMaxBytes(): number {
+    return this.#checkpointLimits.recordMaxBytes;
   }
 
   async run(workflow: Workflow, item: unknown, ctx: RunContext): Promise<RunResult> {
@@ -301,29 +316,34 @@ export class Engine {
     }
 
     let checkpoint: Checkpoint | undefined;
+    let log: CheckpointLog | undefined;
     if (ctx.resume !== undefined) {
-      checkpoint = readCheckpoint(ctx.resume);
-      if (!checkpoint)
+      const loaded = CheckpointLog.load(ctx.resume, this.#checkpointLimits);
+      if (!loaded)
         return {
           status: 'failed',
           steps: [],
           error: { message: 'The checkpoint of this waiting execution cannot be read; it cannot resume.' },
           output: null,
         };
+      ({ checkpoint, log } = loaded);
     }
 
-    // The budget of the whole execution (afresh when a run resumes: waiting is not running).
-    // Steps that wait on the outside world (http) are raced against it and cut off by its signal;
-    // pure steps are CPU only: the deadline is checked between steps and, inside expressions, as
-    // JSONata evaluates (scope.until, expressions.ts). The timer, controller and race promise per
-    // execution were ~4 % of the process at 10 000 executions/s, for workflows never waiting.
+    // The budget of the whole execution, what the runs before this resume used counted (time
+    // parked is not: waiting is not running). Steps that wait on the outside world (http) are
+    // raced against it and cut off by its signal; pure steps are CPU only: the deadline is checked
+    // between steps and, inside expressions, as JSONata evaluates (scope.until, expressions.ts).
+    // The timer, controller and race promise per execution were ~4 % of the process at 10 000
+    // executions/s, for workflows never waiting.
     const timeoutMs = this.#options.executionTimeoutMs;
+    const usedBefore = checkpoint?.elapsedMs ?? 0;
+    const left = Math.max(0, timeoutMs - usedBefore);
     const started = Date.now();
     // A slice shorter than the budget ends the run earlier, abandoned rather than failed.
-    const sliced = ctx.sliceMs !== undefined && ctx.sliceMs < timeoutMs;
-    const until = started + (sliced ? ctx.sliceMs! : timeoutMs);
+    const sliced = ctx.sliceMs !== undefined && ctx.sliceMs < left;
+    const until = started + (sliced ? ctx.sliceMs! : left);
     const budget = compiled.pure ? undefined : new AbortController();
-    const timer = budget && setTimeout(() => budget.abort(), timeoutMs);
+    const timer = budget && setTimeout(() => budget.abort(), left);
     const outOfTime =
       budget &&
       new Promise<never>((_, reject) => {
@@ -359,9 +379,13 @@ export class Engine {
       response: checkpoint?.response,
       resumeAt: checkpoint?.at,
       parkState: checkpoint?.state,
+      started,
+      usedBefore,
+      log,
+      limits: this.#checkpointLimits,
       indices: [],
     };
-    const records = checkpoint ? checkpoint.records : [];
+    const records = checkpoint ? (checkpoint.records as unknown as StepResult[]) : [];
     let end: End | Promise<End>;
     try {
       end = this.#runList(compiled.nodes, records, item, run, 0);
@@ -554,7 +578,11 @@ export class Engine {
     const expressionTimedOut = err instanceof ExpressionError && err.code === 'budget_time';
     if (run.sliced && (timedOut || expressionTimedOut)) throw new OutOfSlice(run.ctx.sliceMs!);
     const cause = timedOut ? new ExecutionTimeout(run.timeoutMs) : err;
-    return { step: step.name, ...describeError(cause) };
+    const error = { step: step.name, ...describeError(cause) };
+    // The error is stored twice (the execution's and the step's) and told to error workflows.
+    if (error.message.length > MAX_ERROR_MESSAGE)
+      error.message = `${error.message.slice(0, MAX_ERROR_MESSAGE)}… (${error.message.length} characters in all)`;
+    return error;
   }
 
   /** Renders the step's configuration and runs it; a promise only when rendering or the step needs one. */
@@ -893,26 +921,53 @@ function runResult(end: End, run: Run, records: StepResult[], outputs: Record<st
     case 'failed':
       return { status: 'failed', steps: records, error: end.error, output: null, ...response };
     case 'parked': {
-      const resume: Checkpoint = {
-        v: 1,
-        at: end.at,
-        state: run.parkState,
-        steps: outputs,
-        // The store keeps top-level records without their input (it is the previous output).
-        records: records.map((r) => ({ ...r, input: undefined })),
-        ...response,
-      };
+      run.log ??= new CheckpointLog(run.limits);
+      let checkpoint: CheckpointWrite;
+      try {
+        checkpoint = run.log.write({
+          at: end.at,
+          state: run.parkState,
+          steps: outputs,
+          records: records as unknown as Checkpoint['records'],
+          response: run.response,
+          elapsedMs: run.usedBefore + (Date.now() - run.started),
+        });
+      } catch (err) {
+        if (!(err instanceof CheckpointTooLarge)) throw err;
+        const error = checkpointError(err, failParked(records));
+        return { status: 'failed', steps: records, error, output: null, ...response };
+      }
       return {
         status: 'waiting',
         steps: records,
         error: null,
         output: null,
         resumeAt: end.until.toISOString(),
-        resume,
+        checkpoint,
         ...response,
       };
     }
   }
+}
+
+/**
+ * A run that could not park fails where it stood: the records going on (`waiting`) become
+ * `failed`, the parked step's with the error. Returns the parked step's name.
+ */
+function failParked(records: StepResult[]): string {
+  const last = records[records.length - 1];
+  if (last?.status !== 'waiting') return '';
+  last.status = 'failed';
+  const iteration = last.iterations?.[last.iterations.length - 1];
+  if (iteration?.status === 'waiting') {
+    iteration.status = 'failed';
+    return failParked(iteration.steps);
+  }
+  if (last.steps) {
+    const inner = failParked(last.steps);
+    if (inner) return inner;
+  }
+  return last.name;
 }
 
 /** runResult once the list has ended, the execution's timer cleared either way. */
@@ -983,20 +1038,23 @@ function condition(value: unknown, field: string): boolean {
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
+  const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  // Measured first: a value may be far bigger as JSON than in memory (model/record-json.ts).
+  const size = new JsonSizer().size(value, PREVIEW_MAX);
+  if (size > PREVIEW_MAX) {
+    const head = typeof value === 'string' ? JSON.stringify(value.slice(0, 56)).slice(0, 57) : '…';
+    return `${what} (${head}…, more than ${PREVIEW_MAX} bytes as JSON)`;
+  }
   const text = JSON.stringify(value);
   const shown = text.length > 60 ? `${text.slice(0, 57)}…` : text;
-  return `${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`} (${shown})`;
+  return `${what} (${shown})`;
 }
 
-/** RunContext.resume as a checkpoint, or undefined when it is not one this engine wrote. */
-function readCheckpoint(value: unknown): Checkpoint | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const c = value as Partial<Checkpoint>;
-  if (c.v !== 1 || !Array.isArray(c.at) || c.at.length === 0 || !Array.isArray(c.records)) return undefined;
-  if (typeof c.steps !== 'object' || c.steps === null) return undefined;
-  // A copy: the run fills the records in, and the caller's value is theirs.
-  return structuredClone(c as Checkpoint);
-}
+/** An error message is kept to its first this many characters (a `fail` step can say anything). */
+const MAX_ERROR_MESSAGE = 16_384;
+
+/** describeValue serialises values up to this size (to show the first 57 characters). */
+const PREVIEW_MAX = 4096;
 
 /** The signal pure steps get: nothing waits on it. */
 const NEVER_ABORTED = new AbortController().signal;

@@ -58,7 +58,9 @@ export class ExecutionService {
     where?: string,
   ): Promise<Page<T> & { search?: SearchInfo }> {
     if (where === undefined) {
-      const rows = await executionsRepo.list(this.#store.db, { ...filter, limit: filter.limit + 1 });
+      const rows = await this.#shown(
+        await executionsRepo.list(this.#store.db, { ...filter, limit: filter.limit + 1 }),
+      );
       return toPage(rows, filter.limit, map);
     }
     const condition = parseWhere(where);
@@ -71,12 +73,14 @@ export class ExecutionService {
     const declaring = await this.#declaring(filter.workflowId, path);
     const tooLong = condition.value.length > MAX_VALUE_LENGTH;
     if (declaring.length > 0 && !tooLong) {
-      const rows = await searchIndexed(
-        this.#store.db,
-        { ...filter, limit: filter.limit + 1 },
-        declaring,
-        path,
-        condition.value,
+      const rows = await this.#shown(
+        await searchIndexed(
+          this.#store.db,
+          { ...filter, limit: filter.limit + 1 },
+          declaring,
+          path,
+          condition.value,
+        ),
       );
       const search: SearchInfo = { path, indexed: true, workflowIds: declaring };
       if (!filter.workflowId)
@@ -85,7 +89,7 @@ export class ExecutionService {
     }
     const page = await searchExecutions(this.#store.db, this.#store.caps, filter, condition);
     return {
-      items: page.rows.map(map),
+      items: (await this.#shown(page.rows)).map(map),
       nextCursor: page.continueBefore ? encodeCursor(page.continueBefore) : null,
       search: {
         path,
@@ -106,6 +110,7 @@ export class ExecutionService {
       .map((r) => r.id);
   }
 
+  /** The execution, with its records so far when it has a checkpoint (#shown). */
   async get(id: string): Promise<ExecutionRow> {
     const row = await executionsRepo.get(this.#store.db, id);
     if (!row) {
@@ -113,7 +118,15 @@ export class ExecutionService {
         hint: 'List executions with GET /api/v1/executions to see their ids.',
       });
     }
-    return row;
+    return (await this.#shown([row]))[0]!;
+  }
+
+  /**
+   * Rows as shown: one with a checkpoint (waiting, or resumed and running) has its records so far
+   * in the checkpoint's parts, not in `steps` (store/executions.ts withRecordsSoFar).
+   */
+  #shown<R extends ExecutionRow>(rows: readonly R[]): Promise<R[]> {
+    return executionsRepo.withRecordsSoFar(this.#store.db, rows);
   }
 
   /** Run the execution's item again through the same workflow version. Returns the new execution's id. */

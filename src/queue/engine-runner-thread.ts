@@ -1,12 +1,15 @@
 /**
  * The executor's engine thread (see engine-runner.ts): runs executions sent by the event loop with
  * its own Engine (compile cache, outbound HTTP agent) and posts back what the event loop needs: a
- * `respond` step's response as soon as it is known, then the result.
+ * `respond` step's response as soon as it is known, then the result, its records already as the
+ * JSON the store writes (within HOOKFLOW_EXECUTION_RECORD_MAX_BYTES), its checkpoint too when it
+ * waits. Nothing the event loop gets from here is bigger than that limit.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { EngineOptions, RunResult } from '../engine/run.js';
+import { JsonSizer, recordJson } from '../model/record-json.js';
 import type { FromThread, ToThread } from './engine-runner.js';
 
 /**
@@ -29,6 +32,7 @@ if (process.platform === 'linux') {
 const { Engine } = await import('../engine/run.js');
 const port = parentPort!;
 const engine = new Engine(workerData as EngineOptions);
+const recordMaxBytes = engine.recordMaxBytes;
 
 // Executions' budgets count from here (engine-runner.ts `#ready`).
 port.postMessage('ready' satisfies FromThread);
@@ -48,9 +52,9 @@ async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): 
       executionId: ctx.executionId,
       mode: ctx.mode,
       attempt: ctx.attempt,
-      ...(ctx.resumeJson !== undefined ? { resume: JSON.parse(ctx.resumeJson) as unknown } : {}),
+      ...(ctx.resumeJson !== undefined ? { resume: ctx.resumeJson } : {}),
       ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
-      ...(ctx.respond ? { onRespond: (response) => post({ id, response }) } : {}),
+      ...(ctx.respond ? { onRespond: (response) => early(response) && post({ id, response }) } : {}),
     });
     post({ id, result: lean(result) });
   } catch (err) {
@@ -60,19 +64,33 @@ async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): 
 }
 
 /**
- * What is recorded of a result, and no more: the step records without their input (the store
- * leaves it out too: store/executions.ts stepsJson) and without the last output (also in the
- * last step's record). Copying the trigger item back to the event loop would cost it as much as
- * parsing it there, which is what this thread is for.
+ * What is recorded of a result, and no more: the step records as the JSON the store writes
+ * (without top-level inputs, within the record limit: model/record-json.ts), not the objects, and
+ * not the last output (also in the last step's record). Copying values back to the event loop
+ * would cost it as much as parsing them there, which is what this thread is for; and a record
+ * copied whole could be far bigger than anything it received (a 274 KB request made a 289 MB
+ * record, JavaScript strings being shared by reference until serialised: 5 s of /healthz).
+ * A waiting result's records are in its checkpoint: the store keeps no other copy meanwhile.
  */
 function lean(result: RunResult): RunResult {
+  const waiting = result.status === 'waiting';
   return {
     status: result.status,
     error: result.error,
-    steps: result.steps.map((step) => ({ ...step, input: undefined })),
+    steps: [],
     output: undefined,
-    ...(result.response ? { response: result.response } : {}),
-    // Waiting: when and from where it resumes (the checkpoint holds no trigger item).
-    ...(result.status === 'waiting' ? { resumeAt: result.resumeAt, resume: result.resume } : {}),
+    ...(waiting ? {} : { record: recordJson(result.steps, recordMaxBytes)! }),
+    // Waiting: when it resumes, and what its checkpoint gains (it holds no trigger item).
+    ...(waiting ? { resumeAt: result.resumeAt, checkpoint: result.checkpoint } : {}),
   };
 }
+
+/**
+ * Whether a `respond` step's response is posted at once. The event loop answers early only
+ * responses that fit a bus notice (worker.ts, a few KB); the others are answered from the stored
+ * record when the execution ends, so one bigger than this need not be copied to the event loop
+ * (an amplified body could be hundreds of MB there).
+ */
+const EARLY_RESPONSE_MAX_BYTES = 64 * 1024;
+const early = (response: unknown): boolean =>
+  new JsonSizer().size(response, EARLY_RESPONSE_MAX_BYTES) <= EARLY_RESPONSE_MAX_BYTES;

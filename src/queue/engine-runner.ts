@@ -40,6 +40,7 @@ export type EngineRunnerOptions = Pick<
   | 'foreachMaxItems'
   | 'codeMemoryMb'
   | 'codeTimeoutMs'
+  | 'recordMaxBytes'
   | 'httpMaxSocketsPerHost'
 >;
 
@@ -105,6 +106,8 @@ export class EngineRunner {
       ...(options.foreachMaxItems !== undefined ? { foreachMaxItems: options.foreachMaxItems } : {}),
       ...(options.codeMemoryMb !== undefined ? { codeMemoryMb: options.codeMemoryMb } : {}),
       ...(options.codeTimeoutMs !== undefined ? { codeTimeoutMs: options.codeTimeoutMs } : {}),
+      // The record limit: the thread posts records and checkpoints within it (engine-runner-thread.ts).
+      ...(options.recordMaxBytes !== undefined ? { recordMaxBytes: options.recordMaxBytes } : {}),
       ...(options.httpMaxSocketsPerHost !== undefined
         ? { httpMaxSocketsPerHost: options.httpMaxSocketsPerHost }
         : {}),

@@ -12,11 +12,13 @@
  * and the executor runs it off the event loop with the whole execution budget
  * (engine-runner.ts). That costs the one execution a second write, and nobody else anything.
  * (Issue 14: a 3 MB body with four `$count(items[price > N])` fields held the writer thread, and
- * every other request's commit, for 1.3–3 s.)
+ * every other request's commit, for 1.3–3 s.) The same for a record too big to write here
+ * (PURE_MAX_RECORD_BYTES): a small item can make a big one (a `forEach` copying a field of the
+ * request into each element), and the executor's thread writes it instead.
  */
 import { type Engine, OutOfSlice, type RunResult } from '../engine/run.js';
 import { nowIso } from '../ids.js';
-import { stepsJson } from '../store/executions.js';
+import { recordJson } from '../model/record-json.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../model/workflow.js';
 
@@ -33,6 +35,14 @@ export const PURE_SLICE_MS = 5;
  * in ~0.3 ms; a 3 MB one in ~30 ms). The same bound as the executor's hand-over (worker.ts).
  */
 export const PURE_MAX_ITEM_CHARS = 64 * 1024;
+
+/**
+ * Records (as JSON) above this size are not written here: the run is abandoned as if it had not
+ * fitted in its slice, and the executor's thread runs it again and writes its record. Measured
+ * without writing (model/record-json.ts `JsonSizer`), so a run whose values are far bigger as JSON
+ * than in memory costs the event loop only this much: 256 KiB is ~1 ms of JSON.stringify.
+ */
+export const PURE_MAX_RECORD_BYTES = 256 * 1024;
 
 /**
  * Runs `workflow` on `item` within `sliceMs` and fills `row` in finished (status, steps, error,
@@ -71,8 +81,9 @@ export function runPure(
   } catch (err) {
     result = crashed(err, onCrash);
   }
-  if (result instanceof Promise) return finishLater(result, row, onCrash, startedAt);
-  return result !== false && finish(row, result, startedAt);
+  const maxBytes = Math.min(engine.recordMaxBytes, PURE_MAX_RECORD_BYTES);
+  if (result instanceof Promise) return finishLater(result, row, onCrash, startedAt, maxBytes);
+  return result !== false && finish(row, result, startedAt, maxBytes);
 }
 
 async function finishLater(
@@ -80,6 +91,7 @@ async function finishLater(
   row: NewExecutionRow,
   onCrash: (err: unknown) => void,
   startedAt: string,
+  maxBytes: number,
 ): Promise<boolean> {
   let result: RunResult | false;
   try {
@@ -87,7 +99,7 @@ async function finishLater(
   } catch (err) {
     result = crashed(err, onCrash);
   }
-  return result !== false && finish(row, result, startedAt);
+  return result !== false && finish(row, result, startedAt, maxBytes);
 }
 
 /** What a run that threw comes to: false when it gave its slice up, else a failed run. */
@@ -97,17 +109,24 @@ function crashed(err: unknown, onCrash: (err: unknown) => void): RunResult | fal
   return failedRun(err instanceof Error ? err.message : String(err));
 }
 
-function finish(row: NewExecutionRow, result: RunResult, startedAt: string): boolean {
+function finish(row: NewExecutionRow, result: RunResult, startedAt: string, maxBytes: number): boolean {
   // Not expected: `wait` is not pure; the executor runs (and parks) it.
   if (result.status === 'waiting') return false;
-  fillFinished(row, result, startedAt);
+  // Nothing left out here: a record past the bound goes to the executor's thread whole.
+  const record = recordJson(result.steps, maxBytes, { strict: true });
+  if (record === undefined) return false;
+  fillFinished(row, { ...result, record }, startedAt);
   return true;
 }
 
-/** Fills `row` in finished with `result`, as the executor records one (Queue.complete). */
+/**
+ * Fills `row` in finished with `result`, as the executor records one (Queue.complete): its
+ * `record` (the engine thread's, or `finish`'s), else its `steps`, which are then few (a failure
+ * before any step ran).
+ */
 export function fillFinished(row: NewExecutionRow, result: RunResult, startedAt: string): void {
   row.status = result.status;
-  row.steps = stepsJson(result.steps);
+  row.steps = result.record ?? recordJson(result.steps, PURE_MAX_RECORD_BYTES)!;
   row.error = result.error === null || result.error === undefined ? null : JSON.stringify(result.error);
   row.started_at = startedAt;
   row.finished_at = nowIso();

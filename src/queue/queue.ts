@@ -13,6 +13,7 @@
  * (`retryLater`: queued again with exponential backoff). After MAX_ATTEMPTS such attempts the
  * execution is failed for good, so an execution that kills every worker that runs it stops.
  */
+import type { CheckpointWrite } from '../engine/checkpoint.js';
 import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
@@ -70,12 +71,15 @@ export function unclaimed(): Pick<ExecutionsTable, 'status' | 'locked_by' | 'loc
 
 export interface ExecutionResult {
   status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
+  /** The step records, when `record` does not hold them as JSON already (RunResult.record). */
   steps: unknown[];
+  /** The step records as stored (JSON within the record limit), when the engine thread wrote them. */
+  record?: string | undefined;
   error: unknown;
   /** Waiting: when it resumes (ISO-8601 UTC). */
   resumeAt?: string | undefined;
-  /** Waiting: the engine's checkpoint (RunResult.resume). */
-  resume?: unknown;
+  /** Waiting: what the park adds to the checkpoint (RunResult.checkpoint): the new head and a part. */
+  checkpoint?: CheckpointWrite | undefined;
 }
 
 export class Queue {
@@ -276,18 +280,25 @@ export class Queue {
    * Record the result. Only while this worker still holds the execution: if its lease lapsed
    * (the process stalled past it) and another worker claimed the execution, that worker's attempt
    * is the one recorded. Returns whether this result was recorded.
+   *
+   * A waiting result writes its checkpoint's new head and appends its part (in the same
+   * transaction, only when recorded); its records are in the checkpoint, so `steps` holds none
+   * meanwhile. `resumed`: the execution ran from a checkpoint, whose parts a finish deletes.
    */
-  async complete(id: string, result: ExecutionResult): Promise<boolean> {
+  async complete(id: string, result: ExecutionResult, { resumed = false } = {}): Promise<boolean> {
     const waiting = result.status === 'waiting';
+    const checkpoint = waiting ? result.checkpoint : undefined;
     const completion: ExecutionCompletion = {
       id,
       lockedBy: this.#workerId,
       status: result.status,
-      steps: stepsJson(result.steps as object[]),
+      steps: checkpoint ? '[]' : (result.record ?? stepsJson(result.steps as object[])),
       error: result.error === undefined || result.error === null ? null : JSON.stringify(result.error),
       finishedAt: waiting ? null : new Date().toISOString(),
       runAfter: waiting ? waitingUntil(result) : null,
-      resumeState: waiting ? JSON.stringify(result.resume ?? null) : null,
+      resumeState: checkpoint ? checkpoint.head : null,
+      ...(checkpoint ? { checkpointPart: { seq: checkpoint.seq, ...checkpoint.part } } : {}),
+      ...(resumed && !waiting ? { dropCheckpoint: true } : {}),
     };
     // Group commit: results recorded in the same I/O phase (and the webhook requests accepted in
     // it) share a transaction. One transaction per result (one fsync with synchronous=FULL,

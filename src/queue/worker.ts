@@ -16,8 +16,10 @@
  * crashes and is claimed once more (the checkpoint stays until a result replaces it).
  */
 import type { Logger } from 'pino';
+import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
+import { executionsRepo } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
@@ -440,14 +442,29 @@ export class Worker implements ExecutionEntry {
       } else {
         // Off the event loop, from the stored JSON: the engine thread parses it (a handed-over
         // `_item` is that JSON parsed; copying it to the thread would cost the event loop more).
-        // A resumed execution goes on from its checkpoint (the runner's thread parses it).
+        // A resumed execution goes on from its checkpoint: its head and its parts, as stored (the
+        // runner's thread parses them).
         const credentials = await this.#deps.credentials?.forRun(workflow.steps);
+        let resumeJson: string | undefined;
+        if (row.resume_state != null) {
+          try {
+            const parts = await executionsRepo.checkpointParts(this.#deps.store.db, row.id);
+            resumeJson = checkpointJson(row.resume_state, parts);
+          } catch (err) {
+            // Not a failure of the execution: its lease lapses and the next attempt resumes it.
+            log().error(
+              { err },
+              'reading the checkpoint failed; the execution resumes when its lease lapses',
+            );
+            return;
+          }
+        }
         result = await this.#runner.run(workflow, row.trigger, {
           executionId: row.id,
           mode: row.mode,
           attempt: row.attempt,
           ...(credentials ? { credentials } : {}),
-          ...(row.resume_state != null ? { resumeJson: row.resume_state } : {}),
+          ...(resumeJson !== undefined ? { resumeJson } : {}),
           ...(workflow.trigger.response.mode === 'respondStep'
             ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
             : {}),
@@ -464,7 +481,7 @@ export class Worker implements ExecutionEntry {
       log().debug({ status: result.status, steps: result.steps.length }, 'execution finished');
     let recorded: boolean;
     try {
-      recorded = await this.#record(row.id, result);
+      recorded = await this.#record(row.id, result, row.resume_state != null);
     } catch (err) {
       log().error({ err }, 'recording the execution result failed');
       // Run it again after a backoff; if even that cannot be written, the lease lapses instead.
@@ -498,11 +515,11 @@ export class Worker implements ExecutionEntry {
    * the execution being run again. If the lease lapsed meanwhile and another worker took the
    * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
    */
-  async #record(id: string, result: RunResult): Promise<boolean> {
+  async #record(id: string, result: RunResult, resumed: boolean): Promise<boolean> {
     const giveUpAt = Date.now() + this.#deps.queue.leaseMs;
     for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
       try {
-        return await this.#deps.queue.complete(id, result);
+        return await this.#deps.queue.complete(id, result, { resumed });
       } catch (err) {
         if (!isStoreUnavailable(err) || Date.now() + delay > giveUpAt) throw err;
         await new Promise((r) => setTimeout(r, delay));

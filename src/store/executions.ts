@@ -1,4 +1,5 @@
-import type { Db } from './store.js';
+import { assembleRecords, DEFAULT_RECORD_MAX_BYTES, recordJson } from '../model/record-json.js';
+import type { CheckpointPart, Db } from './store.js';
 import type { ExecutionFieldRow, ExecutionRow, ExecutionsTable, NewExecutionRow } from './schema.js';
 
 /**
@@ -157,9 +158,9 @@ export const executionsRepo = {
   },
 
   /**
-   * Deletes the finished executions with ids in [first, last], with their uploaded files and
-   * searchable fields; queued, running and waiting ones inside the range stay (every delete
-   * repeats the status test). Give a transaction: it is four statements.
+   * Deletes the finished executions with ids in [first, last], with their uploaded files,
+   * searchable fields and checkpoint parts; queued, running and waiting ones inside the range stay (every delete
+   * repeats the status test). Give a transaction: it is five statements.
    */
   async deleteFinishedRange(db: Db, first: string, last: string): Promise<void> {
     const inRange = db
@@ -177,12 +178,56 @@ export const executionsRepo = {
     await db.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
     // Searchable fields (issue 19), found like the files through an index on execution_id.
     await db.deleteFrom('execution_fields').where('execution_id', 'in', inRange).execute();
+    // Checkpoint parts left by an execution the queue failed while it had one (its finish by the
+    // engine deletes them itself).
+    await db.deleteFrom('execution_checkpoints').where('execution_id', 'in', inRange).execute();
     await db
       .deleteFrom('executions')
       .where('id', '>=', first)
       .where('id', '<=', last)
       .where('status', 'not in', UNFINISHED)
       .execute();
+  },
+
+  /** The parts of `id`'s checkpoint, oldest first (what the engine resumes from, with the head). */
+  async checkpointParts(db: Db, id: string): Promise<Omit<CheckpointPart, 'seq'>[]> {
+    return db
+      .selectFrom('execution_checkpoints')
+      .select(['state', 'records'])
+      .where('execution_id', '=', id)
+      .orderBy('seq')
+      .execute();
+  },
+
+  /**
+   * `rows` with their records so far: a row with a checkpoint (waiting, or resumed and running)
+   * keeps them in the checkpoint's parts, not in `steps` (each park writes only what it added:
+   * engine/checkpoint.ts); they are put together here, as a new row value. Other rows as they are.
+   */
+  async withRecordsSoFar<R extends Pick<ExecutionRow, 'id' | 'steps' | 'resume_state'>>(
+    db: Db,
+    rows: readonly R[],
+  ): Promise<R[]> {
+    const ids = rows.filter((r) => r.resume_state != null).map((r) => r.id);
+    if (ids.length === 0) return [...rows];
+    const parts = await db
+      .selectFrom('execution_checkpoints')
+      .select(['execution_id', 'records'])
+      .where('execution_id', 'in', ids)
+      .orderBy('execution_id')
+      .orderBy('seq')
+      .execute();
+    const deltas = new Map<string, string[]>();
+    for (const p of parts) {
+      const list = deltas.get(p.execution_id);
+      if (list) list.push(p.records);
+      else deltas.set(p.execution_id, [p.records]);
+    }
+    return rows.map((r) => {
+      const d = deltas.get(r.id);
+      // No parts: a checkpoint of the first format, whose records are in `steps`.
+      return d ? { ...r, steps: JSON.stringify(assembleRecords(d)) } : r;
+    });
   },
 
   async count(db: Db, status: ExecutionsTable['status']): Promise<number> {
@@ -196,15 +241,14 @@ export const executionsRepo = {
 };
 
 /**
- * Step records are stored without their `input`: a step's input is the previous step's output (the
- * trigger item for the first step), both stored already. Writing it again made every execution
- * re-serialise its whole trigger item (for a 3-step workflow and a 600-byte form request, 2.1 KB
- * of steps JSON instead of 0.6 KB; for a 10 MB JSON body, 10 MB more per execution).
+ * Step records as stored (model/record-json.ts `recordJson`), within `maxBytes`: values past it
+ * are markers. Top-level records are stored without their `input`: a step's input is the previous
+ * step's output (the trigger item for the first step), both stored already. Writing it again made
+ * every execution re-serialise its whole trigger item (for a 3-step workflow and a 600-byte form
+ * request, 2.1 KB of steps JSON instead of 0.6 KB; for a 10 MB JSON body, 10 MB more per execution).
  */
-export function stepsJson(steps: readonly object[]): string {
-  // A copy with `input` undefined, which JSON leaves out (a rest pattern `{ input, ...rest }` copies
-  // through a runtime call, several times slower).
-  return JSON.stringify(steps.map((step) => ({ ...step, input: undefined })));
+export function stepsJson(steps: readonly object[], maxBytes = DEFAULT_RECORD_MAX_BYTES): string {
+  return recordJson(steps, maxBytes)!;
 }
 
 /** Puts back what `stepsJson` left out (records written with their input keep it). */

@@ -58,7 +58,17 @@ export function kyselyHotStatements(): HotStatements {
           .where('id', '=', c.id)
           .where('locked_by', '=', c.lockedBy)
           .executeTakeFirst();
-        recorded.push(Number(res.numUpdatedRows) > 0);
+        const done = Number(res.numUpdatedRows) > 0;
+        // A park appends its checkpoint's part; a finish after a resume deletes the parts.
+        const part = c.checkpointPart;
+        if (done && part)
+          await trx
+            .insertInto('execution_checkpoints')
+            .values({ execution_id: c.id, seq: part.seq, state: part.state, records: part.records })
+            .execute();
+        else if (done && c.dropCheckpoint)
+          await trx.deleteFrom('execution_checkpoints').where('execution_id', '=', c.id).execute();
+        recorded.push(done);
       }
       return recorded;
     },

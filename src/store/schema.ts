@@ -58,7 +58,11 @@ export interface ExecutionsTable {
   status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
   /** JSON of the trigger item. */
   trigger: string;
-  /** JSON array of step results. */
+  /**
+   * JSON array of step results, within HOOKFLOW_EXECUTION_RECORD_MAX_BYTES (model/record-json.ts).
+   * `[]` while the execution has a checkpoint (`resume_state`): its records so far are in the
+   * checkpoint's parts (executionsRepo.withRecordsSoFar reads them there).
+   */
   steps: string;
   /** JSON of the error, or null. */
   error: string | null;
@@ -75,12 +79,25 @@ export interface ExecutionsTable {
   /** JSON array of warnings (schemaCheck "warn"), or null. */
   warnings: string | null;
   /**
-   * The engine's checkpoint (RunResult.resume, JSON) of an execution that waited: set while it
-   * waits and kept while its resumed attempt runs (a crash resumes from it again), null otherwise.
+   * The head of the engine's checkpoint (engine/checkpoint.ts) of an execution that waited, JSON;
+   * its parts are `execution_checkpoints` rows. Set while it waits and kept while its resumed
+   * attempt runs (a crash resumes from it again), null otherwise.
    */
   resume_state: Generated<string | null>;
   /** The execution of the error workflow this failed production execution started (SPEC 7c). */
   error_execution_id: Generated<string | null>;
+}
+
+/**
+ * The parts of a waiting execution's checkpoint (engine/checkpoint.ts), one per park, appended in
+ * the transaction that records the park and deleted when the execution finishes: what each park
+ * added (values and outputs, as `state`; the records' delta, as `records`; both JSON).
+ */
+export interface ExecutionCheckpointsTable {
+  execution_id: string;
+  seq: number;
+  state: string;
+  records: string;
 }
 
 /** Refused webhook calls (webhooks/options/rejections.ts): no body, no credential. */
@@ -214,6 +231,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   executions: ExecutionsTable;
   execution_fields: ExecutionFieldsTable;
+  execution_checkpoints: ExecutionCheckpointsTable;
   test_listeners: TestListenersTable;
   test_events: TestEventsTable;
   learned_schemas: LearnedSchemasTable;

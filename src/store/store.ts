@@ -35,8 +35,24 @@ export interface ExecutionCompletion {
   finishedAt: string | null;
   /** Waiting: when it resumes (the new `run_after`); null keeps `run_after`. */
   runAfter: string | null;
-  /** Waiting: the checkpoint (JSON); null otherwise (a finished execution keeps none). */
+  /** Waiting: the checkpoint's head (JSON); null otherwise (a finished execution keeps none). */
   resumeState: string | null;
+  /**
+   * Waiting: the part of the checkpoint this park adds (engine/checkpoint.ts), appended to
+   * `execution_checkpoints` in the same transaction, and only when the completion is recorded.
+   */
+  checkpointPart?: CheckpointPart | undefined;
+  /** Finished, having resumed from a checkpoint: its parts are deleted in the same transaction. */
+  dropCheckpoint?: boolean | undefined;
+}
+
+/** One part of a waiting execution's checkpoint (`execution_checkpoints`). */
+export interface CheckpointPart {
+  seq: number;
+  /** JSON: values and outputs added by the park. */
+  state: string;
+  /** JSON: the records' delta. */
+  records: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import type { StepResponse } from '../bus/bus.js';
 import { executionsRepo, isFinished } from '../store/executions.js';
 import { findRecord, type RecordLike } from '../engine/records.js';
+import { isOmitted, type Omitted } from '../model/record-json.js';
 import type { Db } from '../store/store.js';
 import type { TriggerConfig } from '../model/workflow.js';
 import type { Waiting, WaitResult } from './waiter.js';
@@ -111,7 +112,10 @@ export async function waitedOutcome(
     mode === 'respondStep'
       ? findRecord(steps, (s) => s.type === 'respond' && s.status === 'succeeded')
       : undefined;
-  if (respond) return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
+  if (respond) {
+    if (isOmitted(respond.output)) throw outputTooLarge(respond.output, executionId, headers);
+    return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
+  }
   if (row.status === 'failed') throw executionFailed(executionId, headers);
   if (mode === 'respondStep') {
     return {
@@ -123,7 +127,25 @@ export async function waitedOutcome(
     };
   }
   const last = steps.length > 0 ? steps[steps.length - 1]!.output : JSON.parse(row.trigger);
+  if (isOmitted(last)) throw outputTooLarge(last, executionId, headers);
   return { status: 200, headers, body: last ?? {}, executionId };
+}
+
+/**
+ * The answer was too big for the execution's record (HOOKFLOW_EXECUTION_RECORD_MAX_BYTES), which
+ * kept only its size: the execution succeeded, but there is nothing to answer with.
+ */
+function outputTooLarge(omitted: Omitted, executionId: string, headers: Record<string, string>): AppError {
+  const size = `${omitted.atLeast ? 'more than ' : ''}${omitted.bytes} bytes`;
+  return new AppError(
+    'output_too_large',
+    `The workflow finished, but its answer (${size}) is larger than an execution's record keeps.`,
+    {
+      executionId,
+      headers,
+      hint: "The workflow's owner can end it with a step that outputs less, or raise HOOKFLOW_EXECUTION_RECORD_MAX_BYTES.",
+    },
+  );
 }
 
 /**

@@ -4,6 +4,7 @@
  * JSON.stringify/parse (as the store keeps it), and runsBeforeCommit with nested steps.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkpointJson } from '../../src/engine/checkpoint.js';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
 import { Engine, type RunResult } from '../../src/engine/run.js';
 import { validateSteps } from '../../src/engine/validate.js';
@@ -34,8 +35,18 @@ const workflow = (steps: Record<string, unknown>[]): Workflow =>
   }) as Workflow;
 const ctx = { executionId: 'ex-1', mode: 'production' as const };
 const run = (steps: Record<string, unknown>[], item: unknown = {}) => engine.run(workflow(steps), item, ctx);
-/** What the store keeps: the result through JSON. */
-const stored = (r: RunResult) => JSON.parse(JSON.stringify(r.resume)) as unknown;
+/**
+ * What the store keeps of one execution's parks: the last head and every part so far; each call
+ * adds a waiting result's and returns the checkpoint to resume from (RunContext.resume).
+ */
+const keeper = () => {
+  const parts: { state: string; records: string }[] = [];
+  return (r: RunResult): string => {
+    parts.push(r.checkpoint!.part);
+    return checkpointJson(r.checkpoint!.head, parts);
+  };
+};
+const stored = (r: RunResult) => keeper()(r);
 
 describe('if', () => {
   const steps = [
@@ -334,7 +345,7 @@ describe('wait', () => {
     ]);
     const first = await engine.run(wf, { body: { x: 'hi' } }, ctx);
     expect(first.status).toBe('waiting');
-    expect(JSON.stringify(first.resume)).not.toContain('hi');
+    expect(JSON.stringify(first.checkpoint)).not.toContain('hi');
     const second = await engine.run(wf, { body: { x: 'hi' } }, { ...ctx, resume: stored(first) });
     expect(second.output).toEqual({ got: 'hi' });
   });
@@ -392,11 +403,12 @@ describe('wait', () => {
       { type: 'set', name: 'done', fields: { ok: true } },
     ]);
     const one = await engine.run(wf, {}, ctx);
-    const two = await engine.run(wf, {}, { ...ctx, resume: stored(one) });
+    const keep = keeper();
+    const two = await engine.run(wf, {}, { ...ctx, resume: keep(one) });
     expect(two.status).toBe('waiting');
     expect(two.steps.map((s) => s.status)).toEqual(['succeeded', 'waiting']);
     expect(Date.parse(two.resumeAt!)).toBeGreaterThan(Date.parse(one.resumeAt!));
-    const three = await engine.run(wf, {}, { ...ctx, resume: stored(two) });
+    const three = await engine.run(wf, {}, { ...ctx, resume: keep(two) });
     expect(three.status).toBe('succeeded');
     expect(three.steps.map((s) => s.name)).toEqual(['w1', 'w2', 'done']);
 
@@ -417,7 +429,7 @@ describe('wait', () => {
     const r = await engine.run(
       workflow([{ type: 'set', name: 'a', fields: {} }]),
       {},
-      { ...ctx, resume: { v: 99 } },
+      { ...ctx, resume: '{"head":{"v":99},"parts":[]}' },
     );
     expect(r.status).toBe('failed');
     expect(r.steps).toEqual([]);

@@ -3,7 +3,8 @@
  * the engine parks is recorded `waiting` with its due time and checkpoint, holds no lease, is not
  * claimed before it is due, is claimed by any worker once it is, and keeps its checkpoint and its
  * records through a crash of the resumed attempt (lease lapse) or a failed write (retryLater), so
- * the steps before the wait never run again. A finished result drops the checkpoint.
+ * the steps before the wait never run again. A finished result drops the checkpoint, its parts too.
+ * The records so far are in the checkpoint's parts (engine/checkpoint.ts), not in `steps`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,14 +61,31 @@ describe.each([
   }
 
   const before = [{ name: 'first', type: 'set', status: 'succeeded', output: { a: 1 } }];
+  /** A park's checkpoint as the engine writes it: a head (opaque to the queue) and a first part. */
+  const checkpoint = {
+    head: '{"at":1,"outputs":[{"a":1}]}',
+    seq: 1,
+    part: {
+      state: '{"values":[],"outputs":[]}',
+      records: JSON.stringify({
+        from: 0,
+        items: [...before, { name: 'pause', type: 'wait', status: 'waiting', output: null }],
+      }),
+    },
+  };
   const parked = (resumeAt: Date) => ({
     status: 'waiting' as const,
-    steps: [...before, { name: 'pause', type: 'wait', status: 'waiting', output: null }],
+    steps: [],
     error: null,
     resumeAt: resumeAt.toISOString(),
-    resume: { at: 1, outputs: [{ a: 1 }] },
+    checkpoint,
   });
   const get = async (id: string) => (await executionsRepo.get(store.db, id))!;
+  /** The names of the records so far, as the API shows them (from the checkpoint's parts). */
+  const recordNames = async (id: string) => {
+    const [row] = await executionsRepo.withRecordsSoFar(store.db, [await get(id)]);
+    return (JSON.parse(row!.steps) as { name: string }[]).map((s) => s.name);
+  };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('records a parked result as waiting, claims it only when due, by any worker, from its checkpoint', async () => {
@@ -90,7 +108,9 @@ describe.each([
       attempt: 1,
     });
     expect(JSON.parse(waiting.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
-    expect(JSON.parse(waiting.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+    expect(waiting.steps).toBe('[]');
+    expect(await recordNames(id)).toEqual(['first', 'pause']);
+    expect(await executionsRepo.checkpointParts(store.db, id)).toEqual([checkpoint.part]);
     // The worker that parked it knows when it is due (its timer); another learns it from the store.
     expect(a.waitingDueAt).toBe(resumeAt.getTime());
 
@@ -112,9 +132,39 @@ describe.each([
       steps: [...before, { name: 'pause', type: 'wait', status: 'succeeded', output: { a: 1 } }],
       error: null,
     };
-    expect(await b.complete(id, done)).toBe(true);
+    expect(await b.complete(id, done, { resumed: true })).toBe(true);
     expect(await get(id)).toMatchObject({ status: 'succeeded', resume_state: null, locked_by: null });
     expect((await get(id)).finished_at).not.toBeNull();
+    expect(await executionsRepo.checkpointParts(store.db, id)).toEqual([]);
+    expect(await recordNames(id)).toEqual(['first', 'pause']);
+  });
+
+  it('a park whose lease was lost appends no part; parking again appends the next one', async () => {
+    const a = new Queue({ store, workerId: 'parks-late' });
+    const b = new Queue({ store, workerId: 'parks-twice' });
+    const id = await queued();
+    await b.claim(5);
+    // `a` never held it: its park is not recorded, and neither is its part.
+    expect(await a.complete(id, parked(new Date(Date.now() - 1)))).toBe(false);
+    expect(await executionsRepo.checkpointParts(store.db, id)).toEqual([]);
+    expect(await b.complete(id, parked(new Date(Date.now() - 1)))).toBe(true);
+    await b.claim(5);
+    const second = {
+      head: '{"at":2}',
+      seq: 2,
+      part: { state: '{"values":[[1,"x"]],"outputs":[]}', records: '{"from":1,"items":[]}' },
+    };
+    expect(
+      await b.complete(
+        id,
+        { ...parked(new Date(Date.now() + 60_000)), checkpoint: second },
+        { resumed: true },
+      ),
+    ).toBe(true);
+    expect(await executionsRepo.checkpointParts(store.db, id)).toEqual([checkpoint.part, second.part]);
+    expect((await get(id)).resume_state).toBe('{"at":2}');
+    await store.db.deleteFrom('execution_checkpoints').where('execution_id', '=', id).execute();
+    await store.db.deleteFrom('executions').where('id', '=', id).execute();
   });
 
   it('a resumed attempt that crashes (its lease lapses) resumes from the checkpoint again, records kept', async () => {
@@ -132,8 +182,8 @@ describe.each([
     const row = again.find((r) => r.id === id) ?? (await b.claim(5)).find((r) => r.id === id);
     expect(row).toMatchObject({ status: 'running', locked_by: 'rescuer', attempt: 2 });
     expect(JSON.parse(row!.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
-    expect(JSON.parse(row!.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
-    await b.complete(id, { status: 'succeeded', steps: [], error: null });
+    expect(await recordNames(id)).toEqual(['first', 'pause']);
+    await b.complete(id, { status: 'succeeded', steps: [], error: null }, { resumed: true });
   });
 
   it('a resumed attempt whose result cannot be written is queued again with its checkpoint and records', async () => {
@@ -146,7 +196,7 @@ describe.each([
     const row = await get(id);
     expect(row).toMatchObject({ status: 'queued', attempt: 2 });
     expect(JSON.parse(row.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
-    expect(JSON.parse(row.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+    expect(await recordNames(id)).toEqual(['first', 'pause']);
   });
 
   it('a resumed attempt left running by a stopped embedded process is queued again with its checkpoint on start', async () => {
@@ -161,7 +211,7 @@ describe.each([
       const row = await get(id);
       expect(row).toMatchObject({ status: 'queued', attempt: 2, locked_by: null });
       expect(JSON.parse(row.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
-      expect(JSON.parse(row.steps).map((s: { name: string }) => s.name)).toEqual(['first', 'pause']);
+      expect(await recordNames(id)).toEqual(['first', 'pause']);
     }
     await store.db.deleteFrom('executions').where('id', '=', id).execute();
   });

@@ -914,6 +914,82 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         });
       });
 
+      it('a park appends its checkpoint part only while its lock is held; a finish after a resume deletes the parts', async () => {
+        const [a, b, c] = ids(3);
+        for (const id of [a!, b!])
+          await executionsRepo.insert(
+            store.db,
+            execution({ id, status: 'running', locked_by: 'w1', locked_until: iso(30_000) }),
+          );
+        const park = (id: string, seq: number, lockedBy = 'w1'): ExecutionCompletion => ({
+          id,
+          lockedBy,
+          status: 'waiting',
+          steps: '[]',
+          error: null,
+          finishedAt: null,
+          runAfter: iso(60_000),
+          resumeState: `{"parts":${seq}}`,
+          checkpointPart: { seq, state: `{"s":${seq}}`, records: `{"r":${seq}}` },
+        });
+        const finish = (id: string): ExecutionCompletion => ({
+          id,
+          lockedBy: 'w1',
+          status: 'succeeded',
+          steps: '[]',
+          error: null,
+          finishedAt: iso(),
+          runAfter: null,
+          resumeState: null,
+          dropCheckpoint: true,
+        });
+        const part = (seq: number) => ({ state: `{"s":${seq}}`, records: `{"r":${seq}}` });
+        const relock = (id: string) =>
+          store.db
+            .updateTable('executions')
+            .set({ status: 'running', locked_by: 'w1' })
+            .where('id', '=', id)
+            .execute();
+        // With an insert in the same batch (one statement on PostgreSQL); `b` is not w2's.
+        const results = await store.writeHot([
+          { kind: 'insert', row: execution({ id: c! }) },
+          { kind: 'complete', completion: park(a!, 1) },
+          { kind: 'complete', completion: park(b!, 1, 'w2') },
+        ]);
+        expect(results).toEqual([true, true, false]);
+        expect(await executionsRepo.checkpointParts(store.db, a!)).toEqual([part(1)]);
+        expect(await executionsRepo.checkpointParts(store.db, b!)).toEqual([]);
+        expect(await executionsRepo.get(store.db, a!)).toMatchObject({
+          status: 'waiting',
+          resume_state: '{"parts":1}',
+        });
+
+        // Resumed and parked again through a transaction's statements (SQLite: the writer thread's fallback).
+        await relock(a!);
+        expect(await store.transaction((trx) => store.hot.completeExecutions(trx, [park(a!, 2)]))).toEqual([
+          true,
+        ]);
+        expect(await executionsRepo.checkpointParts(store.db, a!)).toEqual([part(1), part(2)]);
+        await relock(a!);
+        expect(await store.writeHot([{ kind: 'complete', completion: finish(a!) }])).toEqual([true]);
+        expect(await executionsRepo.checkpointParts(store.db, a!)).toEqual([]);
+        expect(await executionsRepo.get(store.db, a!)).toMatchObject({
+          status: 'succeeded',
+          resume_state: null,
+        });
+
+        // The same through a transaction's statements.
+        expect(await store.transaction((trx) => store.hot.completeExecutions(trx, [park(b!, 1)]))).toEqual([
+          true,
+        ]);
+        expect(await executionsRepo.checkpointParts(store.db, b!)).toEqual([part(1)]);
+        await relock(b!);
+        expect(await store.transaction((trx) => store.hot.completeExecutions(trx, [finish(b!)]))).toEqual([
+          true,
+        ]);
+        expect(await executionsRepo.checkpointParts(store.db, b!)).toEqual([]);
+      });
+
       it('a failing write rolls back its whole batch and rejects', async () => {
         const [a, b] = ids(2);
         await executionsRepo.insert(store.db, execution({ id: a! }));

@@ -290,6 +290,21 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0013_checkpoint_parts': () => ({
+    async up(db: Kysely<unknown>) {
+      // A waiting execution's checkpoint in parts (engine/checkpoint.ts): one row per park, each
+      // what that park added, so a wait inside a loop writes each value once rather than all of
+      // them at every park. `resume_state` keeps the head. Deleted with the execution's finish.
+      await db.schema
+        .createTable('execution_checkpoints')
+        .addColumn('execution_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('records', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('execution_checkpoints_pk', ['execution_id', 'seq'])
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

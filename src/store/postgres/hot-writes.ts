@@ -13,6 +13,10 @@
  * A batch holding both kinds runs the inserts in a data-modifying CTE of the completions' UPDATE:
  * still one statement. Its UPDATE does not see rows inserted by the same statement, which is never
  * needed: an execution is completed only after the commit that stored it has been acknowledged.
+ *
+ * Completions that park (appending a part of their checkpoint, engine/checkpoint.ts) or finish
+ * after a resume (deleting those parts) take a variant whose UPDATE is a CTE too: the parts are
+ * inserted or deleted only for the rows it updated (those whose lease the worker still held).
  */
 import type pg from 'pg';
 import type { ExecutionCompletion, HotWrite } from '../store.js';
@@ -31,6 +35,9 @@ const COMPLETE_COLUMNS = [
   'run_after',
   'resume_state',
 ] as const;
+
+/** The checkpoint columns of the completions' variant that parks or finishes after a resume. */
+const CHECKPOINT_COLUMNS = ['part_seq', 'part_state', 'part_records', 'drop_parts'] as const;
 
 function unnest(types: readonly string[], from: number): string {
   return `unnest(${types.map((t, i) => `$${from + i}::${t}[]`).join(', ')})`;
@@ -55,6 +62,34 @@ function complete(from: number): string {
   returning e.id`;
 }
 
+/**
+ * Completions with checkpoint parts to append or delete: the UPDATE as the CTE `done`, then the
+ * parts of the rows it updated. Named CTEs, then the final statement.
+ */
+function completeWithCheckpoints(from: number): { ctes: string[]; last: string } {
+  const columns = [...COMPLETE_COLUMNS, ...CHECKPOINT_COLUMNS];
+  return {
+    ctes: [
+      `c as (select * from ${unnest(
+        columns.map(() => 'text'),
+        from,
+      )} as c(${columns.join(', ')}))`,
+      `done as (update executions as e
+  set status = c.status, steps = c.steps, error = c.error, finished_at = c.finished_at,
+    run_after = coalesce(c.run_after, e.run_after), resume_state = c.resume_state,
+    locked_by = null, locked_until = null
+  from c where e.id = c.id and e.locked_by = c.locked_by
+  returning e.id)`,
+      `parts as (insert into execution_checkpoints (execution_id, seq, state, records)
+  select c.id, c.part_seq::integer, c.part_state, c.part_records from c join done on done.id = c.id
+  where c.part_seq is not null)`,
+      `dropped as (delete from execution_checkpoints as p using c join done on done.id = c.id
+  where p.execution_id = c.id and c.drop_parts is not null)`,
+    ],
+    last: 'select id from done',
+  };
+}
+
 const FIELD_COLUMNS = ['workflow_id', 'path', 'value', 'execution_id'] as const;
 
 /** Searchable fields of inserted executions (execution-search.ts), in the same statement. */
@@ -72,8 +107,13 @@ function insertFields(from: number): string {
  * node-postgres prepares each once per connection, then only binds and executes it.
  */
 const statements = new Map<string, { name: string; text: string }>();
-function statement(inserts: boolean, fields: boolean, completions: boolean): { name: string; text: string } {
-  const key = `${inserts ? 'i' : ''}${fields ? 'f' : ''}${completions ? 'c' : ''}`;
+function statement(
+  inserts: boolean,
+  fields: boolean,
+  completions: boolean,
+  checkpoints: boolean,
+): { name: string; text: string } {
+  const key = `${inserts ? 'i' : ''}${fields ? 'f' : ''}${completions ? (checkpoints ? 'k' : 'c') : ''}`;
   let found = statements.get(key);
   if (!found) {
     const parts: string[] = [];
@@ -86,10 +126,18 @@ function statement(inserts: boolean, fields: boolean, completions: boolean): { n
       parts.push(insertFields(next));
       next += FIELD_COLUMNS.length;
     }
-    if (completions) parts.push(complete(next));
-    const last = parts.pop()!;
-    const text =
-      parts.length > 0 ? `with ${parts.map((p, i) => `w${i} as (${p})`).join(', ')} ${last}` : last;
+    let ctes: string[];
+    let last: string;
+    if (completions && checkpoints) {
+      const k = completeWithCheckpoints(next);
+      ctes = [...parts.map((p, i) => `w${i} as (${p})`), ...k.ctes];
+      last = k.last;
+    } else {
+      if (completions) parts.push(complete(next));
+      last = parts.pop()!;
+      ctes = parts.map((p, i) => `w${i} as (${p})`);
+    }
+    const text = ctes.length > 0 ? `with ${ctes.join(', ')} ${last}` : last;
     found = { name: `hookflow_hot_${key}`, text };
     statements.set(key, found);
   }
@@ -115,8 +163,10 @@ function insertColumns(rows: readonly NewExecutionRow[]): Value[][] {
   return cols;
 }
 
-function completeColumns(completions: readonly ExecutionCompletion[]): Value[][] {
-  const cols: Value[][] = COMPLETE_COLUMNS.map(() => []);
+function completeColumns(completions: readonly ExecutionCompletion[], checkpoints: boolean): Value[][] {
+  const cols: Value[][] = (checkpoints ? [...COMPLETE_COLUMNS, ...CHECKPOINT_COLUMNS] : COMPLETE_COLUMNS).map(
+    () => [],
+  );
   for (const c of completions) {
     const values: Value[] = [
       c.id,
@@ -128,6 +178,15 @@ function completeColumns(completions: readonly ExecutionCompletion[]): Value[][]
       c.runAfter,
       c.resumeState,
     ];
+    if (checkpoints) {
+      const part = c.checkpointPart;
+      values.push(
+        part ? String(part.seq) : null,
+        part?.state ?? null,
+        part?.records ?? null,
+        c.dropCheckpoint ? '1' : null,
+      );
+    }
     for (let i = 0; i < values.length; i++) cols[i]!.push(values[i]!);
   }
   return cols;
@@ -152,12 +211,13 @@ export async function writeHotBatch(pool: pg.Pool, writes: readonly HotWrite[]):
   const values: Value[][] = [];
   if (rows.length > 0) values.push(...insertColumns(rows));
   if (fields.length > 0) values.push(...FIELD_COLUMNS.map((c) => fields.map((f) => f[c])));
-  if (completions.length > 0) values.push(...completeColumns(completions));
+  const checkpoints = completions.some((c) => c.checkpointPart || c.dropCheckpoint);
+  if (completions.length > 0) values.push(...completeColumns(completions, checkpoints));
   const client = await pool.connect();
   let result: pg.QueryResult<{ id: string }>;
   try {
     result = await client.query<{ id: string }>({
-      ...statement(rows.length > 0, fields.length > 0, completions.length > 0),
+      ...statement(rows.length > 0, fields.length > 0, completions.length > 0, checkpoints),
       values,
     });
   } finally {

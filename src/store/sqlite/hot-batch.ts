@@ -5,10 +5,22 @@
  * migrations have created the tables.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { COMPLETE_EXECUTION, INSERT_EXECUTION, INSERT_EXECUTION_FIELD } from './statements.js';
+import {
+  COMPLETE_EXECUTION,
+  DELETE_CHECKPOINT_PARTS,
+  INSERT_CHECKPOINT_PART,
+  INSERT_EXECUTION,
+  INSERT_EXECUTION_FIELD,
+} from './statements.js';
 import type { ThreadWrite } from './writer.js';
 
-const SQL = { insert: INSERT_EXECUTION, complete: COMPLETE_EXECUTION, field: INSERT_EXECUTION_FIELD };
+const SQL = {
+  insert: INSERT_EXECUTION,
+  complete: COMPLETE_EXECUTION,
+  field: INSERT_EXECUTION_FIELD,
+  part: INSERT_CHECKPOINT_PART,
+  drop: DELETE_CHECKPOINT_PARTS,
+};
 
 /** Per write whether it was recorded (a completion whose lease was lost is not). */
 export function hotBatch(database: SqliteDatabase.Database): (writes: ThreadWrite[]) => boolean[] {
@@ -23,9 +35,15 @@ export function hotBatch(database: SqliteDatabase.Database): (writes: ThreadWrit
   };
   return database.transaction(
     (writes: ThreadWrite[]): boolean[] =>
-      writes.map(([kind, params, fields]) => {
-        const done = statement(kind).run(params).changes > 0;
-        if (fields) for (const f of fields) statement('field').run(f);
+      writes.map((w) => {
+        const done = statement(w[0]).run(w[1]).changes > 0;
+        if (w[0] === 'insert') {
+          if (w[2]) for (const f of w[2]) statement('field').run(f);
+        } else if (done && w[2]) {
+          // A park appends its checkpoint's part; a finish after a resume deletes the parts.
+          if (w[2] === 'drop') statement('drop').run(w[1][6]);
+          else statement('part').run(w[2]);
+        }
         return done;
       }),
     // BEGIN IMMEDIATE: the write lock is taken (or waited for) at the start, never upgraded midway.

@@ -18,12 +18,25 @@ export const COMPLETE_EXECUTION = `update executions
     resume_state = ?, locked_by = null, locked_until = null
   where id = ? and locked_by = ?`;
 
+/** A checkpoint part of the execution just parked (store.ts CheckpointPart). */
+export const INSERT_CHECKPOINT_PART =
+  'insert into execution_checkpoints (execution_id, seq, state, records) values (?, ?, ?, ?)';
+
+/** The checkpoint parts of an execution that finished. */
+export const DELETE_CHECKPOINT_PARTS = 'delete from execution_checkpoints where execution_id = ?';
+
 export type { SqlValue };
 
 export const insertParams = executionInsertValues;
 
 export function completeParams(c: ExecutionCompletion): SqlValue[] {
   return [c.status, c.steps, c.error, c.finishedAt, c.runAfter, c.resumeState, c.id, c.lockedBy];
+}
+
+/** The parameters of INSERT_CHECKPOINT_PART for a completion that parks, else undefined. */
+export function partParams(c: ExecutionCompletion): SqlValue[] | undefined {
+  const p = c.checkpointPart;
+  return p ? [c.id, p.seq, p.state, p.records] : undefined;
 }
 
 export function fieldParams(f: ExecutionFieldRow): SqlValue[] {

@@ -9,11 +9,14 @@ import type { Database } from '../schema.js';
 import { HookflowSqliteDialect } from './dialect.js';
 import {
   COMPLETE_EXECUTION,
+  DELETE_CHECKPOINT_PARTS,
+  INSERT_CHECKPOINT_PART,
   INSERT_EXECUTION,
   INSERT_EXECUTION_FIELD,
   completeParams,
   fieldParams,
   insertParams,
+  partParams,
 } from './statements.js';
 import { hotBatch } from './hot-batch.js';
 import { SqliteWriter, type ThreadWrite, threadWrite } from './writer.js';
@@ -185,6 +188,8 @@ function preparedHotStatements(database: SqliteDatabase.Database): HotStatements
   let complete: SqliteDatabase.Statement | undefined;
   let blob: SqliteDatabase.Statement | undefined;
   let part: SqliteDatabase.Statement | undefined;
+  let checkpointPart: SqliteDatabase.Statement | undefined;
+  let dropParts: SqliteDatabase.Statement | undefined;
   return {
     async insertExecution(_trx, r, fields) {
       insert ??= database.prepare(INSERT_EXECUTION);
@@ -217,7 +222,18 @@ function preparedHotStatements(database: SqliteDatabase.Database): HotStatements
     async completeExecutions(_trx, completions) {
       complete ??= database.prepare(COMPLETE_EXECUTION);
       const statement = complete;
-      return completions.map((c) => statement.run(completeParams(c)).changes > 0);
+      return completions.map((c) => {
+        const done = statement.run(completeParams(c)).changes > 0;
+        const p = done ? partParams(c) : undefined;
+        if (p) {
+          checkpointPart ??= database.prepare(INSERT_CHECKPOINT_PART);
+          checkpointPart.run(p);
+        } else if (done && c.dropCheckpoint) {
+          dropParts ??= database.prepare(DELETE_CHECKPOINT_PARTS);
+          dropParts.run(c.id);
+        }
+        return done;
+      });
     },
   };
 }

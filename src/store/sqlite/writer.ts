@@ -15,7 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { threadModule } from '../../thread-module.js';
-import { completeParams, fieldParams, insertParams, type SqlValue } from './statements.js';
+import { completeParams, fieldParams, insertParams, partParams, type SqlValue } from './statements.js';
 import type { HotWrite } from '../store.js';
 
 export interface ThreadData {
@@ -26,8 +26,13 @@ export interface ThreadData {
 /** An insert's third element: its searchable fields' parameters (`fieldParams`). */
 export type FieldParams = SqlValue[][];
 
-/** A write as the thread's batch runs it. */
-export type ThreadWrite = ['insert', SqlValue[], FieldParams?] | ['complete', SqlValue[]];
+/**
+ * A write as the thread's batch runs it. A completion's third element: the checkpoint part it
+ * appends (`partParams`), or, `'drop'`, that its checkpoint's parts are deleted.
+ */
+export type ThreadWrite =
+  | ['insert', SqlValue[], FieldParams?]
+  | ['complete', SqlValue[], (SqlValue[] | 'drop')?];
 
 export interface ThreadRequest {
   seq: number;
@@ -46,7 +51,11 @@ export type ThreadReply =
 
 /** A hot write as the thread's batch (hot-batch.ts) takes it. */
 export function threadWrite(w: HotWrite): ThreadWrite {
-  if (w.kind === 'complete') return ['complete', completeParams(w.completion)];
+  if (w.kind === 'complete') {
+    const c = w.completion;
+    const part = partParams(c) ?? (c.dropCheckpoint ? 'drop' : undefined);
+    return part ? ['complete', completeParams(c), part] : ['complete', completeParams(c)];
+  }
   const fields = w.fields?.length ? w.fields.map(fieldParams) : undefined;
   return fields ? ['insert', insertParams(w.row), fields] : ['insert', insertParams(w.row)];
 }
