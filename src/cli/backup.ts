@@ -137,10 +137,11 @@ export async function backup(args: string[], deps: Deps): Promise<number> {
       say(`  ${mib(size)} of ${mib(total)}`);
     }, 1000);
     try {
-      await tar.c(
-        { file: tmp, cwd: staging, portable: true, mode: 0o600 } as tar.TarOptionsWithAliasesAsyncFile,
-        [MANIFEST, MANIFEST_SUM, ...parts.map((p) => p.name)],
-      );
+      await tar.c({ file: tmp, cwd: staging, portable: true, mode: 0o600 }, [
+        MANIFEST,
+        MANIFEST_SUM,
+        ...parts.map((p) => p.name),
+      ]);
     } finally {
       clearInterval(ticker);
     }
