@@ -30,6 +30,8 @@ if (process.platform === 'linux') {
 // Loaded after the nice value is set: loading the engine's modules is this thread's first burst
 // of CPU (~0.2 s; seconds on a busy machine). Messages wait in the port meanwhile.
 const { Engine } = await import('../engine/run.js');
+// A `code` step hands the trigger item to its sandbox as this JSON text, not serialised again.
+const { withJson } = await import('../engine/code-sandbox.js');
 const port = parentPort!;
 const engine = new Engine(workerData as EngineOptions);
 const recordMaxBytes = engine.recordMaxBytes;
@@ -48,7 +50,7 @@ port.on('message', (msg: ToThread) => {
 async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): Promise<void> {
   const post = (reply: FromThread) => port.postMessage(reply);
   try {
-    const result = await engine.run(workflow, JSON.parse(trigger), {
+    const result = await engine.run(workflow, withJson(JSON.parse(trigger), trigger), {
       executionId: ctx.executionId,
       mode: ctx.mode,
       attempt: ctx.attempt,

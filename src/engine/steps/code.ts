@@ -1,13 +1,14 @@
 /**
  * `code`: JavaScript (ES2023) as a function body, run in the WebAssembly sandbox of
- * code-sandbox.ts with `$input`, `$trigger`, `$steps` and `$execution` (deep copies); what it
- * returns (as JSON) is the output, and its `console.log` lines are the record's `logs` (details). `source`
- * is JavaScript, not a template: `{{ … }}` in it is not an expression. A syntax error is refused
- * when the workflow is saved, with its line and column.
+ * code-sandbox.ts with `$input`, `$trigger`, `$steps` and `$execution` (deep copies, parsed on
+ * first read); what it returns (as JSON) is the output, and its `console.log` lines are the
+ * record's `logs` (details). `source` is JavaScript, not a template: `{{ … }}` in it is not an
+ * expression. A syntax error is refused when the workflow is saved, with its line and column.
  *
- * Not pure: a runaway loop is stopped by the sandbox's interrupt handler, but a run may take up to
- * HOOKFLOW_CODE_TIMEOUT_MS, far more than a before-commit slice; code runs on the executor's thread.
- * Contained, though: it has no effect outside the execution (queue/pure-batch.ts runs it in a batch).
+ * Not pure: a run may take up to HOOKFLOW_CODE_TIMEOUT_MS (then it is cut off, inside a native call
+ * too: its code thread is ended), far more than a before-commit slice; code runs in code threads
+ * of the executor's engine thread. Contained, though: it has no effect outside the execution
+ * (queue/pure-batch.ts runs it in a batch).
  */
 import Type from 'typebox';
 import { checkSyntax, type CodeError, runCode } from '../code-sandbox.js';
