@@ -116,6 +116,12 @@ export interface Config {
     executionTimeoutMs: number;
     /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` step runs over (default 10 000). */
     foreachMaxItems: number;
+    /**
+     * HOOKFLOW_ENGINE_MEMORY_MB: the executor's engine thread's JavaScript heap, in MB (default 512,
+     * 64 to 65 536). Past it the thread is ended (not the process), and the executions on it run
+     * again; one on the thread when it runs out a second time is failed.
+     */
+    memoryMb: number;
     /** HOOKFLOW_CODE_MEMORY_MB: memory one `code` step run may use (default 64). */
     codeMemoryMb: number;
     /** HOOKFLOW_CODE_TIMEOUT_MS: time one `code` step run may take (default 1 000). */
@@ -276,6 +282,7 @@ const SETTINGS = {
   allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
   executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
   foreachMaxItems: { env: 'HOOKFLOW_FOREACH_MAX_ITEMS', parse: integer(1, 1_000_000) },
+  engineMemoryMb: { env: 'HOOKFLOW_ENGINE_MEMORY_MB', parse: integer(64, 65_536) },
   codeMemoryMb: { env: 'HOOKFLOW_CODE_MEMORY_MB', parse: integer(1, 1024) },
   codeTimeoutMs: { env: 'HOOKFLOW_CODE_TIMEOUT_MS', parse: integer(10, 60_000) },
   recordMaxBytes: {
@@ -367,6 +374,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       allowPrivateNetwork: v.allowPrivateNetwork ?? false,
       executionTimeoutMs: v.executionTimeoutMs ?? 300_000,
       foreachMaxItems: v.foreachMaxItems ?? 10_000,
+      memoryMb: v.engineMemoryMb ?? 512,
       codeMemoryMb: v.codeMemoryMb ?? 64,
       codeTimeoutMs: v.codeTimeoutMs ?? 1_000,
       // model/record-json.ts DEFAULT_RECORD_MAX_BYTES (config imports no model).

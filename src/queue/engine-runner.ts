@@ -14,11 +14,28 @@
  * as it is known.
  *
  * Budget. The engine stops an execution at HOOKFLOW_EXECUTION_TIMEOUT_MS itself (between steps, as
- * JSONata evaluates, and by aborting `http` steps). What it cannot interrupt (one built-in call
- * that is slow by itself: a regular expression that backtracks catastrophically) is stopped here:
- * an execution not answered GRACE_MS past its budget has the thread terminated and started again.
- * It is failed with `execution_timeout`; the others that were running on the thread at that moment
- * are failed too, saying why (their effects, such as requests already sent, cannot be undone).
+ * JSONata evaluates, and by aborting `http` steps); `code` steps run in code threads of the engine
+ * thread, cut off at their own limit (engine/sandbox/threads.ts). What it cannot interrupt (one
+ * built-in call that is slow by itself: a regular expression that backtracks catastrophically) is
+ * stopped here: an execution not answered GRACE_MS past its budget has the thread terminated and
+ * started again. It is failed with `execution_timeout` (as is any other execution past its own
+ * budget and grace by then: which of them held the thread cannot be told from here, and each has
+ * spent its budget).
+ *
+ * Memory. The thread's V8 heap is bounded (HOOKFLOW_ENGINE_MEMORY_MB, `maxOldGenerationSizeMb`;
+ * V8's default here was 4 GB): past it Node ends the thread (ERR_WORKER_OUT_OF_MEMORY), not the
+ * process. Measured with a 64 MB bound: 100 KB strings, small objects or JSON.stringify results
+ * piling up end the thread after ~2–3 s of garbage collection near the bound. What Node cannot
+ * save: one allocation that overshoots the bound by more than the 16 MB it grants a dying worker's
+ * last collection (an 80 MB array at 64 MB) aborts the process, as it would at V8's default.
+ *
+ * Bystanders. The other executions running on a thread that is terminated, or that dies, did
+ * nothing wrong: they are not failed but run again (EngineThreadLost: the executor queues them
+ * again as their next attempt, at-least-once, as after a crash). Which execution exhausted the
+ * memory is not known, so after an out-of-memory death each of them runs again once; one that is
+ * on the thread for a second such death in this process is failed, once, saying so. Any execution
+ * thrown off a thread more than MAX_RERUNS times in this process is failed too, so that nothing
+ * loops (and the queue gives up after MAX_ATTEMPTS attempts across processes).
  */
 import { Worker as Thread } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -29,11 +46,30 @@ import type { StepResponse } from '../bus/bus.js';
 
 /** Past an execution's budget, how long the engine gets to stop it before the thread is. */
 const GRACE_MS = 2_000;
+/** HOOKFLOW_ENGINE_MEMORY_MB's default: the engine thread's V8 heap (old generation), in MB. */
+export const DEFAULT_ENGINE_MEMORY_MB = 512;
+/** Times an execution may be thrown off a lost thread in this process before it is failed. */
+const MAX_RERUNS = 3;
+/** Executions whose losses are counted (forgotten past this: one may run once more). */
+const MAX_COUNTED = 10_000;
 /** How often the watchdog looks for executions past budget + grace (only while any run). */
 const WATCH_EVERY_MS = 500;
 
+/**
+ * An execution was running on an engine thread that was terminated or died because of something
+ * else: it did not finish and should run again (worker.ts queues it as its next attempt).
+ */
+export class EngineThreadLost extends Error {
+  override name = 'EngineThreadLost';
+}
+
 /** The thread's engine options: what config.engine holds (all of it is cloneable). */
-export type EngineRunnerOptions = Pick<
+export type EngineRunnerOptions = EngineThreadOptions & {
+  /** HOOKFLOW_ENGINE_MEMORY_MB: the engine thread's heap bound (default DEFAULT_ENGINE_MEMORY_MB). */
+  memoryMb?: number;
+};
+
+type EngineThreadOptions = Pick<
   EngineOptions,
   | 'allowPrivateNetwork'
   | 'executionTimeoutMs'
@@ -76,6 +112,7 @@ export type FromThread =
     };
 
 interface Pending {
+  executionId: string;
   resolve: (result: RunResult) => void;
   reject: (err: Error) => void;
   onRespond: RunContext['onRespond'];
@@ -84,8 +121,11 @@ interface Pending {
 }
 
 export class EngineRunner {
-  readonly #options: EngineRunnerOptions;
+  readonly #options: EngineThreadOptions;
+  readonly #memoryMb: number;
   readonly #log: Logger;
+  /** Per execution, how often it was on a lost thread in this process (see the header). */
+  readonly #losses = new Map<string, { lost: number; outOfMemory: number }>();
   readonly #pending = new Map<number, Pending>();
   #thread: Thread | undefined;
   /**
@@ -112,6 +152,7 @@ export class EngineRunner {
         ? { httpMaxSocketsPerHost: options.httpMaxSocketsPerHost }
         : {}),
     };
+    this.#memoryMb = options.memoryMb ?? DEFAULT_ENGINE_MEMORY_MB;
     this.#log = log;
   }
 
@@ -130,6 +171,7 @@ export class EngineRunner {
         this.#watchdog.unref();
       }
       this.#pending.set(id, {
+        executionId: ctx.executionId,
         resolve,
         reject,
         onRespond: ctx.onRespond,
@@ -168,7 +210,7 @@ export class EngineRunner {
       // halves the thread's new space again (8 → 4 MB) and is no slower either: 20 000 switch +
       // code executions, 8 at a time, straight through the thread, alternated 7 times on a shared
       // machine: 4 700 executions/s on average with 8 MB, 4 900 with 4 (2 500–6 500 single runs).
-      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: this.#memoryMb },
     });
     thread.unref();
     this.#ready = false;
@@ -180,7 +222,7 @@ export class EngineRunner {
           if (p.stopAt === Number.POSITIVE_INFINITY) p.stopAt = this.#stopAt();
       }
     });
-    thread.on('error', (err) => this.#lost(thread, err));
+    thread.on('error', (err: Error & { code?: string }) => this.#lost(thread, err));
     thread.on('exit', (code) => this.#lost(thread, new Error(`the engine thread exited (code ${code})`)));
     this.#thread = thread;
     return thread;
@@ -198,6 +240,7 @@ export class EngineRunner {
       return;
     }
     this.#settled(reply.id);
+    this.#losses.delete(pending.executionId);
     if (reply.crash) {
       const err = new Error(reply.crash.message);
       if (reply.crash.stack) err.stack = reply.crash.stack;
@@ -237,25 +280,55 @@ export class EngineRunner {
         output: null,
       });
     }
-    this.#failAll(
-      'The execution was interrupted: another execution on the same engine thread ignored its time budget and the thread was restarted.',
+    this.#rerunAll(
+      'another execution on the same engine thread ignored its time budget and the thread was restarted',
+      false,
     );
     void thread.terminate();
   }
 
-  /** The thread stopped (or was stopped): what ran there fails; the next run starts a new one. */
-  #lost(thread: Thread, err: Error): void {
+  /** The thread stopped (or was stopped): what ran there runs again; the next run starts a new one. */
+  #lost(thread: Thread, err: Error & { code?: string }): void {
     if (this.#thread !== thread) return;
     this.#thread = undefined;
-    if (this.#pending.size > 0 && !this.#closed) this.#log.error({ err }, 'the engine thread stopped');
-    this.#failAll(`The execution was interrupted: the engine thread stopped (${err.message}).`);
+    const outOfMemory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    if (this.#pending.size > 0 && !this.#closed)
+      this.#log.error({ err, executions: this.#pending.size }, 'the engine thread stopped');
+    this.#rerunAll(
+      outOfMemory
+        ? `the engine thread ran out of memory (HOOKFLOW_ENGINE_MEMORY_MB: ${this.#memoryMb} MB)`
+        : `the engine thread stopped (${err.message})`,
+      outOfMemory,
+    );
   }
 
-  #failAll(message: string): void {
-    const all = [...this.#pending.entries()];
-    for (const [id, p] of all) {
+  /**
+   * Hands every execution still on the lost thread back to be run again (EngineThreadLost), but
+   * fails one on the thread for its second out-of-memory death, or lost more than MAX_RERUNS times.
+   */
+  #rerunAll(reason: string, outOfMemory: boolean): void {
+    if (this.#losses.size > MAX_COUNTED) this.#losses.clear();
+    for (const [id, p] of [...this.#pending.entries()]) {
       this.#settled(id);
-      p.reject(new Error(message));
+      const counts = this.#losses.get(p.executionId) ?? { lost: 0, outOfMemory: 0 };
+      counts.lost++;
+      if (outOfMemory) counts.outOfMemory++;
+      this.#losses.set(p.executionId, counts);
+      if (counts.outOfMemory >= 2) {
+        this.#losses.delete(p.executionId);
+        p.resolve(
+          failed(
+            `The execution used more memory than the engine allows (HOOKFLOW_ENGINE_MEMORY_MB: ${this.#memoryMb} MB): the engine thread ran out of memory twice while it ran, so it was stopped and is not run again.`,
+          ),
+        );
+      } else if (counts.lost > MAX_RERUNS) {
+        this.#losses.delete(p.executionId);
+        p.resolve(
+          failed(
+            `The execution was interrupted ${counts.lost} times: the engine thread running it stopped each time (last: ${reason}).`,
+          ),
+        );
+      } else p.reject(new EngineThreadLost(`The execution was interrupted and runs again: ${reason}.`));
     }
   }
 
@@ -281,4 +354,8 @@ export class EngineRunner {
     })();
     return this.#closed;
   }
+}
+
+function failed(message: string): RunResult {
+  return { status: 'failed', steps: [], error: { message }, output: null };
 }

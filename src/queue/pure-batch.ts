@@ -34,7 +34,7 @@ import type { Workflow } from '../model/workflow.js';
 import type { ExecutionRow } from '../store/schema.js';
 import { failedRun, fillFinished, PURE_MAX_ITEM_CHARS, runPure } from './pure-run.js';
 import { nowIso } from '../ids.js';
-import type { EngineRunner } from './engine-runner.js';
+import { type EngineRunner, EngineThreadLost } from './engine-runner.js';
 import type { BatchFinished, ClaimFields, Queue } from './queue.js';
 
 /**
@@ -247,15 +247,16 @@ export class PureBatches {
 
   /**
    * Runs contained `row` on the engine thread and fills it in finished; false, with `row` untouched,
-   * when it took longer than THREAD_RUN_MS (remembered: the executor runs it). An engine crash is a
-   * failed execution, as in the executor.
+   * when it took longer than THREAD_RUN_MS, or the thread was lost under it (remembered: the
+   * executor runs it). An engine crash is a failed execution, as in the executor.
    */
   async #runOnThread(row: ExecutionRow): Promise<boolean> {
     const workflow = (await this.#deps.workflow(row.workflow_id, row.workflow_version))!;
     const startedAt = nowIso();
     const run = this.#deps.runner
       .run(workflow, row.trigger, { executionId: row.id, mode: row.mode, attempt: row.attempt })
-      .catch((err: unknown): RunResult => {
+      .catch((err: unknown): RunResult | undefined => {
+        if (err instanceof EngineThreadLost) return undefined;
         this.#deps.log.error({ err, executionId: row.id, workflowId: row.workflow_id }, 'execution crashed');
         return failedRun(err instanceof Error ? err.message : String(err));
       });

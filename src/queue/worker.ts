@@ -26,7 +26,7 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Workflow } from '../model/workflow.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
-import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
+import { EngineRunner, type EngineRunnerOptions, EngineThreadLost } from './engine-runner.js';
 import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
 import { failedRun, runPure } from './pure-run.js';
@@ -471,6 +471,7 @@ export class Worker implements ExecutionEntry {
         });
       }
     } catch (err) {
+      if (err instanceof EngineThreadLost) return this.#runAgain(row, workflow, err, log);
       log().error({ err }, 'execution crashed');
       result = failedRun(err instanceof Error ? err.message : String(err));
     }
@@ -506,6 +507,31 @@ export class Worker implements ExecutionEntry {
     else {
       if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
       await this.#finished.published(row.id, result.status);
+    }
+  }
+
+  /**
+   * The engine thread was lost under this execution through no fault of its own (another execution
+   * overran its budget, or exhausted the thread's memory: engine-runner.ts): it is queued again as
+   * its next attempt, after the queue's backoff, as after a crash; the queue fails it past
+   * MAX_ATTEMPTS. If even that cannot be written, its lease lapses and it runs again then.
+   */
+  async #runAgain(
+    row: ExecutionRow,
+    workflow: Workflow | undefined,
+    lost: EngineThreadLost,
+    log: () => Logger,
+  ): Promise<void> {
+    const next = await this.#deps.queue
+      .retryLater(row.id, row.attempt, lost.message)
+      .catch((err: unknown) => {
+        log().error({ err }, 'queueing the execution again failed');
+        return 'left to its lease' as const;
+      });
+    log().warn({ attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' }, lost.message);
+    if (typeof next === 'object') {
+      await this.#finished.failed(row, workflow, next.failed);
+      await this.#finished.published(row.id, 'failed');
     }
   }
 
