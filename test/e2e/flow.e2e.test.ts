@@ -142,8 +142,19 @@ async function signedIn(): Promise<void> {
 
 /** A section of the editor (a branch) by the start of its heading. */
 const branch = (name: RegExp) => page.getByRole('region', { name });
+/** A step's card in the flow, by the step's name; choosing it shows its settings in the side panel. */
+const card = (name: string) =>
+  page
+    .locator('.step-card-button')
+    .filter({ has: page.locator('.flow-card-title', { hasText: new RegExp(`^${name}$`) }) });
+
+/** Shows the trigger's details (URLs, Listen) in the side panel again. */
+async function showTrigger(): Promise<void> {
+  await page.getByTestId('trigger-card').click();
+}
 
 async function sendEvent(testUrl: string, event: string, body: unknown): Promise<void> {
+  await showTrigger();
   await page.getByRole('button', { name: 'Listen for test event' }).click();
   await page.getByText('Waiting for a request on the test URL…').waitFor();
   const res = await fetch(testUrl, {
@@ -169,34 +180,41 @@ describe('a switch workflow in the browser', () => {
     // Case 1 (a new switch starts with one): equals "push", with a set step inside.
     const case1 = branch(/^Case 1/);
     await case1.getByLabel('Equals').fill('push');
-    await case1.getByLabel('Add a step to case 1 of switch').selectOption('set');
-    await case1.getByRole('button', { name: 'Add the step to case 1 of switch' }).click();
-    // The new step has the focus, for keyboard users.
+    // Steps go into a case from its lane in the flow; the new step's settings take the side panel.
+    const lane1 = page.getByRole('region', { name: 'case 1 of switch' });
+    await lane1.getByLabel('Add a step to case 1 of switch').selectOption('set');
+    await lane1.getByRole('button', { name: 'Add the step to case 1 of switch' }).click();
+    // The new step's card has the focus, for keyboard users.
     await expect
       .poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""'))
       .toContain('Set fields');
-    await case1.getByRole('textbox', { name: 'Field name' }).fill('kind');
-    await case1.getByRole('textbox', { name: 'Value of kind' }).fill('commits: {{ $count(body.commits) }}');
+    await page.getByRole('textbox', { name: 'Field name' }).fill('kind');
+    await page.getByRole('textbox', { name: 'Value of kind' }).fill('commits: {{ $count(body.commits) }}');
     // Case 2: equals "issues", its set step reads the body.
+    await card('switch').click();
     await page.getByRole('button', { name: '+ Add a case' }).click();
     const case2 = branch(/^Case 2/);
     await case2.getByLabel('Equals').fill('issues');
-    await case2.getByLabel('Add a step to case 2 of switch').selectOption('set');
-    await case2.getByRole('button', { name: 'Add the step to case 2 of switch' }).click();
-    await case2.getByRole('textbox', { name: 'Field name' }).fill('kind');
-    await case2.getByRole('textbox', { name: 'Value of kind' }).fill('issue {{ body.issue.number }}');
-    // A third step in a branch, then removed: the focus stays in the branch.
-    await case2.getByLabel('Add a step to case 2 of switch').selectOption('fail');
-    await case2.getByRole('button', { name: 'Add the step to case 2 of switch' }).click();
-    await case2.getByRole('button', { name: 'Remove fail' }).click();
+    const lane2 = page.getByRole('region', { name: 'case 2 of switch' });
+    await lane2.getByLabel('Add a step to case 2 of switch').selectOption('set');
+    await lane2.getByRole('button', { name: 'Add the step to case 2 of switch' }).click();
+    await page.getByRole('textbox', { name: 'Field name' }).fill('kind');
+    await page.getByRole('textbox', { name: 'Value of kind' }).fill('issue {{ body.issue.number }}');
+    // The lane shows its step in one line.
+    await lane2.getByText('Sets kind').waitFor();
+    // A third step in a branch, then removed: the focus goes to the card before it in the branch.
+    await lane2.getByLabel('Add a step to case 2 of switch').selectOption('fail');
+    await lane2.getByRole('button', { name: 'Add the step to case 2 of switch' }).click();
+    await page.getByRole('button', { name: 'Remove fail' }).click();
     await expect
       .poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""'))
       .toContain('Set fields');
+    expect(await lane2.locator('.step-card-button').count()).toBe(1);
     // The default: a fail step with a message.
-    const fallback = branch(/^Default/);
+    const fallback = page.getByRole('region', { name: 'the default of switch' });
     await fallback.getByLabel('Add a step to the default of switch').selectOption('fail');
     await fallback.getByRole('button', { name: 'Add the step to the default of switch' }).click();
-    await fallback
+    await page
       .getByRole('textbox', { name: 'Message' })
       .fill('Unrouted event {{ $trigger.headers."x-github-event" }}');
 
@@ -234,6 +252,7 @@ describe('a switch workflow in the browser', () => {
     await sendEvent(testUrl, 'issues', { issue: { number: 7 } });
 
     // The editor previews the event on screen (the latest, issues): case 2 is taken.
+    await card('switch').click();
     await case2.getByText('taken by the event on screen').waitFor();
     expect(await case1.getByText('taken by the event on screen').count()).toBe(0);
     await screenshot('switch-editor', DESKTOP);
@@ -315,6 +334,7 @@ describe('a loop with a code step in the browser', () => {
     await sendEvent(workflow.trigger.testUrl, 'order', order);
 
     // The picker offers the list itself, not only the fields of its elements.
+    await card('forEach').click();
     const items = page.getByRole('textbox', { name: 'Items (a list)' });
     await items.fill('');
     await page.getByRole('button', { name: 'Insert field into Items (a list)' }).click();
@@ -322,21 +342,23 @@ describe('a loop with a code step in the browser', () => {
     expect(await items.inputValue()).toBe('{{ body.lines }}');
 
     // A set step in the loop, its field picked from the element: $item.sku.
-    const loop = branch(/^For each element/);
+    // The loop's lane in the flow takes its steps; each new step's settings open in the side panel.
+    const loop = page.getByRole('region', { name: 'the loop of forEach' });
+    const panel = page.locator('.side-panel');
     await loop.getByLabel('Add a step to the loop of forEach').selectOption('set');
     await loop.getByRole('button', { name: 'Add the step to the loop of forEach' }).click();
-    await loop.getByRole('button', { name: 'Insert field into Value' }).click();
+    await panel.getByRole('button', { name: 'Insert field into Value' }).click();
     await page.getByRole('button', { name: /^\$item\.sku, string/ }).click();
-    expect(await loop.getByRole('textbox', { name: 'Value of sku' }).inputValue()).toBe('{{ $item.sku }}');
-    await loop.getByRole('button', { name: 'Add field' }).click();
-    await loop.getByRole('textbox', { name: 'Field name 2' }).fill('qty');
-    await loop.getByRole('textbox', { name: 'Value of qty' }).fill('{{ $item.qty }}');
+    expect(await panel.getByRole('textbox', { name: 'Value of sku' }).inputValue()).toBe('{{ $item.sku }}');
+    await panel.getByRole('button', { name: 'Add field' }).click();
+    await panel.getByRole('textbox', { name: 'Field name 2' }).fill('qty');
+    await panel.getByRole('textbox', { name: 'Value of qty' }).fill('{{ $item.qty }}');
     // A code step after it, typed in the code editor.
     await loop.getByLabel('Add a step to the loop of forEach').selectOption('code');
     await loop.getByRole('button', { name: 'Add the step to the loop of forEach' }).click();
     // CodeMirror (loaded on first use) replaces the plain textarea.
-    await loop.locator('.cm-content').waitFor();
-    const editor = loop.getByRole('textbox', { name: 'JavaScript of code' });
+    await panel.locator('.cm-content').waitFor();
+    const editor = panel.getByRole('textbox', { name: 'JavaScript of code' });
     await editor.click();
     await page.keyboard.press('Control+A');
     await page.keyboard.insertText(
@@ -363,8 +385,9 @@ describe('a loop with a code step in the browser', () => {
 
     // The next event's test run: the editor shows the code's console lines, the execution each iteration.
     await sendEvent(workflow.trigger.testUrl, 'order', order);
-    await loop.getByText('Console output in the last test run').waitFor();
-    await expect(loop.getByRole('log').textContent()).resolves.toBe('line A-1');
+    await card('code').click();
+    await panel.getByText('Console output in the last test run').waitFor();
+    await expect(panel.getByRole('log').textContent()).resolves.toBe('line A-1');
     const executions = (await server.api('GET', `/api/v1/executions?workflowId=${workflow.id}`)).body as {
       items: { id: string }[];
     };
@@ -414,6 +437,8 @@ describe("the code editor under the page's own CSP", () => {
       for (const viewport of [DESKTOP, PHONE]) {
         await strict.setViewportSize(viewport);
         await strict.goto(`${server.url}/workflows/${created.id}`);
+        // The step's card opens its settings: in the side panel, or a full-screen sheet on a phone.
+        await strict.locator('.step-card-button', { hasText: 'shape' }).click();
         const editor = strict.getByTestId('code-editor');
         await editor.locator('.cm-content').waitFor();
         await editor.scrollIntoViewIfNeeded();
@@ -560,7 +585,7 @@ describe('an error workflow in the browser', () => {
     await page.getByRole('button', { name: '+ Fail' }).click();
     await page.getByRole('textbox', { name: 'Message' }).fill('broken on purpose');
     // The workflow's settings have a tab of their own.
-    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
     await page.getByLabel('Error workflow').selectOption({ label: 'Alerts' });
     // A searchable field (issue 19), saved in the same settings.
     await page.getByRole('button', { name: 'Add searchable field' }).click();
@@ -607,7 +632,7 @@ describe('an error workflow in the browser', () => {
     });
     expect(refused.status).toBe(400);
     await page.goto(`${server.url}/workflows/${fragile.id}`);
-    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: 'Refused calls' });
     // Kept in the store in the background: Refresh until it is there.
     await expect

@@ -221,6 +221,12 @@ async function openEditor(id: string): Promise<void> {
   await page.getByLabel('Workflow name').waitFor();
 }
 
+/** A step's card in the flow, by the step's name: choosing it shows the step's settings in the panel or sheet. */
+const stepCard = (name: string) =>
+  page
+    .locator('.step-card-button')
+    .filter({ has: page.locator('.flow-card-title', { hasText: new RegExp(`^${name}$`) }) });
+
 describe('delivery (issue 17 #10)', () => {
   it('sends the bundle precompressed to browsers that accept it, caches hashed assets for a year, serves no source map', async () => {
     const home = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } });
@@ -451,6 +457,8 @@ describe('the editor tells the truth (issue 17)', () => {
     await openEditor(failing.id);
     for (const [width, viewport] of WIDTHS) {
       await page.setViewportSize(viewport);
+      // The step's settings: in the side panel, or a sheet on a phone.
+      await stepCard('order').click();
       const button = page.getByRole('button', { name: 'Insert field into Value of id' });
       await scrollTo(button);
       // The accessible name contains what the button shows (WCAG 2.5.3).
@@ -465,6 +473,10 @@ describe('the editor tells the truth (issue 17)', () => {
       expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
       await page.keyboard.press('Escape');
       await panel.waitFor({ state: 'hidden' });
+      if (width === 'phone') {
+        await page.keyboard.press('Escape');
+        await page.getByRole('dialog', { name: /order/ }).waitFor({ state: 'detached' });
+      }
     }
     await page.setViewportSize(DESKTOP);
   }, 60_000);
@@ -487,12 +499,14 @@ describe('the editor tells the truth (issue 17)', () => {
     });
     await testEvent(wf.id, 'truth/missing');
     await openEditor(wf.id);
+    await stepCard('post').click();
     const preview = page.locator('.expr-preview').filter({ hasText: 'kept' });
     await preview.waitFor();
     expect(await preview.locator('code').textContent()).toBe('{"kept":"a"}');
     expect(await preview.textContent()).toContain(
       'name — missing: body.nothing has no value (the key is left out)',
     );
+    await stepCard('greet').click();
     const greeting = page.locator('.expr-preview').filter({ hasText: 'Hi !' });
     await greeting.waitFor();
     expect(await greeting.textContent()).toContain(
@@ -564,7 +578,8 @@ describe('the editor tells the truth (issue 17)', () => {
       ],
     });
     await openEditor(wf.id);
-    const second = page.getByLabel('Step name').nth(1);
+    await stepCard('second').click();
+    const second = page.getByLabel('Step name');
     await second.fill('first');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     const summary = page.getByRole('alert').filter({ hasText: 'Not saved' });
@@ -576,7 +591,9 @@ describe('the editor tells the truth (issue 17)', () => {
     const fieldError = page.locator(`[id="${describedBy.split(' ').pop()}"]`);
     expect(await fieldError.textContent()).toContain('is used by another step');
     expect(await summary.textContent()).not.toContain('send the request again');
-    // The summary's link takes focus to the field.
+    // The summary's link takes focus to the field, opening its step when another is shown (both
+    // cards say "first" now: the first is the step of that name).
+    await stepCard('first').first().click();
     await page.getByLabel('Workflow name').focus();
     await summary.getByRole('link', { name: /Step 2 › name/ }).click();
     expect(await page.evaluate<string>('document.activeElement.id')).toBe(await second.getAttribute('id'));
@@ -594,6 +611,7 @@ describe('the editor tells the truth (issue 17)', () => {
     });
     await openEditor(wf.id);
     // Removing a step: focus goes to the step that took its place, then to the panel's heading.
+    await stepCard('one').click();
     await page.getByRole('button', { name: 'Remove one' }).click();
     await page.waitForFunction('document.activeElement && document.activeElement !== document.body');
     expect(await page.evaluate<string>('document.activeElement.textContent')).toContain('Set fields');
@@ -743,7 +761,7 @@ describe('the editor shows the steps first', () => {
 
     // The workflow's settings and refused calls: a tab of their own.
     expect(await page.getByLabel('Error workflow').count()).toBe(0);
-    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
     await page.getByLabel('Error workflow').waitFor();
     await page.getByRole('region', { name: 'Refused calls' }).waitFor();
     await checkPage(page, 'editor settings');
@@ -768,6 +786,165 @@ describe('the editor shows the steps first', () => {
     await sheet.getByLabel('Path', { exact: true }).fill('truth/steps-first');
     await page.keyboard.press('Escape');
     await sheet.waitFor({ state: 'detached' });
+    await page.setViewportSize(DESKTOP);
+  }, 90_000);
+});
+
+describe('the flow as cards, each step in the side panel', () => {
+  /** The names on the top-level cards, in order. */
+  const topNames = () =>
+    page.locator('.step-flow > ol > li > .step-card-button .flow-card-title').allTextContents();
+  const focused = () =>
+    page.evaluate<string>(
+      'document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.textContent ?? ""',
+    );
+
+  async function router(): Promise<string> {
+    const wf = await createWorkflow({
+      name: 'Cards',
+      trigger: { path: 'truth/cards', methods: ['POST'] },
+      steps: [
+        { name: 'first', type: 'set', fields: { a: '{{ body.param1 }}' } },
+        {
+          name: 'route',
+          type: 'switch',
+          value: '{{ body.param1 }}',
+          cases: [{ equals: 'a', steps: [{ name: 'inner', type: 'set', fields: { x: '1' } }] }],
+          default: [{ name: 'stop', type: 'fail', message: 'Unrouted {{ $trigger.body.param1 }}' }],
+        },
+        { name: 'last', type: 'set', fields: { b: '2' } },
+      ],
+    });
+    // A test run down the default branch: `stop` fails it, `last` is never reached.
+    await testEvent(wf.id, 'truth/cards', 'param1=b');
+    return wf.id;
+  }
+
+  it('shows compact cards with lanes and the last run; a card opens its Settings and Last test output beside the flow or as a sheet', async () => {
+    await signIn();
+    const id = await router();
+    await openEditor(id);
+    const flow = page.locator('.area-steps');
+    await stepCard('first').waitFor();
+    for (const [width, viewport] of WIDTHS) {
+      await page.setViewportSize(viewport);
+      // The cards hold no settings: type, name and a one-line summary.
+      expect(await flow.getByRole('textbox').count(), width).toBe(0);
+      await expect(stepCard('first').textContent()).resolves.toMatch(/Set fields.*first.*Sets a/);
+      await expect(stepCard('route').textContent()).resolves.toContain('On {{ body.param1 }} · 1 case');
+      // The switch's lists as labelled lanes holding their own cards.
+      const lane = flow.getByRole('region', { name: 'case 1 of route' });
+      await expect(lane.textContent()).resolves.toMatch(/Case 1 = "?a"?/);
+      expect(await lane.locator('.step-card-button').count()).toBe(1);
+      const fallback = flow.getByRole('region', { name: 'the default of route' });
+      // The last test run on the cards: the step that failed, and the one it never reached.
+      await expect
+        .poll(() => fallback.locator('.step-card-button').textContent(), { timeout: 10_000 })
+        .toContain('Failed in test run v1');
+      await expect(stepCard('last').textContent()).resolves.toContain('Not run (v1)');
+      expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
+    }
+
+    // Desktop: the card's settings beside the flow, in a Settings tab; its output in the other.
+    await page.setViewportSize(DESKTOP);
+    await stepCard('first').click();
+    expect(await stepCard('first').getAttribute('aria-expanded')).toBe('true');
+    const side = page.locator('.side-panel');
+    await expect(side.getByRole('textbox', { name: 'Step name' }).inputValue()).resolves.toBe('first');
+    const sideBox = (await side.boundingBox())!;
+    const cardBox = (await stepCard('first').boundingBox())!;
+    expect(sideBox.x).toBeGreaterThanOrEqual(cardBox.x + cardBox.width);
+    expect(await side.getByRole('tab', { name: 'Settings' }).getAttribute('aria-selected')).toBe('true');
+    await side.getByRole('tab', { name: 'Last test output' }).click();
+    await expect(
+      side.getByRole('figure', { name: 'Test output of first' }).locator('pre').textContent(),
+    ).resolves.toContain('"a": "b"');
+    // The failed step's output tab: its error from the last test run.
+    await stepCard('stop').click();
+    await side.getByRole('tab', { name: 'Last test output' }).click();
+    await expect(side.getByRole('note').textContent()).resolves.toContain('Failed in the last test run (v1)');
+    await expect(side.getByRole('note').textContent()).resolves.toContain('Unrouted b');
+    // A branch's case values are edited in the switch's panel; its steps in the lanes.
+    await stepCard('route').click();
+    await side
+      .getByRole('region', { name: /^Case 1/ })
+      .getByLabel('Equals')
+      .waitFor();
+    await checkPage(page, 'editor, a step in the side panel');
+
+    // Phone: the card opens a full-screen sheet; Back returns to the card.
+    await page.setViewportSize(PHONE);
+    await stepCard('route').click();
+    const sheet = page.getByRole('dialog', { name: /Switch/ });
+    await sheet.waitFor();
+    const box = (await sheet.boundingBox())!;
+    expect(box.x).toBe(0);
+    expect(box.width).toBe(PHONE.width);
+    await sheet.getByRole('textbox', { name: 'Value to route on' }).waitFor();
+    await sheet.getByRole('tab', { name: 'Last test output' }).click();
+    await sheet.getByRole('figure', { name: 'Test output of route' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    await sheet.getByRole('button', { name: 'Back to the steps' }).click();
+    await sheet.waitFor({ state: 'detached' });
+    await expect.poll(focused).toContain('route');
+    await page.setViewportSize(DESKTOP);
+  }, 90_000);
+
+  it('is driven by keyboard: Enter selects a card, Alt+arrows move it, Delete asks then removes it, and Tab reaches "Add step" after each card', async () => {
+    await signIn();
+    const id = await router();
+    await openEditor(id);
+    await stepCard('first').waitFor();
+    for (const [width, viewport] of WIDTHS) {
+      await page.setViewportSize(viewport);
+      // Enter selects: the panel beside the flow, or the sheet on a phone (Escape returns).
+      await stepCard('first').focus();
+      await page.keyboard.press('Enter');
+      const panel =
+        width === 'desktop' ? page.locator('.side-panel') : page.getByRole('dialog', { name: /first/ });
+      await expect(panel.getByRole('textbox', { name: 'Step name' }).inputValue()).resolves.toBe('first');
+      if (width !== 'desktop') {
+        await page.keyboard.press('Escape');
+        await panel.waitFor({ state: 'detached' });
+      }
+      await expect.poll(focused, width).toContain('first');
+      // Alt+Down and Alt+Up move the card, which keeps the focus.
+      await page.keyboard.press('Alt+ArrowDown');
+      await expect.poll(topNames, width).toEqual(['route', 'first', 'last']);
+      await expect.poll(focused, width).toContain('first');
+      await page.keyboard.press('Alt+ArrowUp');
+      await expect.poll(topNames, width).toEqual(['first', 'route', 'last']);
+      // Tab from a card reaches the "Add step" after it, which offers the step types.
+      await page.keyboard.press('Tab');
+      await expect.poll(focused, width).toBe('Add step after first');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      await expect.poll(focused, width).toBe('Set fields');
+      await page.keyboard.press('Enter');
+      await expect.poll(topNames, width).toEqual(['first', 'set', 'route', 'last']);
+      if (width !== 'desktop') {
+        // The new step's settings opened in the sheet.
+        const sheet = page.getByRole('dialog', { name: /Set fields/ });
+        await sheet.getByRole('textbox', { name: 'Step name' }).waitFor();
+        await page.keyboard.press('Escape');
+        await sheet.waitFor({ state: 'detached' });
+      }
+      // Delete asks first: Keep it keeps the step, Remove removes it and focuses the next card.
+      await stepCard('set').focus();
+      await page.keyboard.press('Delete');
+      const ask = page.getByRole('dialog', { name: 'Remove step set?' });
+      await ask.waitFor();
+      expect(await axeViolations(page), width).toEqual([]);
+      await ask.getByRole('button', { name: 'Keep it' }).click();
+      await expect.poll(topNames, width).toEqual(['first', 'set', 'route', 'last']);
+      await expect.poll(focused, width).toContain('set');
+      await page.keyboard.press('Delete');
+      await ask.getByRole('button', { name: 'Remove', exact: true }).click();
+      await expect.poll(topNames, width).toEqual(['first', 'route', 'last']);
+      await expect.poll(focused, width).toContain('route');
+      expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
+    }
     await page.setViewportSize(DESKTOP);
   }, 90_000);
 });

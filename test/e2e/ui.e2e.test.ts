@@ -131,6 +131,12 @@ async function signUpAndCreateWorkflow(
   await tab.getByLabel('Workflow name').waitFor();
 }
 
+/** A step's card in the flow, by the step's name: choosing it shows the step's settings in the panel. */
+const stepCard = (name: string) =>
+  page
+    .locator('.step-card-button')
+    .filter({ has: page.locator('.flow-card-title', { hasText: new RegExp(`^${name}$`) }) });
+
 describe('serving the UI', () => {
   it('answers pages with index.html, hashed assets as immutable, and never shadows the API', async () => {
     const home = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } });
@@ -234,7 +240,10 @@ describe('first session in the browser', () => {
     await page.getByRole('textbox', { name: 'Value of param1' }).fill('{{ body.param1 + }}');
     await page.locator('.field-error', { hasText: /position/ }).waitFor();
     await page.getByRole('textbox', { name: 'Value of param1' }).fill('{{ body.param1 }}');
+    // The trigger's card shows the captured request again; the step's card its settings.
+    await page.getByTestId('trigger-card').click();
     await page.getByRole('tab', { name: 'Table' }).click();
+    await stepCard('set').click();
     await page.locator('.expr-preview code').first().waitFor();
 
     // Activate (the pending step is saved first, and published).
@@ -360,7 +369,9 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(await page.getByRole('button', { name: 'Publish', exact: true }).count()).toBe(0);
 
     // Edit the set value, then Listen: it saves the draft and says so where the user clicked.
+    await stepCard('value').click();
     await page.getByRole('textbox', { name: 'Value of value' }).fill('two');
+    await page.getByTestId('trigger-card').click();
     await page.getByRole('button', { name: 'Listen for test event' }).click();
     await page.getByText('Waiting for a request on the test URL…').waitFor();
     const saved = page.locator('.test-panel').getByRole('status').filter({ hasText: 'Saved as draft v2' });
@@ -461,6 +472,7 @@ describe('leaving the editor and fixing errors (issue 17)', () => {
     await back.click();
     await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
     await page.goBack();
+    await stepCard('value').click();
     await value.fill('two');
 
     // Stay: the dialog closes, the page and the edit stay.
@@ -489,6 +501,7 @@ describe('leaving the editor and fixing errors (issue 17)', () => {
 
     // Save: saves the edit, then goes where the link pointed.
     await page.goto(`${server.url}${editorPath}`);
+    await stepCard('value').click();
     await value.fill('three');
     await back.click();
     await dialog.waitFor();
@@ -525,7 +538,8 @@ describe('leaving the editor and fixing errors (issue 17)', () => {
     expect(await stored(id)).toMatchObject({ version: 2, trigger: { path: 'e2e/fixed' } });
 
     // A duplicate step name, then the name put back: no "Not saved" beside a disabled "Saved".
-    const secondName = page.getByLabel('Step name').nth(1);
+    await stepCard('other').click();
+    const secondName = page.getByLabel('Step name');
     await secondName.fill('value');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await notSaved.waitFor();

@@ -15,6 +15,8 @@ import {
   draftFrom,
   normalizedPath,
   payloadFrom,
+  STEP_TYPES,
+  type StepDraft,
   type TriggerDraft,
 } from '../lib/draft';
 import { flattenValue, keyStep } from '../lib/flatten';
@@ -24,6 +26,7 @@ import { findPathConflict, type PathConflict } from '../lib/pathConflicts';
 import { publishState, savedNotice, versionContent } from '../lib/publishing';
 import { currentFailure, type SaveFailure } from '../lib/saveErrors';
 import { type SimResult, type Simulation, simulate } from '../lib/simulate';
+import { allSteps, findStep, replaceList } from '../lib/lanes';
 import { itemFields, walkSteps } from '../lib/stepTree';
 import { useTitle } from '../lib/title';
 import { useMediaQuery } from '../lib/useMediaQuery';
@@ -33,7 +36,9 @@ import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../type
 import { PublishDialog, type PublishReview } from './editor/PublishDialog';
 import { RejectionsPanel } from './editor/RejectionsPanel';
 import { SettingsPanel } from './editor/SettingsPanel';
-import { StepsPanel } from './editor/StepsPanel';
+import { focusCard, StepFlow } from './editor/StepFlow';
+import { StepLastOutput } from './editor/StepRunResult';
+import { StepSettings } from './editor/StepSettings';
 import { TestPanel } from './editor/TestPanel';
 import { TriggerCard } from './editor/TriggerCard';
 import { TriggerPanel } from './editor/TriggerPanel';
@@ -134,27 +139,60 @@ export function WorkflowEditor({ id }: { id: string }) {
   /** The steps and their trigger, or the workflow's settings. */
   const [view, setView] = useState<'flow' | 'settings'>('flow');
   const wide = useMediaQuery(SIDE_PANEL);
-  /** On a narrow screen: the trigger's sheet is open. */
+  /** On a narrow screen: the selected card's sheet is open. */
   const [sheet, setSheet] = useState(false);
-  const triggerOpen = wide || sheet;
+  /** The card whose details the panel (or sheet) shows: the trigger, or a step by its key. */
+  const [selected, setSelected] = useState<string>('trigger');
+  const [stepTab, setStepTab] = useState<'settings' | 'output'>('settings');
+  /** A step whose removal (Delete on its card) waits for confirmation. */
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const panelOpen = wide || sheet;
   // Widened to the side panel: the sheet is not reopened by narrowing the window again.
   useEffect(() => {
     if (wide) setSheet(false);
   }, [wide]);
   const openTrigger = () => {
+    setSelected('trigger');
     setSheet(true);
     requestAnimationFrame(() => document.getElementById(`${headingId}-trigger-title`)?.focus());
   };
   const closeSheet = () => {
     setSheet(false);
-    requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="trigger-card"]')?.focus());
+    requestAnimationFrame(() => {
+      const card =
+        selected === 'trigger'
+          ? document.querySelector<HTMLElement>('[data-testid="trigger-card"]')
+          : document.querySelector<HTMLElement>(`[data-step-key="${CSS.escape(selected)}"]`);
+      card?.focus();
+    });
   };
-  /** An error summary's link: show the view that holds the field, then focus it. */
+  /** Choose a step's card: its settings in the panel; on a narrow screen, the sheet opens on them. */
+  const selectStep = (key: string, focus: 'card' | 'panel' = 'card') => {
+    setSelected(key);
+    setStepTab('settings');
+    if (!wide) setSheet(true);
+    if (!wide || focus === 'panel')
+      requestAnimationFrame(() => document.getElementById(`${headingId}-step-title`)?.focus());
+    else focusCard(key);
+  };
+  /** An error summary's link: show the view and the card that hold the field, then focus it. */
   const revealField = (pointer: string): boolean => {
     if (pointer === '/settings' || pointer.startsWith('/settings/')) setView('settings');
     else setView('flow');
-    if (pointer.startsWith('/trigger')) setSheet(true);
-    requestAnimationFrame(() => focusField(pointer));
+    if (pointer.startsWith('/trigger')) {
+      setSelected('trigger');
+      setSheet(true);
+    } else if (pointer.startsWith('/steps/') && draft) {
+      const holder = allSteps(draft.steps)
+        .filter((f) => pointer === f.at || pointer.startsWith(`${f.at}/`))
+        .pop();
+      if (holder) {
+        setSelected(holder.step.key);
+        setStepTab('settings');
+        setSheet(true);
+      }
+    }
+    requestAnimationFrame(() => requestAnimationFrame(() => focusField(pointer)));
     return true;
   };
 
@@ -352,6 +390,36 @@ export function WorkflowEditor({ id }: { id: string }) {
     [learned, tree, sim],
   );
   const names = useCallback(() => (draft ? allNames(draft.steps) : new Set<string>()), [draft]);
+  /** One list of steps (the top level or a nested one, by identity) becomes `next`. */
+  const setList = useCallback(
+    (list: StepDraft[], next: StepDraft[]) =>
+      setDraft((d) => d && { ...d, steps: replaceList(d.steps, list, next) }),
+    [],
+  );
+  /** Removes a step; the card after it (or before it, or the trigger) is selected and focused. */
+  const removeStep = (key: string) => {
+    if (!draft) return;
+    const found = findStep(draft.steps, key);
+    if (!found) return;
+    const { list, index } = found;
+    const neighbour = list[index + 1] ?? list[index - 1];
+    const holder = allSteps(draft.steps)
+      .filter((f) => found.at.startsWith(`${f.at}/`))
+      .pop();
+    setList(
+      list,
+      list.filter((_, i) => i !== index),
+    );
+    const next = neighbour?.key ?? holder?.step.key;
+    setSelected(next ?? 'trigger');
+    setSheet(false);
+    requestAnimationFrame(() =>
+      (next
+        ? document.querySelector<HTMLElement>(`[data-step-key="${CSS.escape(next)}"]`)
+        : document.getElementById('flow-steps-title')
+      )?.focus(),
+    );
+  };
 
   const toggleActive = async (next: boolean) => {
     setActiveError(null);
@@ -509,6 +577,69 @@ export function WorkflowEditor({ id }: { id: string }) {
     </>
   );
 
+  const found = selected === 'trigger' ? undefined : findStep(draft.steps, selected);
+  const stepDetails = found && (
+    <>
+      <div className="panel-head">
+        <h2 id={`${headingId}-step-title`} tabIndex={-1}>
+          {STEP_TYPES.find((t) => t.type === found.step.type)?.label ?? found.step.type}
+          <span className="muted"> · {found.step.name || `step ${found.index + 1}`}</span>
+        </h2>
+        {!wide && (
+          <button type="button" className="button" onClick={closeSheet}>
+            Back to the steps
+          </button>
+        )}
+      </div>
+      <Tabs
+        label={`Step ${found.step.name}`}
+        selected={stepTab}
+        onSelect={(t) => setStepTab(t as 'settings' | 'output')}
+        tabs={[
+          {
+            id: 'settings',
+            label: 'Settings',
+            content: (
+              <StepSettings
+                key={found.step.key}
+                headingId={`${headingId}-step-settings`}
+                step={found.step}
+                at={found.at}
+                index={found.index}
+                count={found.list.length}
+                place={found.place}
+                onChange={(patch) =>
+                  setList(
+                    found.list,
+                    found.list.map((s, i) => (i === found.index ? { ...s, ...patch } : s)),
+                  )
+                }
+                onMove={(by) => {
+                  const next = [...found.list];
+                  const [step] = next.splice(found.index, 1);
+                  next.splice(found.index + by, 0, step!);
+                  setList(found.list, next);
+                }}
+                onRemove={() => removeStep(found.step.key)}
+                context={contextFor(found.at)}
+                result={results?.[found.at]}
+                problems={problems.filter((p) => p.field === found.at || p.field.startsWith(`${found.at}/`))}
+                responseMode={draft.trigger.responseMode}
+              />
+            ),
+          },
+          {
+            id: 'output',
+            label: 'Last test output',
+            content: <StepLastOutput result={results?.[found.at]} label={found.step.name} />,
+          },
+        ]}
+      />
+    </>
+  );
+  const panelTitle = found ? `${headingId}-step-title` : `${headingId}-trigger-title`;
+  const deletingStep = deleting ? findStep(draft.steps, deleting) : undefined;
+
   return (
     <article className="editor" aria-labelledby={headingId}>
       <div className="editor-head">
@@ -599,6 +730,24 @@ export function WorkflowEditor({ id }: { id: string }) {
       >
         <p>Your changes to this workflow are not saved. Save them first, or leave and lose them.</p>
       </ConfirmDialog>
+      <ConfirmDialog
+        open={deletingStep !== undefined}
+        title={`Remove step ${deletingStep?.step.name ?? ''}?`}
+        confirmLabel="Remove"
+        cancelLabel="Keep it"
+        onConfirm={() => {
+          const key = deleting;
+          setDeleting(null);
+          if (key) removeStep(key);
+        }}
+        onCancel={() => {
+          const key = deleting;
+          setDeleting(null);
+          if (key) focusCard(key);
+        }}
+      >
+        <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
+      </ConfirmDialog>
 
       <Tabs
         label="Workflow"
@@ -616,41 +765,40 @@ export function WorkflowEditor({ id }: { id: string }) {
                     path={path}
                     listening={test.listener !== null}
                     captured={test.selected ? 'captured' : undefined}
-                    selected={triggerOpen}
+                    selected={panelOpen && !found}
                     invalid={problems.some((p) => p.field.startsWith('/trigger'))}
-                    controls={triggerOpen ? `${headingId}-trigger` : undefined}
-                    onSelect={() =>
-                      wide ? document.getElementById(`${headingId}-trigger-title`)?.focus() : openTrigger()
-                    }
+                    controls={panelOpen && !found ? `${headingId}-panel` : undefined}
+                    onSelect={() => {
+                      if (!wide) return openTrigger();
+                      setSelected('trigger');
+                      requestAnimationFrame(() =>
+                        document.getElementById(`${headingId}-trigger-title`)?.focus(),
+                      );
+                    }}
                   />
                   <div className="area-steps">
-                    <StepsPanel
+                    <StepFlow
                       steps={draft.steps}
-                      onChange={(steps) => setDraft({ ...draft, steps })}
-                      contextFor={contextFor}
                       results={results}
                       names={names}
                       problems={problems}
-                      responseMode={draft.trigger.responseMode}
+                      selected={panelOpen ? found?.step.key : undefined}
+                      controls={panelOpen ? `${headingId}-panel` : undefined}
+                      onSelect={(key) => selectStep(key)}
+                      onList={setList}
+                      onAdded={(key) => selectStep(key)}
+                      onDelete={setDeleting}
                     />
                   </div>
                 </div>
                 {wide ? (
-                  <section
-                    id={`${headingId}-trigger`}
-                    className="side-panel"
-                    aria-labelledby={`${headingId}-trigger-title`}
-                  >
-                    {triggerDetails}
+                  <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
+                    {found ? stepDetails : triggerDetails}
                   </section>
                 ) : (
                   sheet && (
-                    <Sheet
-                      id={`${headingId}-trigger`}
-                      labelledBy={`${headingId}-trigger-title`}
-                      onClose={closeSheet}
-                    >
-                      {triggerDetails}
+                    <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={closeSheet}>
+                      {found ? stepDetails : triggerDetails}
                     </Sheet>
                   )
                 )}

@@ -1,3 +1,4 @@
+import { JsonView } from '../../components/JsonView';
 import { Link } from '../../router';
 import type { SimResult } from '../../lib/simulate';
 
@@ -47,6 +48,36 @@ export function StepRunResult({ lastRun }: { lastRun: SimResult['lastRun'] }) {
           {e.position !== undefined &&
             `, at position ${e.position} (counted from the first character after {{)`}
         </p>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The selected step's last test output: what the last test run did with it (failed, not run), then
+ * its output on the event on screen (the run's own where it ran), or why it fails.
+ */
+export function StepLastOutput({ result, label }: { result: SimResult | undefined; label: string }) {
+  if (!result)
+    return (
+      <p className="muted">
+        No test output yet: listen for a test event, or choose one on the trigger card, to see what this step
+        gives.
+      </p>
+    );
+  return (
+    <div className="step-output">
+      <StepRunResult lastRun={result.lastRun} />
+      {result.notTaken && (
+        <p className="small muted">
+          The event on screen takes another branch: this is what the step would give.
+        </p>
+      )}
+      {result.note && <p className="small muted">{result.note}</p>}
+      {result.error ? (
+        <p className="field-error">Fails on the event on screen: {result.error}</p>
+      ) : (
+        <JsonView value={result.output} label={`Test output of ${label}`} />
       )}
     </div>
   );

@@ -1,7 +1,7 @@
 /**
  * The forms of the SPEC 7b step types, one module each (IfStep, SwitchStep, ForEachStep, CodeStep,
- * WaitStep; `fail` is one expression): nested step lists are edited in place through `renderList`,
- * which is the editor's own StepList.
+ * WaitStep; `fail` is one expression). A branch or loop's step lists are the flow's lanes; in the
+ * form, `renderList` names each list with its size.
  */
 import { CodeFields } from './CodeStep';
 import { ForEachFields } from './ForEachStep';

@@ -1,4 +1,4 @@
-/** `if` (SPEC 7b): a condition, and the Then and Else lists edited in place. */
+/** `if` (SPEC 7b): a condition, and its Then and Else lists (their steps are lanes of the flow). */
 import { useId } from 'react';
 import { Branch, Expr, type Props } from './shared';
 

@@ -4,7 +4,7 @@ import type { FieldProblem } from '../../../api';
 import { ExpressionInput } from '../../../components/ExpressionInput';
 import type { StepDraft } from '../../../lib/draft';
 import type { SimResult } from '../../../lib/simulate';
-import type { StepContext } from '../StepsPanel';
+import type { StepContext } from '../StepSettings';
 
 export type RenderList = (
   steps: StepDraft[],

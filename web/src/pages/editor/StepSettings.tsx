@@ -1,9 +1,8 @@
-import { useId, useState } from 'react';
+import { useId } from 'react';
 import type { FieldProblem } from '../../api';
 import { ExpressionInput } from '../../components/ExpressionInput';
 import type { PickerField } from '../../components/FieldPicker';
-import { JsonView } from '../../components/JsonView';
-import { newStep, type Row, row, STEP_TYPES, type StepDraft, textToBody } from '../../lib/draft';
+import { type Row, row, STEP_TYPES, type StepDraft, textToBody } from '../../lib/draft';
 import { formFor } from '../../lib/steps';
 import { httpUrlProblem } from '../../lib/steps/http';
 import type { Scope } from '../../lib/expressions';
@@ -38,172 +37,12 @@ export interface StepContext {
   scope: Scope | undefined;
 }
 
-/** What a list of steps needs from the editor, at any depth. */
-interface ListProps {
-  /** What the expressions of the step at a JSON pointer (`/steps/1/then/0`) see, and the picker's fields. */
-  contextFor: (at: string) => StepContext;
-  /** The dry run's result of each step, by JSON pointer. */
-  results: Record<string, SimResult> | undefined;
-  problems: FieldProblem[];
-  responseMode: ResponseMode;
-  /** Every step name in the workflow, so a new step gets a name no other step has. */
-  names: () => Set<string>;
-}
-
-export function StepsPanel({
-  steps,
-  onChange,
-  ...props
-}: ListProps & {
-  steps: StepDraft[];
-  onChange: (steps: StepDraft[]) => void;
-}) {
-  const id = useId();
-  return (
-    <section className="card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`} tabIndex={-1}>
-        Steps
-      </h2>
-      <details className="help steps-help">
-        <summary>Steps run in order after the trigger</summary>
-        Each receives the previous output as <code>$</code>. Values may hold{' '}
-        <code>{'{{ expressions }}'}</code> (JSONata): <code>$trigger</code> is the request,{' '}
-        <code>$steps.name</code> an earlier step's output.
-      </details>
-      {steps.length === 0 && <p className="muted">No steps: the trigger item is the result of each run.</p>}
-      <StepList steps={steps} at="/steps" onChange={onChange} emptyFocus={`${id}-title`} {...props} />
-    </section>
-  );
-}
-
 /**
- * One list of steps — the top level, or a branch or loop body inside a step — with move, remove and
- * add. Nested lists are the same component (StepCard renders it through FlowFields), so a branch is
- * edited in place exactly like the top level.
+ * The settings of the selected step, in the side panel or sheet: its name, its type's form, move
+ * and remove. The lists a branch or loop holds are edited in the flow's lanes; here they are named
+ * with their size.
  */
-export function StepList({
-  steps,
-  at,
-  onChange,
-  emptyFocus,
-  title,
-  ...props
-}: ListProps & {
-  steps: StepDraft[];
-  /** JSON pointer of the list (`/steps`, `/steps/0/then`). */
-  at: string;
-  onChange: (steps: StepDraft[]) => void;
-  /** The element to focus when the last step of the list is removed. */
-  emptyFocus: string;
-  /** A nested list's name (“Then”, “Case 2”), for the add control's label. */
-  title?: string;
-}) {
-  const id = useId();
-  const [adding, setAdding] = useState(STEP_TYPES[0]!.type);
-  const update = (index: number, patch: Partial<StepDraft>) =>
-    onChange(steps.map((s, i) => (i === index ? { ...s, ...patch } : s)));
-  const move = (index: number, by: number) => {
-    const next = [...steps];
-    const [step] = next.splice(index, 1);
-    next.splice(index + by, 0, step!);
-    onChange(next);
-    // Keep keyboard focus on the moved step's button.
-    requestAnimationFrame(() => document.getElementById(`${id}-step-${step!.key}`)?.focus());
-  };
-  const remove = (index: number) => {
-    onChange(steps.filter((_, i) => i !== index));
-    // Its Remove button is gone: focus the step that takes its place, the one before, or the
-    // list's heading, rather than losing focus to <body> (issue 17 #9).
-    const next = steps[index + 1] ?? steps[index - 1];
-    const target = next ? `${id}-step-${next.key}` : emptyFocus;
-    requestAnimationFrame(() => document.getElementById(target)?.focus());
-  };
-  const add = (type: string) => {
-    const step = newStep(type, props.names());
-    onChange([...steps, step]);
-    requestAnimationFrame(() => document.getElementById(`${id}-step-${step.key}`)?.focus());
-  };
-
-  return (
-    <>
-      {steps.length > 0 && (
-        <ol className={title ? 'steps nested-steps' : 'steps'}>
-          {steps.map((step, index) => {
-            const stepAt = `${at}/${index}`;
-            return (
-              <StepCard
-                key={step.key}
-                headingId={`${id}-step-${step.key}`}
-                step={step}
-                at={stepAt}
-                index={index}
-                count={steps.length}
-                onChange={(patch) => update(index, patch)}
-                onMove={(by) => move(index, by)}
-                onRemove={() => remove(index)}
-                context={props.contextFor(stepAt)}
-                result={props.results?.[stepAt]}
-                problems={props.problems.filter(
-                  (p) => p.field === stepAt || p.field.startsWith(`${stepAt}/`),
-                )}
-                list={props}
-                place={title}
-              />
-            );
-          })}
-        </ol>
-      )}
-      {title ? (
-        <div className="add-nested">
-          <label htmlFor={`${id}-add`} className="label small">
-            Add a step to {title}
-          </label>
-          <div className="add-nested-row">
-            <select
-              id={`${id}-add`}
-              className="input"
-              value={adding}
-              onChange={(e) => setAdding(e.target.value)}
-            >
-              {STEP_TYPES.map((t) => (
-                <option key={t.type} value={t.type}>
-                  {t.label}
-                </option>
-              ))}
-            </select>
-            <button
-              type="button"
-              className="button small"
-              onClick={() => add(adding)}
-              aria-label={`Add the step to ${title}`}
-            >
-              + Add
-            </button>
-          </div>
-        </div>
-      ) : (
-        <fieldset className="add-step">
-          <legend className="label">Add a step</legend>
-          <div className="add-step-buttons">
-            {STEP_TYPES.map((t) => (
-              <button
-                key={t.type}
-                type="button"
-                className="button"
-                title={t.description}
-                onClick={() => add(t.type)}
-              >
-                + {t.label}
-              </button>
-            ))}
-          </div>
-        </fieldset>
-      )}
-    </>
-  );
-}
-
-function StepCard({
+export function StepSettings({
   headingId,
   step,
   at,
@@ -215,7 +54,7 @@ function StepCard({
   context,
   result,
   problems,
-  list,
+  responseMode,
   place,
 }: {
   headingId: string;
@@ -230,13 +69,11 @@ function StepCard({
   context: StepContext;
   result: SimResult | undefined;
   problems: FieldProblem[];
-  /** What the step's nested lists need (branches, loop bodies). */
-  list: ListProps;
+  responseMode: ResponseMode;
   /** The nested list it is in (“case 1 of route”), said to screen readers with its number. */
   place?: string;
 }) {
   const id = useId();
-  const responseMode = list.responseMode;
   const label = step.name || `step ${index + 1}`;
   const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
   // Problems of the name and of expression fields show at the field; the rest below the step.
@@ -259,8 +96,11 @@ function StepCard({
   const elsewhere = problems.filter(
     (p) => !nested.test(p.field) && !inline.some((f) => p.field === f || p.field.startsWith(`${f}/`)),
   );
-  const renderList: RenderList = (steps, listAt, title, change) => (
-    <StepList steps={steps} at={listAt} onChange={change} emptyFocus={headingId} title={title} {...list} />
+  const renderList: RenderList = (steps, _listAt, title) => (
+    <p className="small muted lane-note">
+      {steps.length === 0 ? 'No steps' : steps.length === 1 ? '1 step' : `${steps.length} steps`} in {title}:
+      add, move and edit them in the flow.
+    </p>
   );
   const expr = (
     key: 'condition' | 'url' | 'body' | 'timeoutMs' | 'status',
@@ -293,7 +133,7 @@ function StepCard({
   );
 
   return (
-    <li className={`step${result?.lastRun?.failed ? ' step-failed' : ''}`} aria-labelledby={headingId}>
+    <div className={`step step-settings${result?.lastRun?.failed ? ' step-failed' : ''}`}>
       <div className="step-head">
         <span className="step-number" aria-hidden="true">
           {index + 1}
@@ -470,18 +310,7 @@ function StepCard({
           ))}
         </ul>
       )}
-
-      {result && (
-        <details className="step-preview">
-          <summary>
-            Output preview
-            {result.error ? <span className="field-error inline"> · fails: {result.error}</span> : null}
-          </summary>
-          {result.note && <p className="small muted">{result.note}</p>}
-          {!result.error && <JsonView value={result.output} label={`Preview of ${label}'s output`} />}
-        </details>
-      )}
-    </li>
+    </div>
   );
 }
 
