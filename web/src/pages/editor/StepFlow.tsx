@@ -5,17 +5,18 @@ import { lanesOf } from '../../lib/lanes';
 import type { SimResult } from '../../lib/simulate';
 import { StepRunResult } from './StepRunResult';
 
-/** A glyph per step type, beside its label (decoration only: the label says the type). */
+/** A glyph per step type, beside its label (decoration only: the label says the type); each one
+ * in DejaVu Sans, so no system shows a missing-glyph box. */
 const ICONS: Record<string, string> = {
   set: '✎',
-  filter: '⧩',
+  filter: '▽',
   http: '⇄',
   respond: '↩',
-  if: '⑂',
-  switch: '⑃',
+  if: '◇',
+  switch: '⇉',
   forEach: '↻',
   code: '{ }',
-  wait: '⏱',
+  wait: '◷',
   fail: '✕',
 };
 
