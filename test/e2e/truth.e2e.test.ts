@@ -908,21 +908,21 @@ describe('the flow as cards, each step in the side panel', () => {
         await page.keyboard.press('Escape');
         await panel.waitFor({ state: 'detached' });
       }
-      await expect.poll(focused, width).toContain('first');
+      await expect.poll(focused, { message: width }).toContain('first');
       // Alt+Down and Alt+Up move the card, which keeps the focus.
       await page.keyboard.press('Alt+ArrowDown');
-      await expect.poll(topNames, width).toEqual(['route', 'first', 'last']);
-      await expect.poll(focused, width).toContain('first');
+      await expect.poll(topNames, { message: width }).toEqual(['route', 'first', 'last']);
+      await expect.poll(focused, { message: width }).toContain('first');
       await page.keyboard.press('Alt+ArrowUp');
-      await expect.poll(topNames, width).toEqual(['first', 'route', 'last']);
+      await expect.poll(topNames, { message: width }).toEqual(['first', 'route', 'last']);
       // Tab from a card reaches the "Add step" after it, which offers the step types.
       await page.keyboard.press('Tab');
-      await expect.poll(focused, width).toBe('Add step after first');
+      await expect.poll(focused, { message: width }).toBe('Add step after first');
       await page.keyboard.press('Enter');
       await page.keyboard.press('Tab');
-      await expect.poll(focused, width).toBe('Set fields');
+      await expect.poll(focused, { message: width }).toBe('Set fields');
       await page.keyboard.press('Enter');
-      await expect.poll(topNames, width).toEqual(['first', 'set', 'route', 'last']);
+      await expect.poll(topNames, { message: width }).toEqual(['first', 'set', 'route', 'last']);
       if (width !== 'desktop') {
         // The new step's settings opened in the sheet.
         const sheet = page.getByRole('dialog', { name: /Set fields/ });
@@ -937,12 +937,12 @@ describe('the flow as cards, each step in the side panel', () => {
       await ask.waitFor();
       expect(await axeViolations(page), width).toEqual([]);
       await ask.getByRole('button', { name: 'Keep it' }).click();
-      await expect.poll(topNames, width).toEqual(['first', 'set', 'route', 'last']);
-      await expect.poll(focused, width).toContain('set');
+      await expect.poll(topNames, { message: width }).toEqual(['first', 'set', 'route', 'last']);
+      await expect.poll(focused, { message: width }).toContain('set');
       await page.keyboard.press('Delete');
       await ask.getByRole('button', { name: 'Remove', exact: true }).click();
-      await expect.poll(topNames, width).toEqual(['first', 'route', 'last']);
-      await expect.poll(focused, width).toContain('route');
+      await expect.poll(topNames, { message: width }).toEqual(['first', 'route', 'last']);
+      await expect.poll(focused, { message: width }).toContain('route');
       expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
     }
     await page.setViewportSize(DESKTOP);
