@@ -104,7 +104,9 @@ it('packs, installs with production dependencies only, and serves the built UI a
   console.log(`npm install: ${Date.now() - t} ms`);
   // Every package the tarball resolves to must allow this Node.js (20.19+ is supported): a range
   // resolved afresh once took cookie@2 (Node >= 22) through light-my-request 6.8, hence its pin.
-  expect(install.stderr, 'npm warned of a package whose engines exclude this Node.js').not.toMatch(/EBADENGINE/);
+  expect(install.stderr, 'npm warned of a package whose engines exclude this Node.js').not.toMatch(
+    /EBADENGINE/,
+  );
   const installed = path.join(prefix, 'lib/node_modules/hookflow/node_modules');
   expect(fs.existsSync(path.join(installed, 'better-sqlite3/build/Release/better_sqlite3.node'))).toBe(true);
   for (const dev of ['typescript', 'vite', 'vitest', 'react', '@biomejs/biome', 'playwright-core'])
