@@ -11,22 +11,10 @@ import { checkpointJson } from '../../src/engine/checkpoint.js';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
 import { Engine, type RunResult } from '../../src/engine/run.js';
 import { recordJson } from '../../src/model/record-json.js';
-import type { Step, Workflow } from '../../src/model/workflow.js';
+import type { Workflow } from '../../src/model/workflow.js';
+import { workflowFactory } from './workflow-fixture.js';
 
-let n = 0;
-const workflow = (steps: Record<string, unknown>[]): Workflow =>
-  ({
-    id: `wf-checkpoint-${++n}`,
-    name: 'test',
-    active: true,
-    version: 1,
-    publishedVersion: 1,
-    trigger: {} as Workflow['trigger'],
-    steps: steps as Step[],
-    settings: {},
-    createdAt: '',
-    updatedAt: '',
-  }) as Workflow;
+const workflow = workflowFactory('checkpoint');
 const ctx = { executionId: 'ex-checkpoint', mode: 'production' as const };
 
 const engine = new Engine({ allowPrivateNetwork: true, executionTimeoutMs: 60_000 });

@@ -6,8 +6,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/run.js';
 import { validateSteps, validateStepsAsync } from '../../src/engine/validate.js';
-import type { Step, Workflow } from '../../src/model/workflow.js';
+import type { Step } from '../../src/model/workflow.js';
 import { collidingObject, quickjsHash } from './quickjs-collisions.js';
+import { workflowFactory } from './workflow-fixture.js';
 
 const engine = new Engine({
   allowPrivateNetwork: false,
@@ -17,20 +18,7 @@ const engine = new Engine({
 });
 afterAll(() => engine.close());
 
-let n = 0;
-const workflow = (steps: Record<string, unknown>[]): Workflow =>
-  ({
-    id: `wf-code-${++n}`,
-    name: 'test',
-    active: true,
-    version: 1,
-    publishedVersion: 1,
-    trigger: {} as Workflow['trigger'],
-    steps: steps as Step[],
-    settings: {},
-    createdAt: '',
-    updatedAt: '',
-  }) as Workflow;
+const workflow = workflowFactory('code');
 const ctx = { executionId: 'ex-code', mode: 'test' as const };
 const code = (
   source: string,

@@ -8,7 +8,8 @@ import { checkpointJson } from '../../src/engine/checkpoint.js';
 import { OPEN_NETWORK, Outbound } from '../../src/engine/network.js';
 import { Engine, type RunResult } from '../../src/engine/run.js';
 import { validateSteps } from '../../src/engine/validate.js';
-import type { Step, Workflow } from '../../src/model/workflow.js';
+import type { Step } from '../../src/model/workflow.js';
+import { workflowFactory } from './workflow-fixture.js';
 
 const engine = new Engine({
   allowPrivateNetwork: true,
@@ -18,21 +19,7 @@ const engine = new Engine({
 });
 afterAll(() => engine.close());
 
-let n = 0;
-// `settings` as the model has it since issue 19 (a cast: versions saved before have none).
-const workflow = (steps: Record<string, unknown>[]): Workflow =>
-  ({
-    id: `wf-flow-${++n}`,
-    name: 'test',
-    active: true,
-    version: 1,
-    publishedVersion: 1,
-    trigger: {} as Workflow['trigger'],
-    steps: steps as Step[],
-    settings: {},
-    createdAt: '',
-    updatedAt: '',
-  }) as Workflow;
+const workflow = workflowFactory('flow');
 const ctx = { executionId: 'ex-1', mode: 'production' as const };
 const run = (steps: Record<string, unknown>[], item: unknown = {}) => engine.run(workflow(steps), item, ctx);
 /**
