@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { ApiError, api, asApiError } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
@@ -539,16 +539,9 @@ export function WorkflowEditor({ id }: { id: string }) {
 
   const triggerDetails = (
     <>
-      <div className="panel-head">
-        <h2 id={`${headingId}-trigger-title`} tabIndex={-1}>
-          Trigger
-        </h2>
-        {!wide && (
-          <button type="button" className="button" onClick={closeSheet}>
-            Back to the steps
-          </button>
-        )}
-      </div>
+      <PanelHead id={`${headingId}-trigger-title`} onBack={wide ? undefined : closeSheet}>
+        Trigger
+      </PanelHead>
       <UrlPanel
         baseUrl={baseUrl}
         path={path}
@@ -580,17 +573,10 @@ export function WorkflowEditor({ id }: { id: string }) {
   const found = selected === 'trigger' ? undefined : findStep(draft.steps, selected);
   const stepDetails = found && (
     <>
-      <div className="panel-head">
-        <h2 id={`${headingId}-step-title`} tabIndex={-1}>
-          {STEP_TYPES.find((t) => t.type === found.step.type)?.label ?? found.step.type}
-          <span className="muted"> · {found.step.name || `step ${found.index + 1}`}</span>
-        </h2>
-        {!wide && (
-          <button type="button" className="button" onClick={closeSheet}>
-            Back to the steps
-          </button>
-        )}
-      </div>
+      <PanelHead id={`${headingId}-step-title`} onBack={wide ? undefined : closeSheet}>
+        {STEP_TYPES.find((t) => t.type === found.step.type)?.label ?? found.step.type}
+        <span className="muted"> · {found.step.name || `step ${found.index + 1}`}</span>
+      </PanelHead>
       <Tabs
         label={`Step ${found.step.name}`}
         selected={stepTab}
@@ -826,5 +812,29 @@ export function WorkflowEditor({ id }: { id: string }) {
         ]}
       />
     </article>
+  );
+}
+
+/** A side panel's (or sheet's) heading; on a sheet, with the button that goes back to the steps. */
+function PanelHead({
+  id,
+  onBack,
+  children,
+}: {
+  id: string;
+  onBack: (() => void) | undefined;
+  children: ReactNode;
+}) {
+  return (
+    <div className="panel-head">
+      <h2 id={id} tabIndex={-1}>
+        {children}
+      </h2>
+      {onBack && (
+        <button type="button" className="button" onClick={onBack}>
+          Back to the steps
+        </button>
+      )}
+    </div>
   );
 }
