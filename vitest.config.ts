@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { NODE_FLAGS } from './bin/node-flags.js';
 
 export default defineConfig({
   test: {
@@ -11,5 +12,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The V8 flags a serving `hookflow` runs with (bin/node-flags.js): the servers the tests start in
+    // their worker (test/helpers/server.ts) run as production does.
+    execArgv: [...NODE_FLAGS],
   },
 });

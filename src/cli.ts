@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import v8 from 'node:v8';
 import { Accounts } from './accounts/accounts.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
 import { executions } from './cli/executions.js';
@@ -261,21 +260,6 @@ async function serve(name: string, args: string[], roles: Roles): Promise<number
     throw new UsageError(`Unexpected argument "${positionals[0]}". Run \`hookflow ${name} --help\`.`);
   const config = configFrom(args);
   const log = createLogger(config.log.level, 1, config.log.format);
-  // V8 "pretenures" allocation sites whose objects often survive a scavenge: it allocates them
-  // in the old generation from then on. Under load it did so for JSONata's evaluation objects
-  // (they span many microtask turns), so every execution left ~6 KB of garbage that only a full
-  // collection frees: with 6 000 three-step executions/s the old generation grew to ~150 MB
-  // between collections and the peak RSS of `hookflow start` reached 260 MB. Without pretenuring
-  // they die young: peak RSS ~156 MB, and scavenges got cheaper (8 000 executions/s instead of
-  // 7 200). Set here, for the serving process only; tests and utility commands keep V8's default.
-  v8.setFlagsFromString('--no-allocation-site-pretenuring');
-  // And the old generation may grow by 20 % between full collections instead of V8's factor for
-  // this heap size (up to 2×, less only near the limit): what a request leaves there (its item,
-  // row and result live for a commit cycle or two, so scavenges promote them) is freed sooner.
-  // Issue 20, the bench's routed case (executions queued faster than the code step runs them):
-  // the main heap grew 62 → 126 MB before a full collection, peak RSS 229–245 MB; with 20 %
-  // 191 MB, as fast (one 10 s run each, /tmp probe of \`hookflow start\`).
-  v8.setFlagsFromString('--heap-growing-percent=20');
   const hookflow = await startHookflow({ config, log, roles });
   if (roles.http) announce(hookflow, config);
   // A serving process ends only when told to (a signal) or on a fatal error, never because its

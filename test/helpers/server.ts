@@ -4,6 +4,7 @@
  * database (created here, dropped on close).
  */
 import type { Logger } from 'pino';
+import { NODE_FLAGS } from '../../bin/node-flags.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type Hookflow, type Roles, startHookflow } from '../../src/main.js';
@@ -44,6 +45,11 @@ export interface StartOptions {
 export { tempDir };
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
+  // A served hookflow runs under these V8 flags (bin/hookflow.js); vitest.config.ts gives them to
+  // the test workers, so that a test's server runs as production does.
+  const missing = NODE_FLAGS.filter((flag) => !process.execArgv.includes(flag));
+  if (missing.length > 0)
+    throw new Error(`the test process lacks the V8 flags ${missing.join(' ')} (vitest.config.ts)`);
   const dataDir = options.dataDir ?? tempDir();
   const pg = options.postgres ? await createTestDatabase() : undefined;
   const env: Record<string, string> = {

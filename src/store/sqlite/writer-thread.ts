@@ -45,7 +45,7 @@ port.on('message', (msg: ThreadRequest | 'close') => {
   let reply: ThreadReply;
   try {
     const results = batch(msg.writes);
-    reply = results.every(Boolean) ? msg.seq : { seq: msg.seq, results };
+    reply = { seq: msg.seq, results };
   } catch (err) {
     reply = failure(msg.seq, err);
   }

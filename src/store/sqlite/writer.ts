@@ -39,13 +39,8 @@ export interface ThreadRequest {
   writes: ThreadWrite[];
 }
 
-/**
- * A batch's `seq` alone when every write of it was recorded (the usual case): a number crosses
- * postMessage for a third of what `{ seq, results }` costs the event loop to receive (~3 against
- * ~9 µs a message, node:worker_threads flood of replies of 23 results).
- */
+/** The thread's answer to one batch: each write's result, or the error that rolled the batch back. */
 export type ThreadReply =
-  | number
   | { seq: number; results: boolean[]; error?: undefined }
   | { seq: number; error: { message: string; code: string | undefined } };
 
@@ -62,7 +57,6 @@ export function threadWrite(w: HotWrite): ThreadWrite {
 
 interface Pending {
   seq: number;
-  writes: readonly HotWrite[];
   resolve: (results: boolean[]) => void;
   reject: (err: Error) => void;
 }
@@ -121,20 +115,15 @@ export class SqliteWriter {
     const request: ThreadRequest = { seq, writes: writes.map(threadWrite) };
     return new Promise<boolean[]>((resolve, reject) => {
       if (this.#pending.length === 0) this.#worker.ref();
-      this.#pending.push({ seq, writes, resolve, reject });
+      this.#pending.push({ seq, resolve, reject });
       this.#worker.postMessage(request);
     });
   }
 
   #settle(reply: ThreadReply): void {
-    const seq = typeof reply === 'number' ? reply : reply.seq;
-    if (this.#pending[0]?.seq !== seq) return;
+    if (this.#pending[0]?.seq !== reply.seq) return;
     const pending = this.#pending.shift()!;
     if (this.#pending.length === 0) this.#worker.unref();
-    if (typeof reply === 'number') {
-      pending.resolve(pending.writes.map(() => true));
-      return;
-    }
     if (reply.error) {
       const err = new Error(reply.error.message) as Error & { code?: string };
       if (reply.error.code !== undefined) err.code = reply.error.code;
