@@ -82,7 +82,7 @@ export async function startHookflow({
   }
   const workflows = new WorkflowService({ store, bus, secrets });
   const credentials = new CredentialService({ store, secrets });
-  // After the migrations, which cannot do it: the repair needs the encryption key (issue 14).
+  // After the migrations, which cannot do it: the repair needs the encryption key.
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
   await triggers.load();

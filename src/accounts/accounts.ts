@@ -31,7 +31,7 @@ export interface Session {
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
- * Failed sign-ins (issue 14 #8) are counted per account, whatever address they come from (5 free,
+ * Failed sign-ins are counted per account, whatever address they come from (5 free,
  * then 1 s, 2 s, 4 s … up to 15 minutes per further failure: about 4 guesses an hour once capped),
  * and per client address across accounts (20 free, so a few people behind one NAT are not blocked
  * by each other's typos; it slows one address spraying many emails). While either is blocked,
@@ -98,8 +98,7 @@ export class Accounts {
   /**
    * Create the owner account; only while there is no account at all, and only with a valid setup
    * code. Both are checked before the password is hashed, so a call without the code, or once the
-   * owner exists, costs a read or two rather than a ~100 ms scrypt anyone could ask for (issue 14
-   * #9). The checks inside the transaction, under the accounts lock, still decide between two
+   * owner exists, costs a read or two rather than a ~100 ms scrypt anyone could ask for. The checks inside the transaction, under the accounts lock, still decide between two
    * setups racing each other; the one that creates the owner deletes every code with it.
    */
   async setup(

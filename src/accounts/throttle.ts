@@ -1,5 +1,5 @@
 /**
- * Failed sign-in throttling (issue 14 #8): failures are counted per key (an account's email, a
+ * Failed sign-in throttling: failures are counted per key (an account's email, a
  * client address); after `freeFailures` of them each further failure blocks the key for twice as
  * long as the one before (1 s, 2 s, 4 s … capped), so `Retry-After` grows instead of a fixed
  * lockout. A key is forgotten `forgetAfterMs` after its last failure, or on a successful sign-in.

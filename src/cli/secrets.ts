@@ -1,5 +1,5 @@
 /**
- * `hookflow secrets rotate` (issue 19): re-seal every secret at rest under a new key, in one
+ * `hookflow secrets rotate`: re-seal every secret at rest under a new key, in one
  * transaction — credentials' data, webhook trigger secrets of every workflow, and those of every
  * saved version (history rows keep their own sealed copies). The current key is the configured
  * one (HOOKFLOW_ENCRYPTION_KEY, or the data dir's generated `encryption.key`); the new one comes

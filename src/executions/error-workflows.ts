@@ -58,7 +58,7 @@ export class ErrorWorkflows {
         receivedAt: now,
       };
       const version = target.publishedVersion ?? target.version;
-      // Its searchable fields are those of the version it runs (issue 19).
+      // Its searchable fields are those of the version it runs.
       const run =
         version === target.version ? target : await workflowsRepo.getVersion(trx, target.id, version);
       await executionsRepo.insert(

@@ -87,7 +87,7 @@ function closeWhenIdle(server: http.Server, connections: Set<Socket>): void {
  * (each waiting request holds its body in memory). Long-polls and SSE streams count too. There are
  * two, each with HOOKFLOW_MAX_CONCURRENT_REQUESTS places: one for webhook calls, one for the Fastify
  * app (API, UI, docs, /metrics), so that a flood of either, or of uploads that stall, cannot starve
- * the other (issue 14: four stalled webhook bodies made the API, the UI and /healthz answer 503).
+ * the other (with one gate, four stalled webhook bodies made the API, the UI and /healthz answer 503).
  * The probes /healthz and /readyz take no place at all: they cost nothing, and a load balancer that
  * saw them refused would take every instance out at once under the same flood. Both gates, and so
  * the webhook handler, answer 503 once the server is closing. A webhook call gives its place back
@@ -179,7 +179,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
           // HOOKFLOW_HEADERS_TIMEOUT, the whole request within HOOKFLOW_REQUEST_TIMEOUT (a body that
           // falls silent: HOOKFLOW_BODY_TIMEOUT, request-timeouts.ts). Node checks these every
           // connectionsCheckingInterval, 30 s by default: a 60 s timeout fired after 60–90 s (70–81 s
-          // measured in issue 14). Each second, it is on time within a second; the check walks the
+          // measured). Each second, it is on time within a second; the check walks the
           // connections with a request in progress, cheap next to the requests themselves.
           headersTimeout: config.http.headersTimeoutMs,
           requestTimeout: config.http.requestTimeoutMs,

@@ -156,7 +156,7 @@ const StepsSchema = Type.Array(StepSchema, { maxItems: 200 });
 /**
  * Workflow settings (SPEC 1, 7c). `errorWorkflowId`: the workflow run (mode `error`) when a
  * production execution of this one fails; null (or leaving it out) sets none. `searchFields`
- * (issue 19): fields of the trigger item indexed for `GET /executions?where=`, from the executions
+ * fields of the trigger item indexed for `GET /executions?where=`, from the executions
  * this version runs on; null or `[]` declares none.
  */
 export const WorkflowSettingsSchema = Type.Object(

@@ -17,7 +17,7 @@ import type { FromThread, ToThread } from './engine-runner.js';
  * id). A heavy execution keeps a core busy for its whole budget; when cores are short, the event
  * loop (answering requests) and the SQLite writer (committing them) should get the CPU first.
  * With a loaded 2-core machine, the event loop's worst webhook answer while a 2 s execution ran
- * here went from 215–279 ms at the same priority to 45–138 ms (issue 14's test, load average ~10).
+ * here went from 215–279 ms at the same priority to 45–138 ms (load average ~10).
  */
 const ENGINE_NICE = 10;
 

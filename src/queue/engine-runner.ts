@@ -3,7 +3,7 @@
  * evaluation is synchronous CPU work (its async evaluate only awaits microtasks; the hook in
  * engine/expressions.ts yields a turn every 10 ms, but parsing the item, copying and serialising
  * results cannot yield, nor can one built-in call): on the event loop a heavy execution delayed
- * every other request. Issue 14: a 3 MB item with four `$count(items[price > N])` fields and an
+ * every other request: a 3 MB item with four `$count(items[price > N])` fields and an
  * `http` step kept other webhooks waiting 530–780 ms and /healthz up to 480 ms (its intake
  * included); a backtracking regular expression blocked it until the regexp engine gave up.
  *

@@ -1,5 +1,5 @@
 /**
- * The one way a new execution reaches an executor (issue 16): ingest offers it with the function
+ * The one way a new execution reaches an executor: ingest offers it with the function
  * that stores it, and the executor decides, in one place (Worker.offer), how it runs:
  * - 'ran': a pure workflow run before its commit and stored finished (queue/pure-run.ts);
  * - 'claimed': stored claimed by this process's executor, which runs it now without a claim
@@ -63,8 +63,7 @@ export class QueuedNotice {
  * its commit, as in `hookflow start`, and is stored finished. Nobody outside can tell where it ran
  * (it has no effect, and until the commit nothing happened), and it saves what a worker would
  * spend on it: a batch's lock, the run and the row's second write, and the `execution.queued`
- * notice (issue 20: on PostgreSQL those held `hookflow webhook` at ~0.5× of what PostgreSQL
- * takes). Unlike the executor's entry it does not wait for a backlog to drain first: pure runs
+ * notice (on PostgreSQL those held `hookflow webhook` at ~0.5× of what PostgreSQL takes). Unlike the executor's entry it does not wait for a backlog to drain first: pure runs
  * have no order anyone can observe, and the workers' backlog is not known here.
  */
 export class QueueEntry implements ExecutionEntry {

@@ -55,7 +55,7 @@ export class Finished {
    * An execution stored finished (run before its commit, or in a batch): tell of it. `here`: it
    * ran before its commit in the process its request came to, so only this process can be waiting
    * for it (webhooks/waiter.ts), and no notice goes to the others (on PostgreSQL that was one
-   * NOTIFY entry an execution, read and dropped by every other process: issue 20).
+   * NOTIFY entry an execution, read and dropped by every other process).
    */
   announce(row: NewExecutionRow, { here = false }: { here?: boolean } = {}): void {
     if (row.status === 'failed') {

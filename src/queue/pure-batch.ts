@@ -1,6 +1,6 @@
 /**
- * Queued executions on a shared store (PostgreSQL), in batches (issue 20). A worker held to its
- * slot rule (issue 15: at most `concurrency` rows `running`, a slot freed only once the result is
+ * Queued executions on a shared store (PostgreSQL), in batches. A worker held to its slot rule
+ * (at most `concurrency` rows `running`, a slot freed only once the result is
  * committed) runs at most concurrency ÷ (claim commit + run + result commit) executions a second:
  * 8 ÷ ~20 ms on a loaded 2-core machine, 200–500/s behind an ingest of 3–5k req/s.
  *
@@ -12,7 +12,7 @@
  * instead of two commits per execution, and the rows are never `running`. A worker killed before
  * the COMMIT leaves them `queued` and untouched (its transaction rolls back), so nothing is lost
  * and, since nothing of the run left the process, nothing ran twice; other workers skip the locked
- * rows meanwhile instead of running them too. Issue 15's bound holds as before: only the rows
+ * rows meanwhile instead of running them too. The slot rule still holds: only the rows
  * claimed below are ever `running`.
  *
  * Workflows that are not pure only because a step or an expression may take long (a `code` step,

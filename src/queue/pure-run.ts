@@ -11,7 +11,7 @@
  * be interrupted). A run that does not fit is abandoned: its row is inserted `queued`, as it came,
  * and the executor runs it off the event loop with the whole execution budget
  * (engine-runner.ts). That costs the one execution a second write, and nobody else anything.
- * (Issue 14: a 3 MB body with four `$count(items[price > N])` fields held the writer thread, and
+ * (A 3 MB body with four `$count(items[price > N])` fields held the writer thread, and
  * every other request's commit, for 1.3–3 s.) The same for a record too big to write here
  * (PURE_MAX_RECORD_BYTES): a small item can make a big one (a `forEach` copying a field of the
  * request into each element), and the executor's thread writes it instead.

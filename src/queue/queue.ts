@@ -251,7 +251,7 @@ export class Queue {
     // SQLite: as a write of group commit (a callback transaction, run only when no hot batch is
     // in flight), not a transaction of its own on the event loop's connection. That one had to
     // wait for the writer thread's write lock, and SQLite's busy handler waits by sleeping: the
-    // event loop slept ~9 ms per claim under a backlog (issue 20, the bench's routed case), with
+    // event loop slept ~9 ms per claim under a backlog (the bench's routed case), with
     // every request in the process waiting too. A claim often writes nothing, so its commit does
     // not count as the store taking writes again after an outage (`proves: false`).
     return this.#writer.run(

@@ -224,7 +224,7 @@ export class Worker implements ExecutionEntry {
 
   /**
    * How many rows one claim takes. On a shared store (PostgreSQL) the free slots only: every row a
-   * worker holds is `running` under its lease, and issue 15 capped those at `concurrency`. Alone on
+   * worker holds is `running` under its lease, and those are capped at `concurrency`. Alone on
    * its store (SQLite) CLAIM_PER_SLOT per slot, less what waits here: a restart releases every
    * `running` row there, and each claim is a transaction of group commit (queue.ts `#claimDue`).
    * One claim per finished execution took 42 % of the event loop under a backlog (the bench's
@@ -264,8 +264,8 @@ export class Worker implements ExecutionEntry {
   /**
    * Slots taken, for claiming. On a shared store a claim also leaves room for handed-over rows
    * waiting for a slot or reserved by ingest: they are `running` rows of this worker already, and
-   * it holds at most `concurrency` of those (issue 15: with results recorded after the slot was
-   * freed and claims going on meanwhile, 573 rows were `running` on a worker of concurrency 8, and
+   * it holds at most `concurrency` of those (with results recorded after the slot was freed and
+   * claims going on meanwhile, 573 rows were `running` on a worker of concurrency 8, and
    * its SIGKILL stranded them all). Alone on its store (SQLite) it claims only when nothing is
    * handed over (`#backlog`), and a restart releases every `running` row at once.
    */

@@ -78,8 +78,8 @@ export class SecretBox {
   }
 
   /**
-   * A stored value without the extra layers that sealing an already-sealed value added (issue 14:
-   * PATCH used to seal the stored value again on every save). Peels while what a layer holds is
+   * A stored value without the extra layers that sealing an already-sealed value added (an older
+   * PATCH sealed the stored value again on every save). Peels while what a layer holds is
    * itself sealed with this key; a value that does not open is returned as it is.
    */
   innermost(value: string): string {

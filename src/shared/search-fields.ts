@@ -1,5 +1,5 @@
 /**
- * Searchable fields (issue 19, `settings.searchFields`), shared by the server's validation and the
+ * Searchable fields (`settings.searchFields`), shared by the server's validation and the
  * editor's: a field of the trigger item in dots, e.g. `body.order_id` or `headers.x-github-event`
  * — up to 10 names of letters, digits and `_$@-` (also what `GET /executions?where=` accepts).
  */

@@ -1,5 +1,5 @@
 /**
- * Executions search by a field of the trigger item (issue 19: `GET /executions?where=body.order_id=o-1`),
+ * Executions search by a field of the trigger item (`GET /executions?where=body.order_id=o-1`),
  * two ways.
  *
  * Indexed: a workflow declares the fields it wants searched (`settings.searchFields`, at most 5).

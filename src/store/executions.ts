@@ -176,7 +176,7 @@ export const executionsRepo = {
       )
       .execute();
     await db.deleteFrom('blobs').where('execution_id', 'in', inRange).execute();
-    // Searchable fields (issue 19), found like the files through an index on execution_id.
+    // Searchable fields, found like the files through an index on execution_id.
     await db.deleteFrom('execution_fields').where('execution_id', 'in', inRange).execute();
     // Checkpoint parts left by an execution the queue failed while it had one (its finish by the
     // engine deletes them itself).

@@ -134,10 +134,10 @@ export class GroupCommit {
    * when a batch is sent go as the next batch at once, HOT_PIPELINE deep (the writer runs them in
    * order); once the queue has drained, the loop waits for the oldest batch in flight, and what
    * queues up meanwhile makes one bigger batch. (A pump sending whenever a slot is free was measured:
-   * no faster, ~20 MB more peak RSS; again in issue 20, alternated over 30 rounds: webhook 0.96×,
+   * no faster, ~20 MB more peak RSS; again, alternated over 30 rounds: webhook 0.96×,
    * workflow 1.01×, 8–9 µs more CPU a request. So under load the writer is usually idle when a
    * batch arrives, and waking it now and then costs the event loop its core for a moment: that is
-   * the slow `postMessage` sampled profiles show, not CPU. docs/performance.md, session 15.)
+   * the slow `postMessage` sampled profiles show, not CPU: docs/performance.md, on-CPU profiles.)
    */
   async #flush(): Promise<void> {
     const inflight: Promise<void>[] = [];

@@ -1,5 +1,5 @@
 /**
- * The queue's statements on the executions table (issue 16: no SQL outside store/). The policy —
+ * The queue's statements on the executions table (no SQL outside store/). The policy —
  * leases, attempts, backoff, when to look for what — is queue/queue.ts's; here is only how each
  * step reads and writes rows, for both dialects: where PostgreSQL has `FOR UPDATE SKIP LOCKED`
  * (caps.skipLocked) the row-picking subqueries take it, so workers never block on or

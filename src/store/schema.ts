@@ -113,7 +113,7 @@ export interface RejectionsTable {
 }
 
 /**
- * The searchable fields of executions (issue 19, `settings.searchFields`): one row per execution
+ * The searchable fields of executions (`settings.searchFields`): one row per execution
  * and declared field holding a scalar, written in the execution's own transaction. Its primary key
  * (workflow_id, path, value, execution_id) is the search's index.
  */

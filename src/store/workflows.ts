@@ -189,7 +189,7 @@ export const workflowsRepo = {
 
   /**
    * Deletes the workflow, its versions and what is kept for its trigger: test listeners, the
-   * learned schema, refused calls and its executions' searchable fields (issue 19). Its executions
+   * learned schema, refused calls and its executions' searchable fields. Its executions
    * stay (searched without the index). Give a transaction: it is several statements.
    */
   async delete(db: Db, id: string): Promise<boolean> {

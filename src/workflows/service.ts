@@ -158,7 +158,7 @@ export class WorkflowService {
    * PATCH: a JSON merge patch of name, trigger and steps (RFC 7386: null removes a key). The patch
    * applies to the stored trigger as a client would send it back, secrets as "***": buildTrigger
    * then keeps them as stored. Handing it the sealed values as input sealed them once more on
-   * every PATCH, and the webhook refused the real password from then on (issue 14).
+   * every PATCH, and the webhook refused the real password from then on.
    */
   patch(id: string, patch: WorkflowPatch, savedBy?: string): Promise<Workflow> {
     return this.#save(id, savedBy, (current) => ({
@@ -254,7 +254,7 @@ export class WorkflowService {
         await assertReferences(trx, next);
         // Saving changes only the draft; production keeps its published trigger. A draft path that
         // another active workflow owns is still refused while this one is active, so that a later
-        // publish cannot fail on it (the editor shows it on Save: issue 17).
+        // publish cannot fail on it (the editor shows it on Save).
         if (next.active) await assertPathFree(trx, next);
         // The test URL serves the draft while a listener is open: its new method+path must be free
         // of other listeners, or the test registry could not take it.
@@ -270,8 +270,8 @@ export class WorkflowService {
   }
 
   /**
-   * Start-up repair of webhook secrets sealed more than once (issue 14: PATCH used to seal the
-   * stored value again). Not a migration: it needs the encryption key, and migrations run from
+   * Start-up repair of webhook secrets sealed more than once (an older PATCH sealed the stored
+   * value again). Not a migration: it needs the encryption key, and migrations run from
    * openStore(), which the CLI's utility commands and the store tests call without one. It runs
    * on every start, after the migrations, and is idempotent: a value sealed once is left as it is,
    * so only rows that still need it are written (also those an older process broke during a

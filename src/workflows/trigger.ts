@@ -89,7 +89,7 @@ function optionErrors(options: TriggerOptions, errors: FieldError[]): void {
  * Every secret a client sends is sealed before it is stored, exactly once (`sealOnce`: a value this
  * key sealed already is not sealed again). A secret sent back as "***" keeps the stored (sealed)
  * value, so PUT/PATCH of a GET result does not wipe it; a kept value loses any extra layers an
- * older version added (issue 14), so saving also repairs it.
+ * older version added, so saving also repairs it.
  */
 function sealSecrets(
   auth: AuthConfig,
@@ -125,7 +125,7 @@ export function maskAuth(auth: AuthConfig): Record<string, unknown> {
 /**
  * The auth config with its secrets in clear, for the verifiers. Extra layers are peeled first
  * (`innermost`): production may run a published version whose history row an older process
- * sealed twice (issue 14), and start-up repair fixes only the workflows row. Revealed once per
+ * sealed twice, and start-up repair fixes only the workflows row. Revealed once per
  * workflow version (receive.ts caches it), so the extra decryption costs nothing per request.
  */
 export function revealAuth(auth: AuthConfig, secrets: SecretBox): AuthConfig {

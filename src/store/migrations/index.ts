@@ -257,7 +257,7 @@ const migrations: Record<string, MigrationFactory> = {
   }),
   '0011_execution_fields': (caps) => ({
     async up(db: Kysely<unknown>) {
-      // Searchable fields of executions (issue 19, settings.searchFields; store/execution-search.ts):
+      // Searchable fields of executions (settings.searchFields; store/execution-search.ts):
       // the declared fields' values, written with the execution. The primary key is the search's
       // index: one workflow's path and value, newest execution first. On SQLite the table is that
       // b-tree alone (WITHOUT ROWID), not a rowid table plus an index holding the same columns.

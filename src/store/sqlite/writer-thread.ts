@@ -8,8 +8,8 @@
  * It runs no workflows. (It did: pure workflows' executions were run here before their insert.
  * Measured against running them on the event loop before the commit, alternately, 4 rounds each:
  * the three-step workflow at 0.600–0.707 of the durable floor with it, 0.560–0.789 without, no
- * gain beyond noise, and the engine loaded a second time cost ~20 MB of peak RSS. Issue 16 keeps a
- * fast path only for a gain of more than 5 %.)
+ * gain beyond noise, and the engine loaded a second time cost ~20 MB of peak RSS. A fast path is
+ * kept only for a gain of more than 5 %.)
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
