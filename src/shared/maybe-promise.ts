@@ -20,8 +20,8 @@ export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /**
  * `onValue(value)`: now when `value` is plain (no microtask turn), once it resolves when it is a
- * promise. A rejection of `value` or a throw of `onValue` goes to `onError` when given (what it
- * returns or throws is the answer), else rejects the promise returned. (Not named `then`: a module
+ * promise. A rejection of `value`, or a throw or rejection of `onValue`, goes to `onError` when
+ * given (what it returns or throws is the answer), else rejects the promise returned. (Not named `then`: a module
  * exporting `then` is a thenable, and `await import()` of it would call it.)
  */
 export function andThen<T, U>(
@@ -31,7 +31,8 @@ export function andThen<T, U>(
 ): MaybePromise<U> {
   if (isPromise(value)) return onError ? value.then(onValue).then(undefined, onError) : value.then(onValue);
   try {
-    return onValue(value);
+    const result = onValue(value);
+    return onError && isPromise(result) ? result.then(undefined, onError) : result;
   } catch (error) {
     if (!onError) return Promise.reject(error);
     try {

@@ -96,6 +96,15 @@ describe('andThen', () => {
     expect(await result).toBe('caught boom');
   });
 
+  it('hands a rejection of what the callback answers to onError too', async () => {
+    const result = andThen(
+      1,
+      () => Promise.reject(boom),
+      (e) => `caught ${(e as Error).message}`,
+    );
+    expect(await result).toBe('caught boom');
+  });
+
   it('rejects with what onError throws', async () => {
     const again = new Error('again');
     const result = andThen(
