@@ -7,7 +7,7 @@ import { SESSION_COOKIE } from '../accounts/accounts.js';
 import { isoString, newId } from '../ids.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { AuthResult } from './auth/types.js';
-import type { ParsedFile } from './parse.js';
+import type { ParsedFile } from './parse/index.js';
 import { trimSlashes } from '../shared/path.js';
 import type { Mode } from './triggers.js';
 

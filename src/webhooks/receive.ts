@@ -17,7 +17,7 @@ import type { AuthConfig, Workflow } from '../model/workflow.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { verifyAuthNow } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
-import { type ParsedFile, parseBodyNow, parseQuery } from './parse.js';
+import { type ParsedFile, parseBodyNow, parseQuery } from './parse/index.js';
 import { type Method, trimSlashes } from '../shared/path.js';
 import { buildItem, header, type InboundRequest } from './item.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';

@@ -9,7 +9,7 @@ import {
   parseFlatUrlEncoded,
   parseQuery,
   parseUrlEncodedWithQs,
-} from '../../src/webhooks/parse.js';
+} from '../../src/webhooks/parse/index.js';
 
 const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).sort();
 

@@ -125,7 +125,7 @@ export function planForward(target: URL, item: CapturedItem): ForwardPlan {
   return { url, method, headers, body, notes };
 }
 
-// Mirrors the parser options in src/webhooks/parse.ts: attributes under '@_', text under '#text'.
+// Mirrors the parser options in src/webhooks/parse/xml.ts: attributes under '@_', text under '#text'.
 const XML = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', textNodeName: '#text' });
 
 /**

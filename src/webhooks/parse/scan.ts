@@ -1,6 +1,6 @@
 /**
- * Linear pre-scans that bound what the real parsers are asked to do with an untrusted body
- * (issue 14). JSON.parse and fast-xml-parser have no depth or size options, and they pay for a
+ * Linear pre-scans that bound what the real parsers are asked to do with an untrusted body.
+ * JSON.parse and fast-xml-parser have no depth or size options, and they pay for a
  * hostile body before anything can look at their result: 8 million nested `[` cost JSON.parse
  * ~800 MB and seconds; 16 MB of unclosed `<a>` made fast-xml-parser's validator hold a 5-million-entry
  * tag stack and return it, stringified, as a 45 MB error message. A scan over the text that counts
@@ -14,9 +14,9 @@
  * Each scan only has to agree with its parser on well-formed input: on malformed input the parser
  * stops at the first error, before anything the scan could have miscounted past it.
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../../errors.js';
 
-/** What the scans count; see DEFAULT_PARSE_LIMITS in parse.ts for the values and why. */
+/** What the scans count; see DEFAULT_PARSE_LIMITS in types.ts for the values and why. */
 export interface StructureLimits {
   /** Nesting below the top-level value (a top-level object holding an object has depth 1). */
   maxDepth: number;
