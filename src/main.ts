@@ -21,7 +21,6 @@ import { Retention } from './queue/retention.js';
 import { Worker } from './queue/worker.js';
 import { SecretBox } from './security/secrets.js';
 import { GroupCommit } from './store/group-commit.js';
-import { LoneSender } from './store/lone-sender.js';
 import { StoreHealth } from './store/health.js';
 import { openStore } from './store/open.js';
 import { queueRepo } from './store/queue.js';
@@ -89,9 +88,7 @@ export async function startHookflow({
   // Whether the store takes writes (SPEC 3.5): told by the writes, read by /readyz.
   const health = new StoreHealth({ store, log });
   // One group commit for accepted requests and execution results: one transaction per cycle.
-  // Whether one webhook sender is all there is (store/lone-sender.ts): the webhook front tells it.
-  const lone = new LoneSender();
-  const writer = new GroupCommit({ store, log, health, lone });
+  const writer = new GroupCommit({ store, log, health });
   // Executions stored queued are announced once per turn (the workers claim them).
   const notice = new QueuedNotice({ bus, log });
   const errorWorkflows = new ErrorWorkflows({ store, bus, log });
@@ -181,7 +178,6 @@ export async function startHookflow({
         listeners,
         receiver,
         rejections,
-        lone,
       });
       // Never logged: log lines travel further than the terminal the operator reads.
       setupCode = await accounts.issueSetupCode();

@@ -12,7 +12,6 @@ import type { Config } from '../config.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreHealth } from '../store/health.js';
-import type { LoneSender } from '../store/lone-sender.js';
 import type { Store } from '../store/store.js';
 import type { TokenService } from '../tokens/tokens.js';
 import type { Rejections } from '../webhooks/options/rejections.js';
@@ -37,8 +36,6 @@ export interface HttpDeps {
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;
-  /** Told the connection of each webhook request (store/lone-sender.ts). */
-  lone?: LoneSender;
 }
 
 export type App = FastifyInstance<

@@ -19,7 +19,6 @@ import type { StoreHealth } from './health.js';
 import type { Database } from './schema.js';
 import type { HotWrite, Store } from './store.js';
 import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
-import type { LoneSender } from './lone-sender.js';
 
 export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
 
@@ -40,26 +39,13 @@ export class GroupCommit {
   readonly #store: Store;
   readonly #log: Logger | undefined;
   readonly #health: StoreHealth | undefined;
-  readonly #lone: LoneSender | undefined;
   #queue: Job[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor({
-    store,
-    log,
-    health,
-    lone,
-  }: {
-    store: Store;
-    log?: Logger;
-    health?: StoreHealth | undefined;
-    /** Told by the webhook front whether one sender is all there is (hot writes then commit at once). */
-    lone?: LoneSender;
-  }) {
+  constructor({ store, log, health }: { store: Store; log?: Logger; health?: StoreHealth | undefined }) {
     this.#store = store;
     this.#log = log;
     this.#health = health;
-    this.#lone = lone;
   }
 
   /** Writes waiting for their transaction. */
@@ -91,9 +77,11 @@ export class GroupCommit {
    * A hot write (an execution inserted or completed, with nothing else in its transaction): as
    * data, its batch can be committed off the event loop (store.writeHot). Resolves with whether it
    * was recorded (a completion whose lease was lost is not) once it is durable.
+   * `commitNow`: the caller knows it is the only writer for now (http/lone-sender.ts, the webhook
+   * front's call): with nothing waiting or being committed, the write is committed at once.
    */
-  hot(write: HotWrite): Promise<boolean> {
-    if (this.#lone?.now && this.#queue.length === 0 && this.#flushing === undefined) {
+  hot(write: HotWrite, { commitNow = false }: { commitNow?: boolean } = {}): Promise<boolean> {
+    if (commitNow && this.#queue.length === 0 && this.#flushing === undefined) {
       const done = this.#hotNow(write);
       if (done !== undefined) return done;
     }
@@ -105,7 +93,7 @@ export class GroupCommit {
 
   /**
    * One sender's write, with nothing else waiting or being committed: committed on the event loop
-   * at once (store.writeHotNow; lone-sender.ts says why). Undefined when the store cannot now, or
+   * at once (store.writeHotNow; http/lone-sender.ts says why). Undefined when the store cannot now, or
    * when the commit failed: the batch path then tries it again and reports a failure as it reports
    * any other.
    */

@@ -109,7 +109,7 @@ export interface Store {
   /**
    * `writeHot` at once, on the calling thread (the event loop), when the store can: the results,
    * durable when it returns; undefined when it cannot now (another write or transaction is under
-   * way). Only SQLite has it (lone-sender.ts says when it is worth it). Throws what the commit throws.
+   * way). Only SQLite has it (http/lone-sender.ts says when it is worth it). Throws what the commit throws.
    */
   writeHotNow?(writes: readonly HotWrite[]): boolean[] | undefined;
   /** Throws when the database cannot be reached (readiness). */

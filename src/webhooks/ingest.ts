@@ -36,6 +36,11 @@ export interface IngestJob {
   write?: IngestWrite;
   /** The execution's searchable fields (store/execution-search.ts), inserted with it; most have none. */
   fields?: readonly ExecutionFieldRow[];
+  /**
+   * The HTTP layer's word that this request's sender is the only one (http/lone-sender.ts): an
+   * execution with no other write is then committed on the event loop at once (GroupCommit.hot).
+   */
+  commitNow: boolean;
 }
 
 export class Ingest {
@@ -96,7 +101,7 @@ export class Ingest {
         }),
       );
     }
-    const { workflow, execution: row, item, write, fields } = job;
+    const { workflow, execution: row, item, write, fields, commitNow } = job;
     this.#pending++;
     // An entry's offer is an async function: it rejects, never throws.
     const offered = this.#entry.offer({
@@ -109,7 +114,7 @@ export class Ingest {
               await write(trx);
               await this.#store.hot.insertExecution(trx, row, fields);
             })
-          : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }),
+          : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }, { commitNow }),
     });
     const settled = () => {
       this.#pending--;

@@ -162,7 +162,8 @@ export class Receiver {
     }
   }
 
-  async accept(matched: Matched, req: InboundRequest): Promise<Accepted> {
+  /** `commitNow`: the HTTP layer's word that this call's sender is the only one (IngestJob.commitNow). */
+  async accept(matched: Matched, req: InboundRequest, commitNow: boolean): Promise<Accepted> {
     if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
@@ -283,6 +284,7 @@ export class Receiver {
           warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
         }),
         item,
+        commitNow,
         ...(write ? { write } : {}),
         // Only workflows that declare searchable fields pay for them (issue 19).
         ...(searchFields

@@ -1,6 +1,6 @@
 /**
- * One sender's hot write is committed on the event loop at once (store/lone-sender.ts,
- * GroupCommit.hot, SQLite's writeHotNow), durably and only when nothing else writes; from several
+ * One sender's hot write is committed on the event loop at once (http/lone-sender.ts, GroupCommit.hot
+ * with commitNow, SQLite's writeHotNow), durably and only when nothing else writes; from several
  * senders it goes through the writer thread's batches as before.
  */
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { executionsRepo } from '../../src/store/executions.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
-import { LONE_STREAK, LoneSender } from '../../src/store/lone-sender.js';
+import { LONE_STREAK, LoneSender } from '../../src/http/lone-sender.js';
 import type { NewExecutionRow } from '../../src/store/schema.js';
 import { openStore } from '../../src/store/open.js';
 import type { HotWrite, Store } from '../../src/store/store.js';
@@ -69,18 +69,18 @@ describe('LoneSender', () => {
 
 describe('a lone sender’s hot write', () => {
   it('is committed before hot() returns, when one sender is all there is', async () => {
-    const writer = new GroupCommit({ store, lone: sawInARow(LONE_STREAK + 1) });
+    const writer = new GroupCommit({ store });
     const write = insert();
-    const done = writer.hot(write);
+    const done = writer.hot(write, { commitNow: sawInARow(LONE_STREAK + 1).now });
     expect(committed(write.row.id)).toBe(true);
     expect(await done).toBe(true);
     expect(await executionsRepo.get(store.db, write.row.id)).toEqual(write.row);
   });
 
   it('waits for its batch, as before, when requests come from several connections', async () => {
-    const writer = new GroupCommit({ store, lone: sawInARow(LONE_STREAK) });
+    const writer = new GroupCommit({ store });
     const write = insert();
-    const done = writer.hot(write);
+    const done = writer.hot(write, { commitNow: sawInARow(LONE_STREAK).now });
     expect(committed(write.row.id)).toBe(false);
     expect(await done).toBe(true);
     expect(committed(write.row.id)).toBe(true);
@@ -119,9 +119,10 @@ describe('a lone sender’s hot write', () => {
   });
 
   it('fails a duplicate as the batch path does, once', async () => {
-    const writer = new GroupCommit({ store, lone: sawInARow(LONE_STREAK + 1) });
+    const writer = new GroupCommit({ store });
+    const commitNow = sawInARow(LONE_STREAK + 1).now;
     const write = insert();
-    expect(await writer.hot(write)).toBe(true);
-    await expect(writer.hot({ ...write })).rejects.toThrow(/UNIQUE constraint failed/);
+    expect(await writer.hot(write, { commitNow })).toBe(true);
+    await expect(writer.hot({ ...write }, { commitNow })).rejects.toThrow(/UNIQUE constraint failed/);
   });
 });

@@ -19,6 +19,7 @@ import { type Accepted, type Matched, tooLarge } from '../../webhooks/receive.js
 import { type Outcome, PendingOutcome } from '../../webhooks/respond.js';
 import type { Mode } from '../../webhooks/triggers.js';
 import { clientIp } from '../client-ip.js';
+import { LoneSender } from '../lone-sender.js';
 import type { HttpDeps } from '../deps.js';
 import { toAppError } from '../error-handler.js';
 import { bodyTimedOut } from '../request-timeouts.js';
@@ -51,13 +52,20 @@ const EMPTY = Buffer.alloc(0);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function webhookHandler(
-  { receiver, config, metrics, rejections, log, health, lone }: HttpDeps,
+  { receiver, config, metrics, rejections, log, health }: HttpDeps,
   gate: RequestGate,
 ): WebhookHandler {
   const ipOf = clientIp(config.http.trustProxy);
   const bodyTimeoutMs = config.http.bodyTimeoutMs;
+  const lone = new LoneSender();
 
-  async function serve(req: IncomingMessage, res: ServerResponse, mode: Mode, prefix: number): Promise<void> {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    mode: Mode,
+    prefix: number,
+    commitNow: boolean,
+  ): Promise<void> {
     // Set with the answer's other headers (writeHead alone is Node's fast case).
     const requestId = gate.requestId(req.headers['x-request-id']);
     let matched: Matched | undefined;
@@ -92,7 +100,16 @@ export function webhookHandler(
         res.writeHead(204, headers).end();
         return;
       }
-      const accepted = await receive(req, matched, method, path, q === -1 ? '' : url.slice(q + 1), ip, admit);
+      const accepted = await receive(
+        req,
+        matched,
+        method,
+        path,
+        q === -1 ? '' : url.slice(q + 1),
+        ip,
+        admit,
+        commitNow,
+      );
       let outcome: Outcome;
       if (accepted instanceof PendingOutcome) {
         // Committed: what the place protects (reading, parsing, storing the request) is done. The
@@ -167,25 +184,22 @@ export function webhookHandler(
     rawQuery: string,
     ip: string,
     admit: () => AppError | undefined,
+    commitNow: boolean,
   ): Promise<Accepted> {
     const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
-    return await receiver.accept(matched, {
-      method,
-      path,
-      rawQuery,
-      headers: req.headers,
-      body,
-      ip,
-      receivedAt: new Date(),
-    });
+    return await receiver.accept(
+      matched,
+      { method, path, rawQuery, headers: req.headers, body, ip, receivedAt: new Date() },
+      commitNow,
+    );
   }
 
   return (req, res) => {
     const url = req.url ?? '';
     const prefix = url.startsWith(PRODUCTION) ? PRODUCTION : url.startsWith(TEST) ? TEST : undefined;
     if (prefix === undefined || !METHODS.has(req.method ?? '')) return false;
-    lone?.saw(req.socket);
-    void serve(req, res, prefix === PRODUCTION ? 'production' : 'test', prefix.length);
+    lone.saw(req.socket);
+    void serve(req, res, prefix === PRODUCTION ? 'production' : 'test', prefix.length, lone.now);
     return true;
   };
 }

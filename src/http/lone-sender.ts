@@ -1,8 +1,9 @@
 /**
- * Whether webhook requests come from one sender, one at a time: then a hot write may be committed
- * on the event loop at once (GroupCommit.hot, store.writeHotNow) instead of being handed to the
- * SQLite writer thread and back. The webhook front tells it the connection of each request; group
- * commit asks it.
+ * Whether webhook requests come from one sender, one at a time. The webhook front tells it each
+ * request's connection and passes its answer down as `commitNow` (Receiver → Ingest.commit →
+ * GroupCommit.hot): a hot write is then committed on the event loop at once (store.writeHotNow)
+ * instead of being handed to the SQLite writer thread and back. Only the HTTP layer sees
+ * connections, so the decision is its own.
  *
  * Why: from one sender, the event loop has nothing else to do while a commit syncs, and the two
  * hand-overs between threads (a wake-up each way, the batch's structured clone, the promises
