@@ -15,12 +15,13 @@
  */
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import type { StoreHealth } from './health.js';
 import type { Database } from './schema.js';
 import type { HotWrite, Store } from './store.js';
 import { isStoreUnavailable, storeUnavailable } from './unavailable.js';
 
-export type GroupWrite<T> = (trx: Transaction<Database>) => Promise<T> | T;
+export type GroupWrite<T> = (trx: Transaction<Database>) => MaybePromise<T>;
 
 /** A callback run inside the transaction, or a hot write given as data (store.writeHot). */
 type Job = { resolve: (value: unknown) => void; reject: (err: unknown) => void } & (

@@ -15,9 +15,10 @@ import { executionsRepo, isFinished, queuedExecution } from '../store/executions
 import type { Store } from '../store/store.js';
 import type { AuthConfig, Workflow } from '../model/workflow.js';
 import { revealAuth } from '../workflows/trigger.js';
-import { verifyAuthNow } from './auth/index.js';
+import { authenticate } from './auth/index.js';
 import type { Ingest, IngestWrite } from './ingest.js';
-import { type ParsedFile, parseBodyNow, parseQuery } from './parse/index.js';
+import { type ParsedFile, parse, parseQuery } from './parse/index.js';
+import { isPromise } from '../shared/maybe-promise.js';
 import { type Method, trimSlashes } from '../shared/path.js';
 import { buildItem, header, type InboundRequest } from './item.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
@@ -170,12 +171,12 @@ export class Receiver {
     const options = trigger.options;
     // Awaited only when the verifier answers with a promise (an await costs a turn of the
     // microtask queue), as parsing below for every body but multipart.
-    const verifying = verifyAuthNow(this.#revealedAuth(workflow), {
+    const verifying = authenticate(this.#revealedAuth(workflow), {
       headers: req.headers,
       rawBody: req.body,
       now: req.receivedAt.getTime(),
     });
-    const auth = verifying instanceof Promise ? await verifying : verifying;
+    const auth = isPromise(verifying) ? await verifying : verifying;
     if (options.rateLimit) {
       const { requests, perSeconds } = options.rateLimit;
       const wait = await this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
@@ -195,8 +196,8 @@ export class Receiver {
     const query = parseQuery(req.rawQuery);
     const parsing = bodyless
       ? { body: {}, files: [] as ParsedFile[] }
-      : parseBodyNow(header(req, 'content-type'), req.body);
-    const parsed = parsing instanceof Promise ? await parsing : parsing;
+      : parse(header(req, 'content-type'), req.body);
+    const parsed = isPromise(parsing) ? await parsing : parsing;
     const executionId = newId();
     const { item, blobs } = buildItem({
       mode: matched.mode,

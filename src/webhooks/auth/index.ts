@@ -4,6 +4,7 @@
  * header(s) carried the credential (stored as "***") and, for JWT, the verified claims.
  */
 import type { AuthConfig } from '../../model/workflow.js';
+import type { MaybePromise } from '../../shared/maybe-promise.js';
 import { verifyBasic } from './basic.js';
 import { verifyHeader } from './header.js';
 import { verifyHmac } from './hmac.js';
@@ -20,17 +21,18 @@ const verifiers: { [K in AuthConfig['type']]?: Verifier<Extract<AuthConfig, { ty
   hmac: verifyHmac,
 };
 
-export async function verifyAuth(auth: AuthConfig, input: AuthInput): Promise<AuthResult> {
-  return verifyAuthNow(auth, input);
-}
-
 /**
- * verifyAuth for the webhook hot path: the verifier's own answer, a promise only when it needs one
- * (JWT key lookups); none, basic, header and HMAC answer at once, which spares the request an
- * await. Throws (synchronously, for those) what verifyAuth rejects with.
+ * The verifier's own answer: none, basic, header and HMAC answer at once, which spares the webhook
+ * pipeline an await; JWT with a promise (its key lookups). A refusal is thrown by the first and a
+ * rejection of the second (receive.ts awaits inside one async function: both reach it the same way).
  */
-export function verifyAuthNow(auth: AuthConfig, input: AuthInput): AuthResult | Promise<AuthResult> {
+export function authenticate(auth: AuthConfig, input: AuthInput): MaybePromise<AuthResult> {
   const verify = verifiers[auth.type] as Verifier<AuthConfig> | undefined;
   if (!verify) throw new Error(`No verifier for webhook auth type "${auth.type}"`);
   return verify(auth, input);
+}
+
+/** authenticate, always as a promise: a refusal is a rejection. */
+export async function verifyAuth(auth: AuthConfig, input: AuthInput): Promise<AuthResult> {
+  return authenticate(auth, input);
 }

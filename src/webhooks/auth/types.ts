@@ -1,5 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
+import type { MaybePromise } from '../../shared/maybe-promise.js';
 
 export interface AuthInput {
   /** Lower-cased header names. */
@@ -16,7 +17,7 @@ export interface AuthResult {
   claims?: Record<string, unknown>;
 }
 
-export type Verifier<A> = (auth: A, input: AuthInput) => AuthResult | Promise<AuthResult>;
+export type Verifier<A> = (auth: A, input: AuthInput) => MaybePromise<AuthResult>;
 
 export function header(input: AuthInput, name: string): string | undefined {
   const v = input.headers[name.toLowerCase()];

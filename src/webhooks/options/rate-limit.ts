@@ -7,10 +7,11 @@
  */
 import { rateLimitsRepo } from '../../store/rate-limits.js';
 import type { Db } from '../../store/store.js';
+import type { MaybePromise } from '../../shared/maybe-promise.js';
 
 export interface RateLimiter {
   /** 0 when the request may pass, else the seconds until the window resets (for Retry-After). */
-  take(key: string, requests: number, perSeconds: number, now?: number): number | Promise<number>;
+  take(key: string, requests: number, perSeconds: number, now?: number): MaybePromise<number>;
 }
 
 /** Seconds until a window that started at `start` ends, at least 1. */

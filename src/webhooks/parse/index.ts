@@ -25,6 +25,7 @@
  * maxDepth brackets; busboy stops at maxKeys + maxFiles parts. Error messages never carry more than a
  * short excerpt of a library's message (types.ts `reason`), so an error body stays well under 4 KB.
  */
+import type { MaybePromise } from '../../shared/maybe-promise.js';
 import { parseFormBody } from './form.js';
 import { parseJsonBody } from './json.js';
 import { parseMultipart } from './multipart.js';
@@ -36,25 +37,17 @@ import { parseXmlBody } from './xml.js';
 export { parseFlatUrlEncoded, parseQuery, parseUrlEncodedWithQs } from './form.js';
 export { DEFAULT_PARSE_LIMITS, type ParsedBody, type ParsedFile, type ParseLimits } from './types.js';
 
-/** Parse a request body by its Content-Type header (may be undefined, may have params like charset/boundary). */
-export async function parseBody(
-  contentType: string | undefined,
-  raw: Buffer,
-  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
-): Promise<ParsedBody> {
-  return parseBodyNow(contentType, raw, limits);
-}
-
 /**
- * parseBody for the webhook hot path: the parsed body itself for every type but multipart (busboy
- * parses that as a stream: a Promise of it then), which spares the request an await. Throws
- * (synchronously) what parseBody rejects with.
+ * A request body by its Content-Type header (may be undefined, may have params like charset/boundary).
+ * The parsed body itself for every type but multipart (busboy parses a stream: a promise of it then),
+ * which spares the webhook pipeline an await. A malformed body is thrown by the first and a
+ * rejection of the second (receive.ts awaits inside one async function: both reach it the same way).
  */
-export function parseBodyNow(
+export function parse(
   contentType: string | undefined,
   raw: Buffer,
   limits: ParseLimits = DEFAULT_PARSE_LIMITS,
-): ParsedBody | Promise<ParsedBody> {
+): MaybePromise<ParsedBody> {
   if (raw.length === 0) return { body: {}, files: [] };
   const ct = parseContentType(contentType);
   if (ct === undefined) return parseRaw('application/octet-stream', raw);
@@ -67,4 +60,13 @@ export function parseBodyNow(
   // busboy needs the original header: the boundary is case-sensitive and may be quoted.
   if (type === 'multipart/form-data') return parseMultipart(contentType ?? '', raw, limits);
   return parseRaw(type, raw);
+}
+
+/** parse, always as a promise: a malformed body is a rejection. */
+export async function parseBody(
+  contentType: string | undefined,
+  raw: Buffer,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): Promise<ParsedBody> {
+  return parse(contentType, raw, limits);
 }
