@@ -10,7 +10,11 @@ import { newId } from '../ids.js';
 import { sessionsRepo } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import { usersRepo } from '../store/users.js';
+import type { Role } from '../shared/roles.js';
+import { invitationsRepo } from '../store/invitations.js';
+import { ACCOUNTS_LOCK, alreadyMember, Members } from './members.js';
 import { DUMMY_HASH_PROMISE, hashPassword, verifyPassword } from './passwords.js';
+import { checkPassword, normalizeEmail } from './rules.js';
 import { SETUP_CODE_TTL_MS, SetupCodes } from './setup-codes.js';
 import { addressKey, FailureThrottle } from './throttle.js';
 
@@ -20,7 +24,7 @@ export const SESSION_DAYS = 14;
 export interface User {
   id: string;
   email: string;
-  role: 'owner' | 'member';
+  role: Role;
 }
 
 export interface Session {
@@ -55,6 +59,11 @@ const ADDRESS_THROTTLE = { ...ACCOUNT_THROTTLE, freeFailures: 20 };
  */
 const SETUP_THROTTLE = ACCOUNT_THROTTLE;
 
+const invitationNotFound = () =>
+  new AppError('invitation_not_found', 'This invitation link is unknown, was already used, or has expired.', {
+    hint: 'Ask an owner or admin of this hookflow for a new invitation; a link works once, for 7 days.',
+  });
+
 const setupDone = () =>
   new AppError('setup_done', 'An owner account already exists.', { hint: 'Sign in instead.' });
 
@@ -75,9 +84,12 @@ export class Accounts {
   readonly #addressFailures: FailureThrottle;
   readonly #setupFailures: FailureThrottle;
   readonly #setupCodes: SetupCodes;
+  /** Members and invitations (SPEC 11b). */
+  readonly members: Members;
 
   constructor({ store, now }: { store: Store; now?: () => number }) {
     this.#store = store;
+    this.members = new Members({ store, ...(now ? { now } : {}) });
     this.#accountFailures = new FailureThrottle(ACCOUNT_THROTTLE);
     this.#addressFailures = new FailureThrottle(ADDRESS_THROTTLE);
     this.#setupFailures = new FailureThrottle({ ...SETUP_THROTTLE, ...(now ? { now } : {}) });
@@ -136,7 +148,45 @@ export class Accounts {
         });
         await this.#setupCodes.consumeAll(trx);
       },
-      { lock: 'hookflow:accounts' },
+      { lock: ACCOUNTS_LOCK },
+    );
+    return { user, ...(await this.#startSession(user)) };
+  }
+
+  /**
+   * Accepts an invitation (SPEC 11b): makes the account with the invited email and role, and
+   * signs the person in. The password is checked and hashed first; the invitation is then taken in
+   * the transaction that makes the account, so it works once. An unknown, used, revoked or
+   * expired token is one answer (404 invitation_not_found): the answer tells nothing of tokens.
+   */
+  async acceptInvitation(
+    token: string,
+    password: string,
+  ): Promise<{ user: User; cookie: string; session: Session }> {
+    checkPassword(password);
+    const tokenHash = sha256(token);
+    const now = new Date().toISOString();
+    // Cheap refusal before the ~100 ms hash (a random token costs nobody a scrypt).
+    if (token.length > 128 || !(await invitationsRepo.findPending(this.#store.db, tokenHash, now))) {
+      throw invitationNotFound();
+    }
+    const passwordHash = await hashPassword(password);
+    const user = await this.#store.transaction(
+      async (trx) => {
+        const invitation = await invitationsRepo.take(trx, tokenHash, new Date().toISOString());
+        if (!invitation) throw invitationNotFound();
+        if (await usersRepo.findByEmail(trx, invitation.email)) throw alreadyMember(invitation.email);
+        const made: User = { id: newId(), email: invitation.email, role: invitation.role };
+        await usersRepo.insert(trx, {
+          id: made.id,
+          email: made.email,
+          password_hash: passwordHash,
+          role: made.role,
+          created_at: new Date().toISOString(),
+        });
+        return made;
+      },
+      { lock: ACCOUNTS_LOCK },
     );
     return { user, ...(await this.#startSession(user)) };
   }
@@ -218,26 +268,6 @@ export class Accounts {
     throw new AppError('rate_limited', 'Too many failed sign-in attempts.', {
       hint: `Wait ${seconds} second(s) and try again; each further failure doubles the wait (up to 15 minutes).`,
       headers: { 'retry-after': String(seconds) },
-    });
-  }
-}
-
-function normalizeEmail(email: string): string {
-  const e = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+$/.test(e) || e.length > 254) {
-    throw new AppError('validation_failed', 'The email address is not valid.', {
-      fields: [{ field: '/email', message: 'must be an email address' }],
-      hint: 'Use an address like you@example.com.',
-    });
-  }
-  return e;
-}
-
-function checkPassword(password: string): void {
-  if (password.length < 8 || password.length > 1024) {
-    throw new AppError('validation_failed', 'The password must have 8 to 1024 characters.', {
-      fields: [{ field: '/password', message: 'must have 8 to 1024 characters' }],
-      hint: 'Choose a longer password; a phrase of several words works well.',
     });
   }
 }

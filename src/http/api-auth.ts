@@ -8,19 +8,32 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { type Accounts, SESSION_COOKIE } from '../accounts/accounts.js';
 import { AppError } from '../errors.js';
+import type { Role } from '../shared/roles.js';
 import type { TokenService } from '../tokens/tokens.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Who made each authenticated API call (see `actorOf`). */
-const actors = new WeakMap<FastifyRequest, string>();
+/** Who made an authenticated API call, and the role it acts with (SPEC 11b). */
+export interface Principal {
+  /** As the version history shows it (`savedBy`): `token "<name>"`, or the account's email. */
+  name: string;
+  /** The member; null for the owner's CLI tokens (and HOOKFLOW_METRICS_TOKEN). */
+  memberId: string | null;
+  role: Role;
+  /** The API token used, if any. */
+  tokenId?: string;
+}
 
-/**
- * Who is calling, as the version history shows it (`savedBy`): `token "<name>"` for an API
- * token, the account's email for the UI's session; undefined outside the authenticated API.
- */
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+/** Who is calling (see Principal); undefined outside the authenticated API. */
+export function principalOf(request: FastifyRequest): Principal | undefined {
+  return principals.get(request);
+}
+
+/** Who is calling, as the version history shows it (`savedBy`). */
 export function actorOf(request: FastifyRequest): string | undefined {
-  return actors.get(request);
+  return principals.get(request)?.name;
 }
 
 export function apiAuth(tokens: TokenService, accounts: Accounts) {
@@ -28,9 +41,15 @@ export function apiAuth(tokens: TokenService, accounts: Accounts) {
     const header = request.headers.authorization;
     if (header !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      const apiToken = match ? await tokens.verify(match[1]!) : undefined;
-      if (apiToken) {
-        actors.set(request, `token "${apiToken.name}"`);
+      const verified = match ? await tokens.verify(match[1]!) : undefined;
+      if (verified) {
+        const { apiToken, role } = verified;
+        principals.set(request, {
+          name: `token "${apiToken.name}"`,
+          memberId: apiToken.memberId,
+          role,
+          tokenId: apiToken.id,
+        });
         return;
       }
       throw new AppError('unauthorized', 'The API token is unknown or was revoked.', {
@@ -50,7 +69,7 @@ export function apiAuth(tokens: TokenService, accounts: Accounts) {
         hint: 'Reload the page and try again; scripts should use an API token instead of the session cookie.',
       });
     }
-    actors.set(request, session.user.email);
+    principals.set(request, { name: session.user.email, memberId: session.user.id, role: session.user.role });
   };
 }
 
@@ -64,7 +83,10 @@ export function metricsAuth(tokens: TokenService, accounts: Accounts, metricsTok
   return async (request: FastifyRequest): Promise<void> => {
     if (metricsToken !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-      if (match && sameToken(match[1], metricsToken)) return;
+      if (match && sameToken(match[1], metricsToken)) {
+        principals.set(request, { name: 'metrics token', memberId: null, role: 'viewer' });
+        return;
+      }
     }
     await api(request);
   };

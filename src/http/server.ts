@@ -15,6 +15,7 @@ import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { apiAuth } from './api-auth.js';
+import { COVERED, checkPermission, neededFor } from './permissions.js';
 import { withoutBasePath } from '../shared/base-path.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
@@ -23,6 +24,7 @@ import { authRoutes } from './routes/auth.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
+import { memberRoutes } from './routes/members.js';
 import { testListenerRoutes } from './routes/test-listener.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { uiRoutes } from './routes/ui.js';
@@ -239,6 +241,12 @@ export async function createServer(deps: HttpDeps): Promise<App> {
     done();
   });
 
+  // Every API route says which role it needs (permissions.ts): one without an entry stops start-up.
+  app.addHook('onRoute', (route) => {
+    if (!COVERED.test(route.url)) return;
+    for (const method of [route.method].flat()) neededFor(method === 'HEAD' ? 'GET' : method, route.url);
+  });
+
   await app.register(cookie);
   await app.register(swagger, {
     openapi: {
@@ -295,12 +303,14 @@ export async function createServer(deps: HttpDeps): Promise<App> {
       authRoutes(typed, deps);
       typed.register(async (secured) => {
         secured.addHook('onRequest', apiAuth(deps.tokens, deps.accounts));
+        secured.addHook('onRequest', checkPermission);
         const s = secured as unknown as App;
         workflowRoutes(s, deps);
         tokenRoutes(s, deps);
         executionRoutes(s, deps);
         testListenerRoutes(s, deps);
         credentialRoutes(s, deps);
+        memberRoutes(s, deps);
       });
     },
     { prefix: '/api/v1', bodyLimit: API_BODY_LIMIT } as { prefix: string },

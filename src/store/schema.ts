@@ -4,6 +4,7 @@
  * structured values are JSON text; bytes are the dialect's binary type (see store.ts).
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Role } from '../shared/roles.js';
 
 export interface WorkflowsTable {
   id: string;
@@ -44,6 +45,10 @@ export interface ApiTokensTable {
   prefix: string;
   created_at: string;
   last_used_at: string | null;
+  /** The member it belongs to; null: the owner, whoever that is (`hookflow tokens create`). */
+  user_id: string | null;
+  /** The role it acts with, capped by its member's (SPEC 11b). */
+  role: Role;
 }
 
 export interface ExecutionsTable {
@@ -199,8 +204,21 @@ export interface UsersTable {
   email: string;
   /** `scrypt$N$r$p$<salt b64>$<hash b64>` */
   password_hash: string;
-  role: 'owner' | 'member';
+  role: Role;
   created_at: string;
+}
+
+/** Pending invitations (SPEC 11b; accounts/members.ts): one use, 7 days; never the token itself. */
+export interface InvitationsTable {
+  id: string;
+  /** sha256 hex of the token in the invite link. */
+  token_hash: string;
+  email: string;
+  role: Role;
+  /** The member who invited (null once that member is removed). */
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
 }
 
 export interface SessionsTable {
@@ -222,6 +240,7 @@ export interface SetupCodesTable {
 
 export interface Database {
   users: UsersTable;
+  invitations: InvitationsTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_limits: RateLimitsTable;
   sessions: SessionsTable;

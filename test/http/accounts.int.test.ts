@@ -36,7 +36,7 @@ describe('UI accounts', () => {
     });
     expect(res.status).toBe(201);
     const body = await json(res);
-    expect(body.user).toEqual({ email: 'owner@example.com', role: 'owner' });
+    expect(body.user).toEqual({ id: expect.any(String), email: 'owner@example.com', role: 'owner' });
     const setCookie = res.headers.get('set-cookie')!;
     expect(setCookie).toMatch(/^hookflow_session=/);
     expect(setCookie).toMatch(/HttpOnly/i);
@@ -76,7 +76,7 @@ describe('UI accounts', () => {
     const status = await json(await fetch(`${server.url}/api/v1/auth/status`, { headers: { cookie } }));
     expect(status).toEqual({
       setupRequired: false,
-      user: { email: 'owner@example.com', role: 'owner' },
+      user: { id: expect.any(String), email: 'owner@example.com', role: 'owner' },
       csrfToken: csrf,
     });
   });

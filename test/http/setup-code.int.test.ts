@@ -97,7 +97,7 @@ describe('setup code, in one process', () => {
 
     const res = await from('203.0.113.10', { ...OWNER, setupCode: ` ${server.setupCode!.toUpperCase()} ` });
     expect(res.status).toBe(201);
-    expect((await json(res)).user).toEqual({ email: OWNER.email, role: 'owner' });
+    expect((await json(res)).user).toEqual({ id: expect.any(String), email: OWNER.email, role: 'owner' });
     expect(await users()).toEqual([{ email: OWNER.email }]);
     expect(await storedCodes()).toEqual([]);
 

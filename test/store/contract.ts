@@ -24,7 +24,9 @@ import type {
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { migrate } from '../../src/store/open.js';
 import type { ExecutionCompletion, Store } from '../../src/store/store.js';
+import { invitationsRepo } from '../../src/store/invitations.js';
 import { tokensRepo } from '../../src/store/tokens.js';
+import { usersRepo } from '../../src/store/users.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
@@ -46,6 +48,9 @@ const TABLES = [
   'learned_schemas',
   'blobs',
   'rate_limits',
+  'users',
+  'sessions',
+  'invitations',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -88,6 +93,8 @@ function token(overrides: Partial<ApiTokenRow> = {}): ApiTokenRow {
     prefix: secret.slice(0, 8),
     created_at: iso(),
     last_used_at: null,
+    user_id: null,
+    role: 'owner',
     ...overrides,
   };
 }
@@ -335,6 +342,78 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(await tokensRepo.delete(store.db, t.id)).toBe(true);
         expect(await tokensRepo.findByHash(store.db, t.token_hash)).toBeUndefined();
         expect(await tokensRepo.delete(store.db, t.id)).toBe(false);
+      });
+    });
+
+    describe('members and invitations', () => {
+      const user = (role: 'admin' | 'editor' | 'owner' = 'editor') => ({
+        id: newId(),
+        email: `${randomBytes(4).toString('hex')}@example.com`,
+        password_hash: 'x',
+        role,
+        created_at: iso(),
+      });
+
+      it('take hands an invitation out once, and never an expired one', async () => {
+        const row = {
+          id: newId(),
+          token_hash: randomBytes(16).toString('hex'),
+          email: 'a@example.com',
+          role: 'viewer' as const,
+          invited_by: null,
+          created_at: iso(),
+          expires_at: iso(60_000),
+        };
+        await invitationsRepo.insert(store.db, row);
+        expect(await invitationsRepo.take(store.db, row.token_hash, iso())).toEqual(row);
+        expect(await invitationsRepo.take(store.db, row.token_hash, iso())).toBeUndefined();
+        const old = { ...row, id: newId(), token_hash: 'old', expires_at: iso(-1) };
+        await invitationsRepo.insert(store.db, old);
+        expect(await invitationsRepo.take(store.db, 'old', iso())).toBeUndefined();
+      });
+
+      it("delete removes the member with their sessions and tokens, nobody else's", async () => {
+        const gone = user();
+        const kept = user();
+        for (const u of [gone, kept]) {
+          await usersRepo.insert(store.db, u);
+          await tokensRepo.insert(store.db, token({ user_id: u.id, role: 'editor' }));
+          await store.db
+            .insertInto('sessions')
+            .values({
+              id: newId(),
+              user_id: u.id,
+              csrf_token: 'c',
+              created_at: iso(),
+              expires_at: iso(60_000),
+            })
+            .execute();
+        }
+        expect(await store.transaction((trx) => usersRepo.delete(trx, gone.id))).toBe(true);
+        const tokens = await store.db.selectFrom('api_tokens').select('user_id').execute();
+        const sessions = await store.db.selectFrom('sessions').select('user_id').execute();
+        expect(tokens.map((t) => t.user_id)).toEqual([kept.id]);
+        expect(sessions.map((t) => t.user_id)).toEqual([kept.id]);
+        expect(await usersRepo.get(store.db, gone.id)).toBeUndefined();
+      });
+
+      it("findWithMember reads the member's current role; a token without one is the owner's", async () => {
+        const u = user('admin');
+        await usersRepo.insert(store.db, u);
+        const t = token({ user_id: u.id, role: 'editor' });
+        const cli = token();
+        await tokensRepo.insert(store.db, t);
+        await tokensRepo.insert(store.db, cli);
+        await usersRepo.setRole(store.db, u.id, 'editor');
+        expect(await tokensRepo.findWithMember(store.db, t.token_hash)).toMatchObject({
+          member_role: 'editor',
+          member_exists: true,
+        });
+        expect(await tokensRepo.findWithMember(store.db, cli.token_hash)).toMatchObject({
+          role: 'owner',
+          member_role: null,
+          member_exists: false,
+        });
       });
     });
 

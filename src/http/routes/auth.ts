@@ -1,10 +1,15 @@
 import Type from 'typebox';
-import { SESSION_COOKIE, SESSION_DAYS } from '../../accounts/accounts.js';
+import { SESSION_COOKIE, SESSION_DAYS, type User } from '../../accounts/accounts.js';
 import type { App, HttpDeps } from '../deps.js';
 import { errors } from '../schemas.js';
 import { clientIp } from '../client-ip.js';
 
-const UserSchema = Type.Object({ email: Type.String(), role: Type.String() });
+const UserSchema = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.String({ description: 'owner, admin, editor or viewer (SPEC 11b)' }),
+});
+const userOf = ({ id, email, role }: User) => ({ id, email, role });
 const Credentials = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254 }),
@@ -58,7 +63,7 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
       const session = await accounts.session(req.cookies[SESSION_COOKIE]);
       return {
         setupRequired: await accounts.setupRequired(),
-        user: session ? { email: session.user.email, role: session.user.role } : null,
+        user: session ? userOf(session.user) : null,
         csrfToken: session?.csrfToken ?? null,
       };
     },
@@ -75,9 +80,7 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
         ipOf(req.raw),
       );
       reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
-      return reply
-        .code(201)
-        .send({ user: { email: user.email, role: user.role }, csrfToken: session.csrfToken });
+      return reply.code(201).send({ user: userOf(user), csrfToken: session.csrfToken });
     },
   );
 
@@ -91,7 +94,31 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
         ipOf(req.raw),
       );
       reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
-      return { user: { email: user.email, role: user.role }, csrfToken: session.csrfToken };
+      return { user: userOf(user), csrfToken: session.csrfToken };
+    },
+  );
+
+  app.post(
+    '/members/invitations/accept',
+    {
+      schema: {
+        tags: ['members'],
+        summary:
+          'The invite page: set a password for the invited email and sign in (the token is the last part of inviteUrl).',
+        body: Type.Object(
+          {
+            token: Type.String({ minLength: 1, maxLength: 256 }),
+            password: Type.String({ minLength: 1, maxLength: 1024 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: SessionSchema, ...errors(400, 404) },
+      },
+    },
+    async (req, reply) => {
+      const { user, cookie, session } = await accounts.acceptInvitation(req.body.token, req.body.password);
+      reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
+      return reply.code(201).send({ user: userOf(user), csrfToken: session.csrfToken });
     },
   );
 

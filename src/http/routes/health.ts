@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import { metricsAuth } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
+import { checkPermission } from '../permissions.js';
 
 /**
  * Probes and metrics, served at the root and under /api/v1. The probes need no token (load
@@ -36,7 +37,10 @@ export function healthRoutes(app: App, { store, health, metrics, tokens, account
     });
     app.get(
       `${prefix}/metrics`,
-      { schema: { tags: ['health'], security: [{ bearerAuth: [] }] }, onRequest: metricsGuard },
+      {
+        schema: { tags: ['health'], security: [{ bearerAuth: [] }] },
+        onRequest: [metricsGuard, checkPermission],
+      },
       async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );
   }

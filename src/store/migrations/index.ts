@@ -305,6 +305,33 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0014_members': () => ({
+    async up(db: Kysely<unknown>) {
+      // Team roles (SPEC 11b): `member` was never given to anyone; were it, it would edit.
+      await sql`update users set role = 'editor' where role = 'member'`.execute(db);
+      // An API token belongs to a member (null: the owner, as `hookflow tokens create` makes them)
+      // and acts with its role, capped by the member's. Tokens made before roles stay the owner's.
+      await db.schema.alterTable('api_tokens').addColumn('user_id', 'text').execute();
+      await db.schema
+        .alterTable('api_tokens')
+        .addColumn('role', 'text', (c) => c.notNull().defaultTo('owner'))
+        .execute();
+      // Removing a member deletes their sessions and tokens in one go.
+      await db.schema.createIndex('sessions_user_id').on('sessions').column('user_id').execute();
+      await db.schema.createIndex('api_tokens_user_id').on('api_tokens').column('user_id').execute();
+      // Pending invitations: the sha256 of the link's token, deleted when it is accepted or revoked.
+      await db.schema
+        .createTable('invitations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('invited_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
