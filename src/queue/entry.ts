@@ -63,8 +63,9 @@ export class QueuedNotice {
  * its commit, as in `hookflow start`, and is stored finished. Nobody outside can tell where it ran
  * (it has no effect, and until the commit nothing happened), and it saves what a worker would
  * spend on it: a batch's lock, the run and the row's second write, and the `execution.queued`
- * notice (on PostgreSQL those held `hookflow webhook` at ~0.5× of what PostgreSQL takes). Unlike the executor's entry it does not wait for a backlog to drain first: pure runs
- * have no order anyone can observe, and the workers' backlog is not known here.
+ * notice (on PostgreSQL those held `hookflow webhook` at ~0.5× of what PostgreSQL takes). Unlike
+ * the executor's entry it does not wait for a backlog to drain first: pure runs have no order
+ * anyone can observe, and the workers' backlog is not known here.
  */
 export class QueueEntry implements ExecutionEntry {
   readonly #notice: QueuedNotice;

@@ -172,8 +172,8 @@ export class Worker implements ExecutionEntry {
    * - a pure workflow runs before its commit: here, in a short slice (queue/pure-run.ts); one
    *   that does not fit is stored queued. Nobody outside can tell: until the commit nothing
    *   happened (a crash leaves no trace and no effect), and `execution.finished` is announced
-   *   after it. It does not wait for executions queued earlier (a backlog), as it did until issue
-   *   20: it has no effect anyone could see in another order, and while a backlog lasted every
+   *   after it. It does not wait for executions queued earlier (a backlog), as it once did: it
+   *   has no effect anyone could see in another order, and while a backlog lasted every
    *   new execution joined it, so under steady load it never ended and every pure execution went
    *   through the store and the engine thread (a bench round at 0.39× of the durable floor;
    *   test/executions/pure-run.int.test.ts, "executions waiting in the store").
