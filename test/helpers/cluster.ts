@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { BIN, freePort, runCli } from './process.js';
+import { freePort, runCli, serveArgs } from './process.js';
 import { createTestDatabase, endPool, type TestDatabase } from './postgres.js';
 import type { ApiResponse } from './server.js';
 import { tempDir } from './temp-dir.js';
@@ -121,7 +121,7 @@ export async function startCluster({
 async function startRole(role: Role, env: Record<string, string>): Promise<RoleProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [BIN, role], {
+  const child = spawn(process.execPath, serveArgs(role), {
     env: {
       ...process.env,
       HOOKFLOW_HOST: '127.0.0.1',

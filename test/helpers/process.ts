@@ -2,8 +2,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { NODE_FLAGS } from '../../bin/node-flags.js';
 
 export const BIN = path.resolve(import.meta.dirname, '../../bin/hookflow.js');
+
+/**
+ * node's arguments for a serving command (`start`, `webhook`, `worker`) as bin/hookflow.js runs it:
+ * the V8 flags first, so that it does not start a second node, and the child's pid is the server
+ * itself (a SIGKILL is a crash of the server; its pid is the one in `locked_by`).
+ */
+export const serveArgs = (...args: string[]): string[] => [...NODE_FLAGS, BIN, ...args];
 
 export interface Ran {
   code: number | null;
@@ -49,7 +57,7 @@ export interface ServerProcess {
 /** Start `hookflow start` and wait until /healthz answers. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'start'], {
+  const child = spawn(process.execPath, serveArgs('start'), {
     env: {
       ...process.env,
       HOOKFLOW_LOG_LEVEL: 'info',
