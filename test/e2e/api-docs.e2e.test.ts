@@ -3,31 +3,20 @@
  * Debian's chromium, driven by playwright-core, it renders the OpenAPI document and the browser
  * reports no violation of the policy (a blocked script or style would show here first).
  */
-import fs from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium, stopBrowserTest } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-
-const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
 
 let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM))
-    throw new Error(`No chromium at ${CHROMIUM}: install it or set HOOKFLOW_CHROMIUM.`);
   server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => stopBrowserTest({ browser, server }));
 
 it('renders the API docs with no Content-Security-Policy violation', async () => {
   const page = await browser.newPage();

@@ -11,134 +11,53 @@
  *
  * Chromium (playwright-core) against a real hookflow serving the built UI (vite build first).
  */
-import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
-const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
-const DESKTOP = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import {
+  axeViolations,
+  DESKTOP,
+  keepFailures,
+  PHONE,
+  screenshot as shoot,
+  signInAsOwner,
+  startBrowserTest,
+  stopBrowserTest,
+} from '../helpers/browser.js';
+import type { TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM))
-    throw new Error(`No chromium at ${CHROMIUM}: install it or set HOOKFLOW_CHROMIUM.`);
-  execFileSync(
-    process.execPath,
-    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
-    { cwd: ROOT, stdio: 'inherit' },
-  );
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   // http steps call a local receiver (standing in for a third-party API) over loopback.
-  server = await startTestServer({
-    env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url, HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' },
-  });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-    ],
-  });
-  // bypassCSP: axe-core is injected as an inline script, which the page's CSP (rightly) forbids.
-  const context = await browser.newContext({
-    viewport: DESKTOP,
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-    bypassCSP: true,
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  ({ server, browser, page } = await startBrowserTest({
+    env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' },
+    axe: true,
+  }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => stopBrowserTest({ browser, server }));
 
-afterEach(async ({ task }) => {
-  if (task.result?.state !== 'fail' || !page) return;
-  const dir = path.join(ROOT, 'test-results');
-  fs.mkdirSync(dir, { recursive: true });
-  const name = task.name.replace(/\W+/g, '-').slice(0, 60);
-  await page.screenshot({ path: path.join(dir, `e2e-${name}.png`), fullPage: true }).catch(() => undefined);
-  fs.writeFileSync(
-    path.join(dir, `e2e-${name}.txt`),
-    `${page.url()}\n\n${await page.evaluate<string>('document.body.innerText').catch(() => '')}`,
-  );
-});
+afterEach(keepFailures('e2e', () => page));
 
-async function screenshot(name: string, viewport: { width: number; height: number }) {
-  await page.setViewportSize(viewport);
-  await page.evaluate('window.scrollTo(0, 0)');
-  await page.waitForTimeout(150);
-  await page.screenshot({
-    path: path.join(SCREENSHOTS, `${name}.png`),
-    fullPage: true,
-    animations: 'disabled',
-  });
-  await page.setViewportSize(DESKTOP);
-}
-
-/** axe-core's serious and critical violations on the page as it is (WCAG 2.x A/AA rules and best practices). */
-async function axeViolations(): Promise<{ id: string; help: string; nodes: string[] }[]> {
-  if (!(await page.evaluate<boolean>('typeof window.axe !== "undefined"')))
-    await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(`
-    axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-      r.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })),
-    )`);
-}
+const screenshot = (name: string, viewport: { width: number; height: number }) => shoot(page, name, viewport);
 
 /** No serious or critical axe-core violation, and nothing wider than the screen, at desktop and phone width. */
 async function checkPage(name: string): Promise<void> {
   for (const viewport of [DESKTOP, PHONE]) {
     await page.setViewportSize(viewport);
     await page.waitForTimeout(150);
-    expect(await axeViolations(), `${name} at ${viewport.width}`).toEqual([]);
+    expect(await axeViolations(page), `${name} at ${viewport.width}`).toEqual([]);
     const width = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(width, `${name} at ${viewport.width}`).toBeLessThanOrEqual(viewport.width);
   }
   await page.setViewportSize(DESKTOP);
 }
 
-/**
- * On the workflow list, signed in: the owner account is created on first use (each test may run
- * alone), from the address the server printed, whose setup code fills in the field.
- */
-async function signedIn(): Promise<void> {
-  await page.goto(`${server.url}/#setup-code=${server.setupCode}`);
-  const setup = page.getByRole('heading', { name: 'Create the owner account' });
-  const list = page.getByRole('button', { name: 'New workflow' });
-  await setup.or(list).first().waitFor();
-  if (await setup.isVisible()) {
-    await page.getByLabel('Email').fill('owner@example.com');
-    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
-    await page.getByLabel('Password again').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await list.waitFor();
-  }
-}
+/** On the workflow list, signed in as the owner (the account is created on first use: each test may run alone). */
+const signedIn = () => signInAsOwner(page, server);
 
 /** A section of the editor (a branch) by the start of its heading. */
 const branch = (name: RegExp) => page.getByRole('region', { name });

@@ -8,93 +8,46 @@
  * <body>, the live region follows the listener, and axe-core finds no serious or critical
  * violation; the bundle goes compressed, hashed assets are cached for a year, no source map is served.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  axeViolations,
+  DESKTOP,
+  EMAIL,
+  keepFailures,
+  PASSWORD,
+  PHONE,
+  ROOT,
+  SCREENSHOTS,
+  screenshot as shoot,
+  signInAsOwner,
+  startBrowserTest,
+  stopBrowserTest,
+} from '../helpers/browser.js';
+import type { TestServer } from '../helpers/server.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
-const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
-const DESKTOP = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const WIDTHS = [
   ['desktop', DESKTOP],
   ['phone', PHONE],
 ] as const;
-const EMAIL = 'owner@example.com';
-const PASSWORD = 'correct horse battery';
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server: TestServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(
-      `No chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HOOKFLOW_CHROMIUM.`,
-    );
-  }
-  execFileSync(
-    process.execPath,
-    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
-    { cwd: ROOT, stdio: 'inherit' },
-  );
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  server = await startTestServer({ env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-  });
-  // bypassCSP: axe-core is injected as an inline script, which the page's CSP (rightly) forbids.
-  context = await browser.newContext({
-    viewport: DESKTOP,
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-    bypassCSP: true,
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  ({ server, browser, page } = await startBrowserTest({ axe: true }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => stopBrowserTest({ browser, server }));
 
-// A failing browser test leaves what the page showed in test-results/ (kept by CI, ignored by git).
-afterEach(async ({ task }) => {
-  if (task.result?.state !== 'fail' || !page) return;
-  const dir = path.join(ROOT, 'test-results');
-  fs.mkdirSync(dir, { recursive: true });
-  const name = task.name.replace(/\W+/g, '-').slice(0, 60);
-  await page.screenshot({ path: path.join(dir, `truth-${name}.png`), fullPage: true }).catch(() => undefined);
-  fs.writeFileSync(
-    path.join(dir, `truth-${name}.txt`),
-    `${page.url()}\n\n${await page.evaluate<string>('document.body.innerText').catch(() => '')}`,
-  );
-  await page.setViewportSize(DESKTOP);
+const keepFailure = keepFailures('truth', () => page);
+afterEach(async (ctx) => {
+  await keepFailure(ctx);
+  if (ctx.task.result?.state === 'fail' && page) await page.setViewportSize(DESKTOP);
 });
-
-/** axe-core's serious and critical violations on the page as it is (WCAG 2.x A/AA rules and best practices). */
-async function axeViolations(tab: Page): Promise<{ id: string; help: string; nodes: string[] }[]> {
-  if (!(await tab.evaluate<boolean>('typeof window.axe !== "undefined"')))
-    await tab.addScriptTag({ content: AXE_SOURCE });
-  return tab.evaluate(`
-    axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-      r.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })),
-    )`);
-}
 
 /** No serious or critical violation, and no sideways scrolling, at desktop and at phone width. */
 async function checkPage(tab: Page, name: string): Promise<void> {
@@ -131,18 +84,7 @@ const widest = (tab: Page) =>
 
 const scrollWidth = (tab: Page) => tab.evaluate<number>('document.documentElement.scrollWidth');
 
-async function screenshot(name: string, viewport: { width: number; height: number }) {
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.setViewportSize(viewport);
-  await page.evaluate('window.scrollTo(0, 0)');
-  await page.waitForTimeout(150);
-  await page.screenshot({
-    path: path.join(SCREENSHOTS, `${name}.png`),
-    fullPage: true,
-    animations: 'disabled',
-  });
-  await page.setViewportSize(DESKTOP);
-}
+const screenshot = (name: string, viewport: { width: number; height: number }) => shoot(page, name, viewport);
 
 /**
  * Scrolls `target` into view. React may replace the element between Playwright resolving the locator
@@ -197,24 +139,8 @@ async function testEvent(id: string, path_: string, body = 'param1=a&param2=b'):
   throw new Error('the test event did not finish');
 }
 
-/**
- * Signed in as the owner, whatever the page shows (the first start's setup, opened at the address
- * the server printed so that its setup code fills in the field; or the sign-in form).
- */
-async function signIn(): Promise<void> {
-  await page.goto(`${server.url}/#setup-code=${server.setupCode}`);
-  const setup = page.getByRole('heading', { name: 'Create the owner account' });
-  const login = page.getByRole('heading', { name: 'Sign in' });
-  const list = page.getByRole('heading', { name: 'Workflows', exact: true });
-  await setup.or(login).or(list).first().waitFor();
-  if (await list.isVisible()) return;
-  const first = await setup.isVisible();
-  await page.getByLabel('Email').fill(EMAIL);
-  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  if (first) await page.getByLabel('Password again').fill(PASSWORD);
-  await page.getByRole('button', { name: first ? 'Create account' : 'Sign in' }).click();
-  await list.waitFor();
-}
+/** Signed in as the owner, whatever the page shows (setup, sign-in form or the list). */
+const signIn = () => signInAsOwner(page, server);
 
 async function openEditor(id: string): Promise<void> {
   await page.goto(`${server.url}/workflows/${id}`);

@@ -12,97 +12,35 @@
  * are the ones the test calls. The UI is built first (vite build → dist/web), so the run tests the
  * current source.
  */
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DESKTOP,
+  EMAIL,
+  keepFailures,
+  PASSWORD,
+  PHONE,
+  screenshot as shoot,
+  startBrowserTest,
+  stopBrowserTest,
+} from '../helpers/browser.js';
 import { freePort } from '../helpers/process.js';
 import { json, startTestServer, type TestServer } from '../helpers/server.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
-const CHROMIUM = process.env.HOOKFLOW_CHROMIUM ?? '/usr/bin/chromium';
-const DESKTOP = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const EMAIL = 'owner@example.com';
-const PASSWORD = 'correct horse battery';
-
 let server: TestServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(
-      `No chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HOOKFLOW_CHROMIUM.`,
-    );
-  }
-  execFileSync(
-    process.execPath,
-    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  server = await startTestServer({ env: { HOOKFLOW_PORT: String(port), HOOKFLOW_BASE_URL: url } });
-  // playwright's launch gives the browser a fresh temporary profile (user-data-dir) and removes it on close.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  context = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  ({ server, browser, page } = await startBrowserTest({ clipboard: true }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => stopBrowserTest({ browser, server }));
 
-// A failing browser test leaves what the page showed in test-results/ (kept by CI, ignored by git).
-afterEach(async ({ task }) => {
-  if (task.result?.state !== 'fail' || !page) return;
-  const dir = path.join(ROOT, 'test-results');
-  fs.mkdirSync(dir, { recursive: true });
-  const name = task.name.replace(/\W+/g, '-').slice(0, 60);
-  await page.screenshot({ path: path.join(dir, `e2e-${name}.png`), fullPage: true }).catch(() => undefined);
-  fs.writeFileSync(
-    path.join(dir, `e2e-${name}.txt`),
-    `${page.url()}\n\n${await page.evaluate<string>('document.body.innerText').catch(() => '')}`,
-  );
-});
+afterEach(keepFailures('e2e', () => page));
 
-async function screenshot(name: string, viewport: { width: number; height: number }) {
-  await page.setViewportSize(viewport);
-  // Let the layout settle at the new width (sticky header, wrapped rows).
-  await page.evaluate('window.scrollTo(0, 0)');
-  await page.waitForTimeout(150);
-  await page.screenshot({
-    path: path.join(SCREENSHOTS, `${name}.png`),
-    fullPage: true,
-    animations: 'disabled',
-  });
-  await page.setViewportSize(DESKTOP);
-}
+const screenshot = (name: string, viewport: { width: number; height: number }) => shoot(page, name, viewport);
 
 /**
  * First start at `url` (the UI's address, with its slash): the owner account, created from the
