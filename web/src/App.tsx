@@ -3,6 +3,8 @@ import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } 
 import { withBase } from './base';
 import { ErrorMessage } from './components/ErrorMessage';
 import { AuthPage } from './pages/AuthPage';
+import { InvitePage } from './pages/InvitePage';
+import { MemberList } from './pages/MemberList';
 import { ExecutionDetail } from './pages/ExecutionDetail';
 import { ExecutionList } from './pages/ExecutionList';
 import { TokenList } from './pages/TokenList';
@@ -11,8 +13,10 @@ import { VersionHistory } from './pages/VersionHistory';
 import { WorkflowEditor } from './pages/WorkflowEditor';
 import { WorkflowList } from './pages/WorkflowList';
 import { takeSetupCode } from './lib/setupCode';
+import { RoleContext } from './lib/role';
 import { useTitle } from './lib/title';
 import { Link, leave, match, navigate, useLocation } from './router';
+import { atLeast } from '../../src/shared/roles';
 import type { User } from './types';
 
 type Session =
@@ -24,6 +28,8 @@ type Session =
 
 export function App() {
   const [session, setSession] = useState<Session>({ state: 'loading' });
+  const location = useLocation();
+  const invite = match('/invite/:token', location.split('?')[0]!);
 
   const load = useCallback(async () => {
     // Out of the address bar before anything else happens, whichever page the status leads to.
@@ -51,6 +57,19 @@ export function App() {
     setCsrfToken(csrfToken);
     setSession({ state: 'signedIn', user });
   };
+
+  // An invitation link opens its own page, signed in or not (the link is someone else's account).
+  if (invite && session.state !== 'loading' && session.state !== 'unreachable') {
+    return (
+      <InvitePage
+        token={invite.token!}
+        onSignedIn={(user, csrfToken) => {
+          navigate('/', { replace: true });
+          signedIn(user, csrfToken);
+        }}
+      />
+    );
+  }
 
   switch (session.state) {
     case 'loading':
@@ -114,7 +133,8 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (path === '/executions') page = <ExecutionList search={location.split('?')[1] ?? ''} />;
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
   else if (path === '/tokens') page = <TokenList />;
-  else if (path === '/credentials') page = <CredentialList />;
+  else if (path === '/credentials' && atLeast(user.role, 'editor')) page = <CredentialList />;
+  else if (path === '/members' && atLeast(user.role, 'admin')) page = <MemberList me={user} />;
   else page = <NotFound path={path} />;
 
   const section = path.startsWith('/executions')
@@ -123,9 +143,11 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
       ? 'tokens'
       : path === '/credentials'
         ? 'credentials'
-        : 'workflows';
+        : path === '/members'
+          ? 'members'
+          : 'workflows';
   return (
-    <>
+    <RoleContext.Provider value={user.role}>
       <a href="#main" className="skip-link">
         Skip to content
       </a>
@@ -141,17 +163,27 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           <Link to="/executions" aria-current={section === 'executions' ? 'page' : undefined}>
             Executions
           </Link>
-          <Link to="/credentials" aria-current={section === 'credentials' ? 'page' : undefined}>
-            Credentials
-          </Link>
+          {atLeast(user.role, 'editor') && (
+            <Link to="/credentials" aria-current={section === 'credentials' ? 'page' : undefined}>
+              Credentials
+            </Link>
+          )}
           <Link to="/tokens" aria-current={section === 'tokens' ? 'page' : undefined}>
             API tokens
           </Link>
+          {atLeast(user.role, 'admin') && (
+            <Link to="/members" aria-current={section === 'members' ? 'page' : undefined}>
+              Members
+            </Link>
+          )}
           <a href={withBase('/api/docs')}>API docs</a>
         </nav>
         <div className="topbar-user">
-          <span className="muted small user-email" title={user.email}>
+          <span className="muted small user-email" title={`${user.email} (${user.role})`}>
             {user.email}
+          </span>
+          <span className="muted small" data-testid="user-role">
+            {user.role}
           </span>
           <button type="button" className="button small" onClick={signOut}>
             Sign out
@@ -162,7 +194,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
         <ErrorMessage error={error} />
         {page}
       </main>
-    </>
+    </RoleContext.Provider>
   );
 }
 

@@ -128,6 +128,8 @@ export const auth = {
   login: (email: string, password: string) =>
     api<{ user: User; csrfToken: string }>('POST', '/auth/login', { email, password }),
   logout: () => api<void>('POST', '/auth/logout'),
+  acceptInvitation: (token: string, password: string) =>
+    api<{ user: User; csrfToken: string }>('POST', '/members/invitations/accept', { token, password }),
 };
 
 /** Query string from defined values only. */

@@ -5,8 +5,10 @@
 import type { ExecutionError } from '../../src/model/execution';
 import type { Workflow as SavedWorkflow } from '../../src/model/workflow';
 import type { Method } from '../../src/shared/path';
+import type { Role } from '../../src/shared/roles';
 
 export { METHODS, type Method } from '../../src/shared/path';
+export type { Role } from '../../src/shared/roles';
 
 export type AuthType = 'none' | 'basic' | 'header' | 'jwt' | 'hmac';
 
@@ -162,8 +164,25 @@ export interface Page<T> {
 }
 
 export interface User {
+  id: string;
   email: string;
-  role?: string;
+  role: Role;
+}
+
+export interface Member {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: string;
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: Role;
+  invitedBy: string | null;
+  createdAt: string;
+  expiresAt: string;
 }
 
 export interface AuthStatus {

@@ -9,6 +9,7 @@ import { Link, navigate } from '../router';
 import { NotRunStep, notRunReason, useNotRunSteps } from './execution/NotRunSteps';
 import { ErrorBox, StepRecord, useVersionSteps } from './execution/StepRecord';
 import type { Execution, Workflow } from '../types';
+import { useCan } from '../lib/role';
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
 
@@ -28,6 +29,7 @@ const failedWorkflowName = (e: Execution): string | undefined => {
 
 /** One execution: its state and timings, the trigger item, and each step's input, output and error. */
 export function ExecutionDetail({ id }: { id: string }) {
+  const canRun = useCan('editor');
   const headingId = useId();
   const [execution, setExecution] = useState<Execution | null>(null);
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
@@ -118,30 +120,32 @@ export function ExecutionDetail({ id }: { id: string }) {
         <h1 id={headingId}>
           Execution <StatusBadge status={e.status} /> <ModeBadge mode={e.mode} />
         </h1>
-        <div className="page-actions">
-          <button
-            type="button"
-            className="button"
-            onClick={() => again('retry')}
-            disabled={busy || !FINISHED.has(e.status)}
-            title="Run the same request through the same workflow version again"
-          >
-            Retry
-          </button>
-          <button
-            type="button"
-            className="button primary"
-            onClick={() => again('replay')}
-            disabled={busy || workflow?.publishedVersion === null}
-            title={
-              workflow?.publishedVersion === null
-                ? 'The workflow was never published: replay it into the draft from the editor'
-                : `Run the same request through the version live traffic runs${workflow ? ` (v${workflow.publishedVersion})` : ''}`
-            }
-          >
-            Replay into published version
-          </button>
-        </div>
+        {canRun && (
+          <div className="page-actions">
+            <button
+              type="button"
+              className="button"
+              onClick={() => again('retry')}
+              disabled={busy || !FINISHED.has(e.status)}
+              title="Run the same request through the same workflow version again"
+            >
+              Retry
+            </button>
+            <button
+              type="button"
+              className="button primary"
+              onClick={() => again('replay')}
+              disabled={busy || workflow?.publishedVersion === null}
+              title={
+                workflow?.publishedVersion === null
+                  ? 'The workflow was never published: replay it into the draft from the editor'
+                  : `Run the same request through the version live traffic runs${workflow ? ` (v${workflow.publishedVersion})` : ''}`
+              }
+            >
+              Replay into published version
+            </button>
+          </div>
+        )}
       </div>
       <ErrorMessage error={actionError} />
       {workflow?.publishedVersion === null && (

@@ -9,11 +9,15 @@ import { formatAgo, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
 import { useAction } from '../lib/useAction';
 import { usePagedList } from '../lib/usePagedList';
+import { useCan, useRole } from '../lib/role';
+import { ROLES, atLeast } from '../../../src/shared/roles';
+import type { Role } from '../types';
 
 interface ApiToken {
   id: string;
   name: string;
   prefix: string;
+  role: Role;
   createdAt: string;
   lastUsedAt: string | null;
 }
@@ -34,6 +38,9 @@ export function TokenList() {
     more,
   } = usePagedList<ApiToken>('/tokens', 50, setError);
   const [name, setName] = useState('');
+  const myRole = useRole();
+  const canCreate = useCan('editor');
+  const [role, setRole] = useState<Role>(myRole);
   const creation = useAction(setError);
   const [created, setCreated] = useState<{ id: string; name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiToken | null>(null);
@@ -47,6 +54,7 @@ export function TokenList() {
     await creation.run(async () => {
       const { token, ...row } = await api<ApiToken & { token: string }>('POST', '/tokens', {
         name: name.trim(),
+        role,
       });
       setTokens((list) => [row, ...(list ?? [])]);
       setCreated({ id: row.id, name: row.name, token });
@@ -77,25 +85,43 @@ export function TokenList() {
         one without breaking the others.
       </p>
 
-      <form className="card inline-form" onSubmit={create}>
-        <label htmlFor={`${id}-name`} className="label">
-          Name of the new token
-        </label>
-        <div className="row">
-          <input
-            id={`${id}-name`}
-            className="input grow"
-            value={name}
-            maxLength={128}
-            required
-            onChange={(e) => setName(e.target.value)}
-            placeholder="deploy script"
-          />
-          <button type="submit" className="button primary" disabled={creation.busy || name.trim() === ''}>
-            Create token
-          </button>
-        </div>
-      </form>
+      {canCreate && (
+        <form className="card inline-form" onSubmit={create}>
+          <label htmlFor={`${id}-name`} className="label">
+            Name of the new token
+          </label>
+          <div className="row">
+            <input
+              id={`${id}-name`}
+              className="input grow"
+              value={name}
+              maxLength={128}
+              required
+              onChange={(e) => setName(e.target.value)}
+              placeholder="deploy script"
+            />
+            <label htmlFor={`${id}-role`} className="visually-hidden">
+              Role of the new token
+            </label>
+            <select
+              id={`${id}-role`}
+              className="input"
+              value={role}
+              onChange={(e) => setRole(e.target.value as Role)}
+            >
+              {ROLES.filter((r) => atLeast(myRole, r)).map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+            <button type="submit" className="button primary" disabled={creation.busy || name.trim() === ''}>
+              Create token
+            </button>
+          </div>
+          <p className="help">A token acts with the role chosen, never above yours.</p>
+        </form>
+      )}
 
       {created && (
         <div className="card" role="status">
@@ -123,12 +149,13 @@ export function TokenList() {
       {tokens !== null && tokens.length > 0 && (
         <ListTable
           caption="API tokens"
-          columns={['Name', 'Starts with', 'Created', 'Last used']}
+          columns={['Name', 'Role', 'Starts with', 'Created', 'Last used']}
           onMore={hasMore ? more : undefined}
         >
           {tokens.map((t) => (
             <tr key={t.id}>
               <th scope="row">{t.name}</th>
+              <td>{t.role}</td>
               <td>
                 <code>{t.prefix}…</code>
               </td>
@@ -137,7 +164,9 @@ export function TokenList() {
                 {t.lastUsedAt ? formatAgo(t.lastUsedAt) : <span className="muted">Never</span>}
               </td>
               <td className="actions-cell">
-                <RowAction action="Revoke" row={t.name} danger onClick={() => setRevoking(t)} />
+                {canCreate && (
+                  <RowAction action="Revoke" row={t.name} danger onClick={() => setRevoking(t)} />
+                )}
               </td>
             </tr>
           ))}

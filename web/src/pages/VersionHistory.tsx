@@ -11,6 +11,7 @@ import { useAction } from '../lib/useAction';
 import { usePagedList } from '../lib/usePagedList';
 import { Link } from '../router';
 import type { Step, Trigger, Workflow } from '../types';
+import { useCan } from '../lib/role';
 
 interface VersionItem {
   version: number;
@@ -36,6 +37,7 @@ async function readVersion(workflowId: string, version: number): Promise<Content
  * content as a new draft version, and Publish puts the draft live — two deliberate steps.
  */
 export function VersionHistory({ id }: { id: string }) {
+  const canEdit = useCan('editor');
   const headingId = useId();
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
@@ -133,7 +135,7 @@ export function VersionHistory({ id }: { id: string }) {
       </Link>
       <div className="page-head">
         <h1 id={headingId}>Version history{workflow ? `: ${workflow.name}` : ''}</h1>
-        {canPublish && (
+        {canPublish && canEdit && (
           <div className="page-actions">
             <button type="button" className="button primary" onClick={publish} disabled={action.busy}>
               Publish v{workflow?.version}
@@ -190,7 +192,7 @@ export function VersionHistory({ id }: { id: string }) {
                 >
                   Compare
                 </button>{' '}
-                {v.version !== latest && (
+                {v.version !== latest && canEdit && (
                   <RowAction
                     action="Restore"
                     row={`v${v.version}`}

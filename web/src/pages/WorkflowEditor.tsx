@@ -44,6 +44,7 @@ import { TriggerCard } from './editor/TriggerCard';
 import { TriggerPanel } from './editor/TriggerPanel';
 import { UrlPanel } from './editor/UrlPanel';
 import { useTestEvents } from './editor/useTestEvents';
+import { useCan } from '../lib/role';
 
 /** `base.expr`, or `base.(expr)` when expr is not a plain path. */
 function under(base: string, expression: string): string {
@@ -118,6 +119,8 @@ function triggerFields(learned: LearnedField[], item: TriggerItem | undefined): 
 
 export function WorkflowEditor({ id }: { id: string }) {
   const headingId = useId();
+  // A viewer reads the workflow: no Save, Publish, activation or listening, and its fields are read-only.
+  const canEdit = useCan('editor');
   const [saved, setSaved] = useState<Workflow | null>(null);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [loadError, setLoadError] = useState<ApiError | null>(null);
@@ -552,21 +555,25 @@ export function WorkflowEditor({ id }: { id: string }) {
         listening={test.listener !== null}
         unsaved={dirty}
       />
-      <TestPanel
-        test={test}
-        testUrl={`${baseUrl}/webhook-test/${path}`}
-        curl={testCurl}
-        onListen={listen}
-        busy={saving}
-        savedNote={listenNote}
-        draftVersion={saved.version}
-      />
-      <TriggerPanel
-        trigger={draft.trigger}
-        onChange={setTrigger}
-        problems={problems}
-        savedAuth={saved.trigger.auth}
-      />
+      {canEdit && (
+        <TestPanel
+          test={test}
+          testUrl={`${baseUrl}/webhook-test/${path}`}
+          curl={testCurl}
+          onListen={listen}
+          busy={saving}
+          savedNote={listenNote}
+          draftVersion={saved.version}
+        />
+      )}
+      <fieldset className="read-only-fields" disabled={!canEdit}>
+        <TriggerPanel
+          trigger={draft.trigger}
+          onChange={setTrigger}
+          problems={problems}
+          savedAuth={saved.trigger.auth}
+        />
+      </fieldset>
     </>
   );
 
@@ -586,32 +593,36 @@ export function WorkflowEditor({ id }: { id: string }) {
             id: 'settings',
             label: 'Settings',
             content: (
-              <StepSettings
-                key={found.step.key}
-                headingId={`${headingId}-step-settings`}
-                step={found.step}
-                at={found.at}
-                index={found.index}
-                count={found.list.length}
-                place={found.place}
-                onChange={(patch) =>
-                  setList(
-                    found.list,
-                    found.list.map((s, i) => (i === found.index ? { ...s, ...patch } : s)),
-                  )
-                }
-                onMove={(by) => {
-                  const next = [...found.list];
-                  const [step] = next.splice(found.index, 1);
-                  next.splice(found.index + by, 0, step!);
-                  setList(found.list, next);
-                }}
-                onRemove={() => removeStep(found.step.key)}
-                context={contextFor(found.at)}
-                result={results?.[found.at]}
-                problems={problems.filter((p) => p.field === found.at || p.field.startsWith(`${found.at}/`))}
-                responseMode={draft.trigger.responseMode}
-              />
+              <fieldset className="read-only-fields" disabled={!canEdit}>
+                <StepSettings
+                  key={found.step.key}
+                  headingId={`${headingId}-step-settings`}
+                  step={found.step}
+                  at={found.at}
+                  index={found.index}
+                  count={found.list.length}
+                  place={found.place}
+                  onChange={(patch) =>
+                    setList(
+                      found.list,
+                      found.list.map((s, i) => (i === found.index ? { ...s, ...patch } : s)),
+                    )
+                  }
+                  onMove={(by) => {
+                    const next = [...found.list];
+                    const [step] = next.splice(found.index, 1);
+                    next.splice(found.index + by, 0, step!);
+                    setList(found.list, next);
+                  }}
+                  onRemove={() => removeStep(found.step.key)}
+                  context={contextFor(found.at)}
+                  result={results?.[found.at]}
+                  problems={problems.filter(
+                    (p) => p.field === found.at || p.field.startsWith(`${found.at}/`),
+                  )}
+                  responseMode={draft.trigger.responseMode}
+                />
+              </fieldset>
             ),
           },
           {
@@ -643,24 +654,27 @@ export function WorkflowEditor({ id }: { id: string }) {
             id={`${headingId}-name`}
             data-field="/name"
             className="title-input"
+            readOnly={!canEdit}
             value={draft.name}
             onChange={(e) => setDraft({ ...draft, name: e.target.value })}
           />
         </div>
         <div className="editor-actions">
           <div className={`state state-${state.kind}`} id={`${headingId}-state`}>
-            <Switch
-              checked={saved.active}
-              label="Activated"
-              disabled={toggling || saving}
-              describedBy={`${headingId}-state-detail`}
-              onChange={toggleActive}
-            />
+            {canEdit && (
+              <Switch
+                checked={saved.active}
+                label="Activated"
+                disabled={toggling || saving}
+                describedBy={`${headingId}-state-detail`}
+                onChange={toggleActive}
+              />
+            )}
             <span className="state-text" data-testid="publish-state">
               {state.label}
             </span>
           </div>
-          {state.canPublish && (
+          {state.canPublish && canEdit && (
             <button
               type="button"
               className="button publish"
@@ -677,9 +691,11 @@ export function WorkflowEditor({ id }: { id: string }) {
           <Link to={`/workflows/${encodeURIComponent(id)}/versions`} className="button">
             History
           </Link>
-          <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
-            {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
-          </button>
+          {canEdit && (
+            <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
+              {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
+            </button>
+          )}
         </div>
       </div>
       <p className="small muted state-detail" id={`${headingId}-state-detail`}>
@@ -796,15 +812,17 @@ export function WorkflowEditor({ id }: { id: string }) {
             label: 'Settings',
             content: (
               <div className="settings-view">
-                <SettingsPanel
-                  workflowId={id}
-                  errorWorkflowId={draft.errorWorkflowId}
-                  onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
-                  searchFields={draft.searchFields}
-                  onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
-                  fields={searchable}
-                  problems={problems}
-                />
+                <fieldset className="read-only-fields" disabled={!canEdit}>
+                  <SettingsPanel
+                    workflowId={id}
+                    errorWorkflowId={draft.errorWorkflowId}
+                    onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
+                    searchFields={draft.searchFields}
+                    onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
+                    fields={searchable}
+                    problems={problems}
+                  />
+                </fieldset>
                 <RejectionsPanel workflowId={id} />
               </div>
             ),

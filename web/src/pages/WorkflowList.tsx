@@ -13,8 +13,10 @@ import { useTitle } from '../lib/title';
 import { useAction } from '../lib/useAction';
 import { Link, navigate } from '../router';
 import type { Execution, Workflow } from '../types';
+import { useCan } from '../lib/role';
 
 export function WorkflowList() {
+  const canEdit = useCan('editor');
   useTitle('Workflows');
   const id = useId();
   const [workflows, setWorkflows] = useState<Workflow[] | null>(null);
@@ -154,14 +156,16 @@ export function WorkflowList() {
               onChange={(e) => setSearch(e.target.value)}
             />
           </div>
-          <button
-            type="button"
-            className="button primary"
-            onClick={() => setCreating((c) => !c)}
-            aria-expanded={creating}
-          >
-            New workflow
-          </button>
+          {canEdit && (
+            <button
+              type="button"
+              className="button primary"
+              onClick={() => setCreating((c) => !c)}
+              aria-expanded={creating}
+            >
+              New workflow
+            </button>
+          )}
         </div>
       </div>
 
@@ -200,9 +204,11 @@ export function WorkflowList() {
             A workflow starts with a webhook: hookflow gives it a URL, other applications call it, and the
             data they send flows through the workflow's steps. Create one to get its URL.
           </p>
-          <button type="button" className="button primary" onClick={() => setCreating(true)}>
-            Create your first workflow
-          </button>
+          {canEdit && (
+            <button type="button" className="button primary" onClick={() => setCreating(true)}>
+              Create your first workflow
+            </button>
+          )}
         </div>
       )}
       {workflows !== null && workflows.length > 0 && (
@@ -231,13 +237,17 @@ export function WorkflowList() {
                   )}
                 </th>
                 <td>
-                  <Switch
-                    checked={w.active}
-                    label={`Active: ${w.name}`}
-                    disabled={rowAction.busyKey === w.id}
-                    describedBy={rowError ? `${id}-err-${w.id}` : undefined}
-                    onChange={(next) => toggle(w, next)}
-                  />
+                  {canEdit ? (
+                    <Switch
+                      checked={w.active}
+                      label={`Active: ${w.name}`}
+                      disabled={rowAction.busyKey === w.id}
+                      describedBy={rowError ? `${id}-err-${w.id}` : undefined}
+                      onChange={(next) => toggle(w, next)}
+                    />
+                  ) : (
+                    <span className="muted small">{w.active ? 'Yes' : 'No'}</span>
+                  )}
                 </td>
                 <td>
                   <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}

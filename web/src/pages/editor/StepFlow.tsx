@@ -4,6 +4,7 @@ import { newStep, STEP_TYPES, type StepDraft } from '../../lib/draft';
 import { lanesOf } from '../../lib/lanes';
 import type { SimResult } from '../../lib/simulate';
 import { StepRunResult } from './StepRunResult';
+import { useCan } from '../../lib/role';
 
 /** A glyph per step type, beside its label (decoration only: the label says the type); each one
  * in DejaVu Sans, so no system shows a missing-glyph box. */
@@ -124,6 +125,7 @@ function FlowList({
   place?: string;
 }) {
   const id = useId();
+  const canEdit = useCan('editor');
   const [adding, setAdding] = useState(STEP_TYPES[0]!.type);
   const add = (type: string, index = steps.length) => {
     const step = newStep(type, props.names());
@@ -160,7 +162,7 @@ function FlowList({
           ))}
         </ol>
       )}
-      {place ? (
+      {!canEdit ? null : place ? (
         <div className="add-nested">
           <label htmlFor={`${id}-add`} className="label small">
             Add a step to {place}
@@ -228,6 +230,7 @@ function FlowCard({
   onInsert: (type: string) => void;
 }) {
   const id = useId();
+  const canEdit = useCan('editor');
   const [inserting, setInserting] = useState(false);
   const result = props.results?.[at];
   const selected = props.selected === step.key;
@@ -236,6 +239,7 @@ function FlowCard({
   const invalid = props.problems.some((p) => p.field === at || p.field.startsWith(`${at}/`));
   const status = statusOf(result);
   const onKeyDown = (e: KeyboardEvent<HTMLButtonElement>) => {
+    if (!canEdit) return;
     if (e.altKey && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) {
       e.preventDefault();
       onMove(e.key === 'ArrowUp' ? -1 : 1);
@@ -282,46 +286,48 @@ function FlowCard({
           <FlowList steps={lane.steps} at={`${at}/${lane.suffix}`} place={lane.place} {...props} />
         </section>
       ))}
-      <div className="add-after">
-        <button
-          type="button"
-          className="button small add-after-button"
-          aria-expanded={inserting}
-          aria-controls={inserting ? `${id}-types` : undefined}
-          aria-label={`Add step after ${label}`}
-          onClick={() => setInserting(!inserting)}
-          onKeyDown={(e) => {
-            if (e.key === 'Escape' && inserting) {
-              e.preventDefault();
-              setInserting(false);
-            }
-          }}
-        >
-          + Add step
-        </button>
-        {inserting && (
-          <fieldset
-            id={`${id}-types`}
-            className="add-after-types"
-            aria-label={`Step types to add after ${label}`}
+      {canEdit && (
+        <div className="add-after">
+          <button
+            type="button"
+            className="button small add-after-button"
+            aria-expanded={inserting}
+            aria-controls={inserting ? `${id}-types` : undefined}
+            aria-label={`Add step after ${label}`}
+            onClick={() => setInserting(!inserting)}
+            onKeyDown={(e) => {
+              if (e.key === 'Escape' && inserting) {
+                e.preventDefault();
+                setInserting(false);
+              }
+            }}
           >
-            {STEP_TYPES.map((t) => (
-              <button
-                key={t.type}
-                type="button"
-                className="button small"
-                title={t.description}
-                onClick={() => {
-                  setInserting(false);
-                  onInsert(t.type);
-                }}
-              >
-                {t.label}
-              </button>
-            ))}
-          </fieldset>
-        )}
-      </div>
+            + Add step
+          </button>
+          {inserting && (
+            <fieldset
+              id={`${id}-types`}
+              className="add-after-types"
+              aria-label={`Step types to add after ${label}`}
+            >
+              {STEP_TYPES.map((t) => (
+                <button
+                  key={t.type}
+                  type="button"
+                  className="button small"
+                  title={t.description}
+                  onClick={() => {
+                    setInserting(false);
+                    onInsert(t.type);
+                  }}
+                >
+                  {t.label}
+                </button>
+              ))}
+            </fieldset>
+          )}
+        </div>
+      )}
     </li>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, qs } from '../../../api';
 import { ReferenceSelect } from '../../../components/ReferenceSelect';
 import { type Credential, credentialType } from '../../../lib/credentials';
+import { useCan } from '../../../lib/role';
 import { Link } from '../../../router';
 import type { Page } from '../../../types';
 
@@ -32,10 +33,13 @@ export function CredentialPicker({
 }) {
   const [items, setItems] = useState<Credential[] | null>(null);
   const [failed, setFailed] = useState(false);
+  // Credentials are the editors' (SPEC 11b): a viewer sees the step's credential by id only.
+  const canEdit = useCan('editor');
   useEffect(() => {
+    if (!canEdit) return;
     pending = undefined;
     loadCredentials().then(setItems, () => setFailed(true));
-  }, []);
+  }, [canEdit]);
   return (
     <ReferenceSelect
       label="Credential"
@@ -48,7 +52,8 @@ export function CredentialPicker({
       help={
         <>
           {failed ? 'The credentials could not be loaded. ' : ''}Its secret is added when the step runs and
-          shows as <code>***</code> in executions. <Link to="/credentials">Manage credentials</Link>
+          shows as <code>***</code> in executions.{' '}
+          {canEdit && <Link to="/credentials">Manage credentials</Link>}
         </>
       }
     />
