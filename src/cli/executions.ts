@@ -1,5 +1,5 @@
 /**
- * `hookflow executions list|show|retry|replay` (issue: workflow engine): looks at and re-runs
+ * `hookflow executions list|show|retry|replay`: looks at and re-runs
  * executions on a running server through its API, like `hookflow listen`.
  */
 import { parseArgs } from 'node:util';
