@@ -45,7 +45,8 @@ if (SERVING.has(args[0]) && !NODE_FLAGS.every((flag) => process.execArgv.include
 function relaunch() {
   const child = spawn(process.execPath, [...NODE_FLAGS, fileURLToPath(import.meta.url), ...args], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-    detached: true,
+    // On Windows `detached` means a console of its own, and there are no process groups.
+    detached: process.platform !== 'win32',
   });
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   const forward = (signal) => child.kill(signal);
