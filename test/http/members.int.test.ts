@@ -65,6 +65,23 @@ describe.each([
     expect(signIn.status).toBe(200);
   });
 
+  it('an invited editor edits and publishes; the history names them', async () => {
+    const sam = await team.join('sam@example.com', 'editor');
+    const created = await team.as(sam, 'POST', '/api/v1/workflows', { name: 'by sam' });
+    expect(created.status).toBe(201);
+    const saved = await team.as(sam, 'PATCH', `/api/v1/workflows/${created.body.id}`, { name: 'by sam, v2' });
+    expect(saved.status).toBe(200);
+    const published = await team.as(sam, 'POST', `/api/v1/workflows/${created.body.id}/publish`);
+    expect(published.status).toBe(200);
+    expect(published.body.publishedVersion).toBe(saved.body.version);
+    const history = await team.as('viewer', 'GET', `/api/v1/workflows/${created.body.id}/versions`);
+    expect(history.status).toBe(200);
+    expect(history.body.items.map((v: { savedBy: string }) => v.savedBy)).toEqual([
+      'sam@example.com',
+      'sam@example.com',
+    ]);
+  });
+
   it('unknown, revoked and expired invitations are 404 invitation_not_found', async () => {
     expect((await accept('nope')).body.code).toBe('invitation_not_found');
 
