@@ -109,6 +109,8 @@ export async function startHookflow({
   });
   const listeners = new TestListeners({ store, bus, baseUrl: config.http.baseUrl });
   const waiter = new ExecutionWaiter({ store, bus, maxWaiting: config.http.maxWaitingResponses });
+  // Refused webhook calls, kept in the store (buffered, written once a second).
+  const rejections = new Rejections({ store, log });
   const receiver = new Receiver({
     triggers,
     ingest,
@@ -118,6 +120,7 @@ export async function startHookflow({
     log,
     store,
     secrets,
+    rejections,
     baseUrl: config.http.baseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
   });
@@ -151,8 +154,6 @@ export async function startHookflow({
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
   const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
 
-  // Refused webhook calls, kept in the store (buffered, written once a second).
-  const rejections = new Rejections({ store, log });
   let app: App | undefined;
   let url: string | undefined;
   let setupCode: string | undefined;

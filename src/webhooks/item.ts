@@ -97,7 +97,7 @@ export function buildItem(call: {
   return { item, blobs };
 }
 
-export function header(req: InboundRequest, name: string): string | undefined {
+export function header(req: Pick<InboundRequest, 'headers'>, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

@@ -1,26 +1,31 @@
 /**
- * One pipeline for test and production webhook calls (SPEC 3):
+ * The webhook pipeline, one for test and production calls (SPEC 3), in the order `receive` runs it:
  *   match → limits → auth → parse → persist → respond.
- * The HTTP layer calls `match` and `checkBeforeBody` as soon as the URL and headers are known (so
- * 404/405/403/413 are answered before a body is read), and `accept` once the body is in.
- * Nothing here knows Fastify.
+ * The HTTP front (http/routes/webhooks.ts) hands over a WebhookCall as soon as the URL and headers
+ * are known, with a BodySource to read the body from, so unknown paths, wrong methods, refused
+ * callers and declared oversize bodies are answered before a byte of the body is read. It gets an
+ * Answer back and writes it; every decision is made here. Nothing here knows HTTP frameworks.
  */
 import type { Logger } from 'pino';
-import { AppError } from '../errors.js';
-import { isoString, newId } from '../ids.js';
+import { AppError, coerceError } from '../errors.js';
+import { isoString, newId, nowIso } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
 import type { Store } from '../store/store.js';
+import { isStoreUnavailable, storeUnavailable } from '../store/unavailable.js';
 import type { AuthConfig, Workflow } from '../model/workflow.js';
+import { isPromise, type MaybePromise } from '../shared/maybe-promise.js';
+import { trimSlashes } from '../shared/path.js';
 import { revealAuth } from '../workflows/trigger.js';
 import { authenticate } from './auth/index.js';
+import { bodyLimit, checkDeclaredLength, checkLength } from './body-limits.js';
+import { corsHeaders, preflightHeaders } from './cors.js';
 import type { Ingest, IngestWrite } from './ingest.js';
-import { type ParsedFile, parse, parseQuery } from './parse/index.js';
-import { isPromise } from '../shared/maybe-promise.js';
-import { type Method, trimSlashes } from '../shared/path.js';
-import { buildItem, header, type InboundRequest } from './item.js';
+import { buildItem, header, type InboundRequest, type TriggerItem } from './item.js';
+import type { NewBlobRow } from '../store/schema.js';
+import { type ParsedBody, parse, parseQuery } from './parse/index.js';
 import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
 import { immediateOutcome, type Outcome, PendingOutcome, waitedOutcome } from './respond.js';
@@ -32,26 +37,62 @@ import {
   idempotencyKey,
   takeKey,
 } from './options/idempotency.js';
-import { SchemaCheck } from './options/schema-check.js';
 import { ipAllowed } from './options/ip-allowlist.js';
 import { MemoryRateLimiter, type RateLimiter, StoreRateLimiter } from './options/rate-limit.js';
+import type { Rejections } from './options/rejections.js';
+import { SchemaCheck } from './options/schema-check.js';
+
+/** The request body, not read yet: the HTTP front's reader. */
+export interface BodySource {
+  /**
+   * The raw body, at most `limit` bytes: rejects with `tooLarge(limit)` (body-limits.ts) as soon as
+   * more arrive, and with the reader's own refusals (a body that falls silent, one shorter than its
+   * Content-Length, no room for another request in progress).
+   */
+  read(limit: number): Promise<Buffer>;
+}
+
+/** One webhook call as the HTTP front hands it over: all but the body is known. */
+export interface WebhookCall extends Pick<InboundRequest, 'method' | 'path' | 'rawQuery' | 'ip' | 'headers'> {
+  mode: Mode;
+  body: BodySource;
+  /**
+   * The HTTP layer's word that this call's sender is the only one (http/lone-sender.ts): its
+   * execution is then committed on the event loop at once (IngestJob.commitNow).
+   */
+  commitNow: boolean;
+}
 
 /**
- * What `accept` gives back once the call is committed: the answer, or (`lastStep`, `respondStep`)
- * the answer still to come from the execution.
+ * What the HTTP front writes back, as it is. `headers` are the CORS headers (a preflight's all of
+ * them; an outcome's own headers override them). `sandbox`: the Content-Security-Policy sandbox of
+ * an outcome's body: hookflow's own fixed message, a page the workflow wrote, or none (the
+ * trigger's `response.sandbox: false`).
  */
-export type Accepted = Outcome | PendingOutcome;
+export type Answer =
+  | { kind: 'preflight'; headers: Record<string, string> }
+  | { kind: 'outcome'; headers: Record<string, string>; outcome: Outcome; sandbox: 'own' | 'page' | false }
+  | { kind: 'refused'; headers: Record<string, string>; error: AppError };
 
-export interface Matched {
+/**
+ * A committed call whose answer comes from its execution (`lastStep`, `respondStep`): `answer()`
+ * once the execution finished, its respond step ran or the wait timed out; `abandon()` when the
+ * caller went away (the execution goes on).
+ */
+export interface PendingAnswer {
+  kind: 'pending';
+  answer(): Promise<Answer>;
+  abandon(): void;
+}
+
+/** The trigger a call's URL and method found. */
+interface Matched {
   mode: Mode;
   route: TriggerRoute;
   params: Record<string, string>;
   /** Largest body this trigger accepts. */
   maxBodyBytes: number;
 }
-
-/** A call whose body has not been read yet. */
-export type PendingCall = Pick<InboundRequest, 'method' | 'path' | 'ip' | 'headers'>;
 
 export interface ReceiverDeps {
   triggers: Triggers;
@@ -62,6 +103,8 @@ export interface ReceiverDeps {
   log: Logger;
   store: Store;
   secrets: SecretBox;
+  /** Where refused calls of a known trigger are kept (its rejections list). */
+  rejections: Rejections;
   baseUrl: string;
   maxBodyBytes: number;
 }
@@ -84,27 +127,102 @@ export class Receiver {
   }
 
   /**
-   * The trigger for a call's URL and method, or the SPEC's 404/405; a CORS preflight is matched
-   * against the method it announces. Then `checkBeforeBody`, then (the HTTP layer having read at
-   * most `maxBodyBytes`) `accept`.
+   * One call, from its URL to its answer. Never rejects: a refusal is an Answer too (SPEC 3's error
+   * body, with the trigger's CORS headers once it is known, and kept in its rejections list).
    */
-  match(mode: Mode, call: PendingCall): Matched {
+  async receive(call: WebhookCall): Promise<Answer | PendingAnswer> {
+    let matched: Matched | undefined;
+    try {
+      // match: the trigger for the URL and method (404, 405), then the caller's address (403).
+      matched = this.#match(call);
+      const { workflow } = matched.route;
+      const trigger = workflow.trigger;
+      this.#checkCaller(matched, call.ip);
+      if (call.method === 'OPTIONS') {
+        const requested = header(call, 'access-control-request-headers');
+        return { kind: 'preflight', headers: preflightHeaders(trigger, header(call, 'origin'), requested) };
+      }
+
+      // limits: a declared oversize body is refused unread; the source stops reading past the limit.
+      const limit = matched.maxBodyBytes;
+      checkDeclaredLength(limit, call.headers['content-length']);
+      const body = await call.body.read(limit);
+      checkLength(body, limit);
+      const req: InboundRequest = {
+        method: call.method,
+        path: call.path,
+        rawQuery: call.rawQuery,
+        headers: call.headers,
+        body,
+        ip: call.ip,
+        receivedAt: new Date(),
+      };
+
+      // auth (401), then the trigger's rate limit (429). Awaited only when the verifier answers
+      // with a promise (an await costs a turn of the microtask queue), as parsing below for every
+      // body but multipart.
+      const authenticating = authenticate(this.#revealedAuth(workflow), {
+        headers: req.headers,
+        rawBody: body,
+        now: req.receivedAt.getTime(),
+      });
+      const auth = isPromise(authenticating) ? await authenticating : authenticating;
+      const rateLimit = trigger.options.rateLimit;
+      if (rateLimit) {
+        const wait = await this.#rate.take(
+          `${matched.mode}:${workflow.id}`,
+          rateLimit.requests,
+          rateLimit.perSeconds,
+        );
+        if (wait > 0) throw rateLimited(rateLimit, wait);
+      }
+
+      // parse (400): the query and the body by its Content-Type, into the trigger item (SPEC 4).
+      // GET and HEAD carry their data in the query: their body is `{}`.
+      const query = parseQuery(req.rawQuery);
+      const parsing: MaybePromise<ParsedBody> =
+        req.method === 'GET' || req.method === 'HEAD'
+          ? { body: {}, files: [] }
+          : parse(header(req, 'content-type'), body);
+      const parsed = isPromise(parsing) ? await parsing : parsing;
+      const executionId = newId();
+      const { item, blobs } = buildItem({
+        mode: matched.mode,
+        req,
+        params: matched.params,
+        query,
+        parsed,
+        auth,
+        baseUrl: this.#d.baseUrl,
+        executionId,
+      });
+
+      // persist, then respond.
+      const accepted = await this.#persist(matched, {
+        req,
+        item,
+        blobs,
+        executionId,
+        commitNow: call.commitNow,
+      });
+      return accepted instanceof PendingOutcome
+        ? this.#pending(accepted, matched, call)
+        : this.#outcome(accepted, matched, call);
+    } catch (err) {
+      return this.#refused(err, call, matched);
+    }
+  }
+
+  /**
+   * The trigger for a call's URL and method, or the SPEC's 404/405; a CORS preflight is matched
+   * against the method it announces.
+   */
+  #match(call: WebhookCall): Matched {
+    const { mode, path } = call;
     const method =
       call.method === 'OPTIONS'
-        ? String(call.headers['access-control-request-method'] ?? 'OPTIONS').toUpperCase()
+        ? (header(call, 'access-control-request-method') ?? 'OPTIONS').toUpperCase()
         : call.method;
-    return this.#match(mode, method, call.path);
-  }
-
-  /** What can be refused before the body is read: the caller's address (403), the declared size (413). */
-  checkBeforeBody(matched: Matched, call: PendingCall): void {
-    this.#checkCaller(matched, call.ip);
-    if (call.method !== 'OPTIONS')
-      this.#checkDeclaredLength(matched, call.headers['content-length'] as string | undefined);
-  }
-
-  /** Find the trigger for a URL and method, or throw the SPEC's 404/405. */
-  #match(mode: Mode, method: string, path: string): Matched {
     const result = this.#d.triggers.registry(mode).match(method, path);
     if (result.kind === 'method_not_allowed') {
       throw new AppError('method_not_allowed', `This webhook does not accept ${method} requests.`, {
@@ -115,12 +233,11 @@ export class Receiver {
     if (result.kind === 'found') {
       const listener = result.entry.value.listener;
       if (mode === 'test' && listener && listener.expiresAt <= Date.now()) throw notListening();
-      const own = result.entry.value.workflow.trigger.options.maxBodyBytes;
       return {
         mode,
         route: result.entry.value,
         params: result.params,
-        maxBodyBytes: own === undefined ? this.#d.maxBodyBytes : Math.min(own, this.#d.maxBodyBytes),
+        maxBodyBytes: bodyLimit(result.entry.value.workflow.trigger, this.#d.maxBodyBytes),
       };
     }
     if (mode === 'test') throw notListening();
@@ -138,22 +255,7 @@ export class Receiver {
     );
   }
 
-  #revealedAuth(workflow: Workflow): AuthConfig {
-    let auth = this.#auth.get(workflow);
-    if (!auth) {
-      auth = revealAuth(workflow.trigger.auth, this.#d.secrets);
-      this.#auth.set(workflow, auth);
-    }
-    return auth;
-  }
-
-  /** Refuse a declared body size over the trigger's limit before reading it. */
-  #checkDeclaredLength(matched: Matched, contentLength: string | undefined): void {
-    if (contentLength !== undefined && Number(contentLength) > matched.maxBodyBytes)
-      throw tooLarge(matched.maxBodyBytes);
-  }
-
-  /** Checks that need only the caller's address: before the body is read. */
+  /** The trigger's ipAllowlist (403): it needs only the caller's address, so it goes before the body. */
   #checkCaller(matched: Matched, ip: string): void {
     const allowlist = matched.route.workflow.trigger.options.ipAllowlist;
     if (allowlist && allowlist.length > 0 && !ipAllowed(allowlist, ip)) {
@@ -163,52 +265,39 @@ export class Receiver {
     }
   }
 
-  /** `commitNow`: the HTTP layer's word that this call's sender is the only one (IngestJob.commitNow). */
-  async accept(matched: Matched, req: InboundRequest, commitNow: boolean): Promise<Accepted> {
-    if (req.body.length > matched.maxBodyBytes) throw tooLarge(matched.maxBodyBytes);
+  #revealedAuth(workflow: Workflow): AuthConfig {
+    let auth = this.#auth.get(workflow);
+    if (!auth) {
+      auth = revealAuth(workflow.trigger.auth, this.#d.secrets);
+      this.#auth.set(workflow, auth);
+    }
+    return auth;
+  }
+
+  /**
+   * The schema check and the idempotency key (production only), then the commit: the execution,
+   * queued, and the call's other writes in one transaction (ingest.ts). Resolves with the answer,
+   * or (`lastStep`, `respondStep`) the answer still to come from the execution.
+   */
+  async #persist(
+    matched: Matched,
+    {
+      req,
+      item,
+      blobs,
+      executionId,
+      commitNow,
+    }: {
+      req: InboundRequest;
+      item: TriggerItem;
+      blobs: NewBlobRow[];
+      executionId: string;
+      commitNow: boolean;
+    },
+  ): Promise<Outcome | PendingOutcome> {
     const { workflow, listener } = matched.route;
     const trigger = workflow.trigger;
     const options = trigger.options;
-    // Awaited only when the verifier answers with a promise (an await costs a turn of the
-    // microtask queue), as parsing below for every body but multipart.
-    const verifying = authenticate(this.#revealedAuth(workflow), {
-      headers: req.headers,
-      rawBody: req.body,
-      now: req.receivedAt.getTime(),
-    });
-    const auth = isPromise(verifying) ? await verifying : verifying;
-    if (options.rateLimit) {
-      const { requests, perSeconds } = options.rateLimit;
-      const wait = await this.#rate.take(`${matched.mode}:${workflow.id}`, requests, perSeconds);
-      if (wait > 0) {
-        throw new AppError(
-          'rate_limited',
-          `This webhook accepts at most ${requests} calls per ${perSeconds} s.`,
-          {
-            hint: 'Retry after the number of seconds in Retry-After.',
-            headers: { 'retry-after': String(wait) },
-          },
-        );
-      }
-    }
-
-    const bodyless = req.method === 'GET' || req.method === 'HEAD';
-    const query = parseQuery(req.rawQuery);
-    const parsing = bodyless
-      ? { body: {}, files: [] as ParsedFile[] }
-      : parse(header(req, 'content-type'), req.body);
-    const parsed = isPromise(parsing) ? await parsing : parsing;
-    const executionId = newId();
-    const { item, blobs } = buildItem({
-      mode: matched.mode,
-      req,
-      params: matched.params,
-      query,
-      parsed,
-      auth,
-      baseUrl: this.#d.baseUrl,
-      executionId,
-    });
     const receivedAt = item.receivedAt;
 
     // schemaCheck and idempotency guard live traffic; test calls are how a schema is learned.
@@ -287,7 +376,7 @@ export class Receiver {
         item,
         commitNow,
         ...(write ? { write } : {}),
-        // Only workflows that declare searchable fields pay for them (issue 19).
+        // Only workflows that declare searchable fields pay for them.
         ...(searchFields
           ? { fields: searchFieldRows({ id: executionId, workflow_id: workflow.id }, searchFields, item) }
           : {}),
@@ -302,11 +391,11 @@ export class Receiver {
       throw err;
     }
 
-    if (matched.mode === 'test' && listener) {
+    if (testCapture) {
       const notices: Promise<void>[] = [
         this.#d.bus.publish('test.captured', { workflowId: workflow.id, eventId }),
       ];
-      if (!listener.keepListening)
+      if (!testCapture.keepListening)
         notices.push(this.#d.bus.publish('listener.changed', { workflowId: workflow.id }));
       await Promise.all(notices).catch((err) => this.#d.log.error({ err }, 'capture notice failed'));
     }
@@ -317,7 +406,7 @@ export class Receiver {
   }
 
   /** Answer a repeated delivery like the first one: same execution, nothing new started. */
-  async #replay(workflow: Workflow, executionId: string): Promise<Accepted> {
+  async #replay(workflow: Workflow, executionId: string): Promise<Outcome | PendingOutcome> {
     const headers = { 'x-hookflow-execution-id': executionId, 'idempotent-replayed': 'true' };
     const { mode, timeoutMs } = workflow.trigger.response;
     if (mode === 'immediately') return immediateOutcome(workflow.trigger, executionId, headers);
@@ -329,17 +418,66 @@ export class Receiver {
     }
     return new PendingOutcome(this.#d.store.db, waiting, executionId, mode, headers);
   }
+
+  /** respond: the outcome with the trigger's CORS headers and the sandbox its body gets. */
+  #outcome(outcome: Outcome, matched: Matched, call: WebhookCall): Answer {
+    const trigger = matched.route.workflow.trigger;
+    return {
+      kind: 'outcome',
+      headers: corsHeaders(trigger, header(call, 'origin')),
+      outcome,
+      sandbox: trigger.response.sandbox === false ? false : outcome.own ? 'own' : 'page',
+    };
+  }
+
+  /**
+   * A method of its own, so that what `answer` and `abandon` hold is what they need: not the
+   * request and its body, which `receive`'s frame held while it ran.
+   */
+  #pending(pending: PendingOutcome, matched: Matched, call: WebhookCall): PendingAnswer {
+    return {
+      kind: 'pending',
+      answer: async () => {
+        try {
+          return this.#outcome(await pending.answer(), matched, call);
+        } catch (err) {
+          return this.#refused(err, call, matched);
+        }
+      },
+      abandon: () => pending.abandon(),
+    };
+  }
+
+  /**
+   * A refusal as SPEC 3's error: AppErrors as they are, a store that cannot take the write as 503
+   * `store_unavailable`, anything else as `internal_error` (its cause kept for the log). Refusals
+   * of a known trigger carry its CORS headers, and the caller's (4xx) go to its rejections list.
+   */
+  #refused(err: unknown, call: WebhookCall, matched: Matched | undefined): Answer {
+    const error =
+      err instanceof AppError ? err : isStoreUnavailable(err) ? storeUnavailable(err) : coerceError(err);
+    if (!matched) return { kind: 'refused', headers: {}, error };
+    const workflow = matched.route.workflow;
+    if (error.status < 500) {
+      this.#d.rejections.record(workflow.id, {
+        at: nowIso(),
+        mode: call.mode,
+        code: error.code,
+        message: error.message,
+        method: call.method,
+        ip: call.ip,
+      });
+    }
+    return { kind: 'refused', headers: corsHeaders(workflow.trigger, header(call, 'origin')), error };
+  }
 }
 
-export type { Method };
-
-/** 413 for a body over `limit` (Matched.maxBodyBytes); also the HTTP layer's answer while reading. */
-export function tooLarge(limit: number): AppError {
-  return new AppError(
-    'payload_too_large',
-    `The request body is larger than this webhook accepts (${limit} bytes).`,
-    {
-      hint: "Send a smaller body, or raise the trigger's options.maxBodyBytes (up to HOOKFLOW_MAX_BODY_BYTES).",
-    },
-  );
+function rateLimited(
+  { requests, perSeconds }: { requests: number; perSeconds: number },
+  wait: number,
+): AppError {
+  return new AppError('rate_limited', `This webhook accepts at most ${requests} calls per ${perSeconds} s.`, {
+    hint: 'Retry after the number of seconds in Retry-After.',
+    headers: { 'retry-after': String(wait) },
+  });
 }

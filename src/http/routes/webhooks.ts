@@ -1,27 +1,26 @@
 /**
- * The webhook URLs: `/webhook/*` (production) and `/webhook-test/*` (test). This file only adapts
- * HTTP to the receiver (webhooks/receive.ts): the URL is matched before any body is read, so
- * unknown paths, wrong methods and declared oversize bodies cost nothing; the body is read as raw
- * bytes (one limit on the bytes received; parsing is the receiver's).
+ * The webhook URLs: `/webhook/*` (production) and `/webhook-test/*` (test). An adapter, nothing
+ * more: it turns a node:http request into the pipeline's WebhookCall (webhooks/receive.ts), with
+ * the request stream as its BodySource, and writes the pipeline's Answer back. Every decision about
+ * the call (which trigger, its limits, auth, parsing, CORS, what to answer) is the pipeline's.
  *
  * A plain node:http handler in front of Fastify (server.ts hands it every request first), not a
  * Fastify route: this is the one path that must be fast, and a Fastify route cost ~15 µs a request
  * here (routing, the hook chain, the content-type parser, a pino child logger per request, reply
  * serialisation) of the ~80 µs a whole accepted request took at 11 000 req/s. What Fastify did for
  * it is done here the same way: request ids, the cap on requests in progress, 503 while closing,
- * trusted proxies (client-ip.ts), the body limit, SPEC error bodies, metrics.
+ * trusted proxies (client-ip.ts), reading the body up to a limit, SPEC error bodies, metrics.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../errors.js';
-import { nowIso } from '../../ids.js';
-import { corsHeaders, preflightHeaders } from '../../webhooks/cors.js';
-import { type Accepted, type Matched, tooLarge } from '../../webhooks/receive.js';
-import { type Outcome, PendingOutcome } from '../../webhooks/respond.js';
+import { tooLarge } from '../../webhooks/body-limits.js';
+import type { Answer, BodySource, PendingAnswer } from '../../webhooks/receive.js';
+import type { Outcome } from '../../webhooks/respond.js';
 import type { Mode } from '../../webhooks/triggers.js';
 import { clientIp } from '../client-ip.js';
-import { LoneSender } from '../lone-sender.js';
 import type { HttpDeps } from '../deps.js';
 import { toAppError } from '../error-handler.js';
+import { LoneSender } from '../lone-sender.js';
 import { bodyTimedOut } from '../request-timeouts.js';
 
 /**
@@ -52,11 +51,12 @@ const EMPTY = Buffer.alloc(0);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function webhookHandler(
-  { receiver, config, metrics, rejections, log, health }: HttpDeps,
+  { receiver, config, metrics, log, health }: HttpDeps,
   gate: RequestGate,
 ): WebhookHandler {
   const ipOf = clientIp(config.http.trustProxy);
   const bodyTimeoutMs = config.http.bodyTimeoutMs;
+  // Whether one sender is all there is: told every request's connection, asked for each one's commitNow.
   const lone = new LoneSender();
 
   async function serve(
@@ -68,130 +68,92 @@ export function webhookHandler(
   ): Promise<void> {
     // Set with the answer's other headers (writeHead alone is Node's fast case).
     const requestId = gate.requestId(req.headers['x-request-id']);
-    let matched: Matched | undefined;
-    let admitted = false;
-    // A place is taken once the body starts arriving (readBody calls this): a client that sends
-    // headers and then nothing holds no place, only its socket, until HOOKFLOW_BODY_TIMEOUT.
-    const admit = () => {
-      const refused = gate.admit();
-      admitted = refused === undefined;
-      return refused;
-    };
+    const body = new RequestBody(req, gate, bodyTimeoutMs);
+    let answer: Answer | PendingAnswer | undefined;
     try {
       const closing = gate.closing();
-      if (closing) throw closing;
-      const url = req.url!;
-      const q = url.indexOf('?');
-      const path = url.slice(prefix, q === -1 ? undefined : q);
-      const method = req.method!;
-      const ip = ipOf(req);
-      const call = { method, path, ip, headers: req.headers };
-      matched = receiver.match(mode, call);
-      // Refusals from here on are the trigger's (recorded in its rejections, with its CORS headers).
-      receiver.checkBeforeBody(matched, call);
-      const trigger = matched.route.workflow.trigger;
-      if (method === 'OPTIONS') {
-        const headers = preflightHeaders(
-          trigger,
-          req.headers.origin,
-          req.headers['access-control-request-headers'],
-        );
-        headers['x-request-id'] = requestId;
-        res.writeHead(204, headers).end();
-        return;
+      if (closing) answer = { kind: 'refused', headers: {}, error: closing };
+      else {
+        const url = req.url!;
+        const q = url.indexOf('?');
+        answer = await receiver.receive({
+          mode,
+          method: req.method!,
+          path: url.slice(prefix, q === -1 ? undefined : q),
+          rawQuery: q === -1 ? '' : url.slice(q + 1),
+          ip: ipOf(req),
+          headers: req.headers,
+          body,
+          commitNow,
+        });
       }
-      const accepted = await receive(
-        req,
-        matched,
-        method,
-        path,
-        q === -1 ? '' : url.slice(q + 1),
-        ip,
-        admit,
-        commitNow,
-      );
-      let outcome: Outcome;
-      if (accepted instanceof PendingOutcome) {
+      if (answer.kind === 'pending') {
         // Committed: what the place protects (reading, parsing, storing the request) is done. The
         // wait for the execution, up to its timeoutMs, holds a place of the waiter's own instead,
         // so callers parked on one slow workflow do not refuse new calls to every other webhook.
-        if (admitted) {
-          admitted = false;
-          gate.leave();
-        }
+        body.leave();
+        const pending = answer;
         // A caller that goes away stops waiting (its execution goes on).
-        res.once('close', () => accepted.abandon());
-        outcome = await accepted.answer();
-      } else outcome = accepted;
-      const headers = corsHeaders(trigger, req.headers.origin);
-      headers['x-request-id'] = requestId;
-      sendOutcome(
-        res,
-        headers,
-        outcome,
-        trigger.response.sandbox === false ? false : outcome.own ? SANDBOX_OWN : SANDBOX_PAGE,
-      );
-    } catch (err) {
-      const error = toAppError(err);
-      metrics.webhookRejections.inc({ mode, code: error.code });
-      if (matched && error.status < 500) {
-        rejections.record(matched.route.workflow.id, {
-          at: nowIso(),
-          mode,
-          code: error.code,
-          message: error.message,
-          method: req.method!,
-          ip: ipOf(req),
-        });
+        res.once('close', () => pending.abandon());
+        answer = await pending.answer();
       }
-      if (error.code === 'internal_error') log.error({ err, reqId: requestId }, 'webhook request failed');
-      // Logged once per outage by the store's health, not per request (group commit tells it too).
-      else if (error.code === 'store_unavailable') health.failed(error);
-      if (res.headersSent || res.destroyed) return;
-      const headers: Record<string, string> = matched
-        ? corsHeaders(matched.route.workflow.trigger, req.headers.origin)
-        : {};
-      headers['x-request-id'] = requestId;
-      // Answered before the whole request arrived (refused before or while its body was read, or a
-      // body that fell silent): without this, Node would drain the rest, however large, to keep the
-      // connection alive (up to HOOKFLOW_REQUEST_TIMEOUT). Fastify does the same for its 413.
-      if (!req.complete) headers.connection = 'close';
-      if (error.headers) Object.assign(headers, error.headers);
-      send(res, error.status, headers, JSON_TYPE, JSON.stringify(error));
+      write(req, res, mode, requestId, answer);
+    } catch (err) {
+      // The pipeline answers its own refusals: what fails here is this file's work, such as writing
+      // an answer whose header Node refuses. A 500, with the CORS headers of the answer it replaces.
+      const headers = answer && answer.kind !== 'pending' ? answer.headers : {};
+      write(req, res, mode, requestId, { kind: 'refused', headers, error: toAppError(err) });
     } finally {
       // Every way out of serve() passes here, a client that went away before its answer included
       // (reading its body fails, or the answer is skipped), so the gate and the metric need no 'close'
       // and 'finish' listeners on the response: those two cost ~200 ns a request. The request stays
       // counted while its work goes on, even after its client has gone.
-      if (admitted) gate.leave();
+      body.leave();
       // Answers written to a connection still open, as the 'finish' listener counted them.
       if (res.headersSent && !res.destroyed) metrics.webhookAnswered(mode, res.statusCode);
     }
   }
 
-  /**
-   * Reads the body (the trigger's own limit, at most HOOKFLOW_MAX_BODY_BYTES, while reading: not
-   * after) and hands the call to the receiver. A function of its own so that no frame that goes on
-   * to wait for the execution holds the body (a suspended async function keeps its locals). `return
-   * await`: a turn of the microtask queue fewer than returning the promise, which an async
-   * function's own promise adopts through a thenable job.
-   */
-  async function receive(
+  /** The pipeline's answer as the response. */
+  function write(
     req: IncomingMessage,
-    matched: Matched,
-    method: string,
-    path: string,
-    rawQuery: string,
-    ip: string,
-    admit: () => AppError | undefined,
-    commitNow: boolean,
-  ): Promise<Accepted> {
-    const body = await readBody(req, matched.maxBodyBytes, bodyTimeoutMs, admit);
-    return await receiver.accept(
-      matched,
-      { method, path, rawQuery, headers: req.headers, body, ip, receivedAt: new Date() },
-      commitNow,
-    );
+    res: ServerResponse,
+    mode: Mode,
+    requestId: string,
+    answer: Answer,
+  ): void {
+    // A copy: the CORS headers stay as they were for the 500 that follows if writing fails.
+    const headers: Record<string, string> = { ...answer.headers, 'x-request-id': requestId };
+    switch (answer.kind) {
+      case 'preflight':
+        res.writeHead(204, headers).end();
+        return;
+      case 'outcome':
+        sendOutcome(
+          res,
+          headers,
+          answer.outcome,
+          answer.sandbox === false ? false : answer.sandbox === 'own' ? SANDBOX_OWN : SANDBOX_PAGE,
+        );
+        return;
+      case 'refused': {
+        const { error } = answer;
+        metrics.webhookRejections.inc({ mode, code: error.code });
+        if (error.code === 'internal_error') {
+          log.error({ err: error.cause ?? error, reqId: requestId }, 'webhook request failed');
+        }
+        // Logged once per outage by the store's health, not per request (group commit tells it too).
+        else if (error.code === 'store_unavailable') health.failed(error);
+        if (res.headersSent || res.destroyed) return;
+        // Answered before the whole request arrived (refused before or while its body was read, or a
+        // body that fell silent): without this, Node would drain the rest, however large, to keep the
+        // connection alive (up to HOOKFLOW_REQUEST_TIMEOUT). Fastify does the same for its 413.
+        if (!req.complete) headers.connection = 'close';
+        if (error.headers) Object.assign(headers, error.headers);
+        send(res, error.status, headers, JSON_TYPE, JSON.stringify(error));
+        return;
+      }
+    }
   }
 
   return (req, res) => {
@@ -202,6 +164,40 @@ export function webhookHandler(
     void serve(req, res, prefix === PRODUCTION ? 'production' : 'test', prefix.length, lone.now);
     return true;
   };
+}
+
+/**
+ * The request stream as the pipeline's BodySource, and the request's place among requests in
+ * progress: taken once the body starts arriving (a client that sends headers and then nothing
+ * holds no place, only its socket, until HOOKFLOW_BODY_TIMEOUT), given back by `leave`.
+ */
+class RequestBody implements BodySource {
+  readonly #req: IncomingMessage;
+  readonly #gate: RequestGate;
+  readonly #idleMs: number;
+  #admitted = false;
+
+  constructor(req: IncomingMessage, gate: RequestGate, idleMs: number) {
+    this.#req = req;
+    this.#gate = gate;
+    this.#idleMs = idleMs;
+  }
+
+  read(limit: number): Promise<Buffer> {
+    return readBody(this.#req, limit, this.#idleMs, () => {
+      const refused = this.#gate.admit();
+      this.#admitted = refused === undefined;
+      return refused;
+    });
+  }
+
+  /** Give the place back, if it was taken and not given back yet. */
+  leave(): void {
+    if (this.#admitted) {
+      this.#admitted = false;
+      this.#gate.leave();
+    }
+  }
 }
 
 /**
@@ -231,7 +227,7 @@ function readBody(
     return refused ? Promise.reject(refused) : Promise.resolve(EMPTY);
   }
   const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
-  // A declared length over `limit` was refused before (Receiver.checkBeforeBody, GET included).
+  // A declared length over `limit` was refused before (the pipeline's limits step, GET included).
   return new Promise<Buffer>((ok, fail) => {
     // The listeners stay on the request (see done): what they reach is let go once settled, or the
     // promise and its body would stay alive with the request while its caller waits for the
@@ -359,7 +355,7 @@ const SANDBOX_PAGE =
  * The policy of hookflow's own answers (`Workflow was started`, errors): nothing there needs a
  * script, a form or a popup, so nothing is allowed. Also 190 bytes fewer on every such answer,
  * which under load costs more than it seems: every byte is written, delivered and read by the
- * caller (bench/obligations.js; docs/performance.md, session 17).
+ * caller (bench/obligations.js; docs/performance.md).
  */
 const SANDBOX_OWN = 'sandbox';
 
