@@ -92,7 +92,7 @@ export function buildItem(call: {
     executionMode: mode,
     receivedAt,
   };
-  // Last, as before: the stored JSON keeps its key order. (No `...spread` of an empty object.)
+  // Set last, so `auth` follows `receivedAt` in the stored JSON. (No `...spread` of an empty object.)
   if (call.auth.claims) item.auth = { claims: call.auth.claims };
   return { item, blobs };
 }

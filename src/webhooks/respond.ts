@@ -20,7 +20,8 @@ export interface Outcome {
   executionId?: string;
   /**
    * The body is hookflow's own fixed message (`{"message","executionId"}`), nothing the owner or
-   * the request wrote: it is answered with the strictest sandbox (http/routes/webhooks.ts).
+   * the request wrote: it is answered with the strictest sandbox (receive.ts picks it, http/routes/webhooks.ts
+   * spells it).
    */
   own?: boolean;
 }

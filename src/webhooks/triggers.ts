@@ -97,7 +97,7 @@ export class Triggers {
   /**
    * Nothing reloads a workflow when its listener lapses, so an expired listener keeps its method+path
    * in the test registry. The store has already let `workflow` listen there (it ignores expired rows),
-   * so such stale owners give way; a live owner stays and makes `set` refuse, as before.
+   * so such stale owners give way; a live owner stays and makes `set` refuse.
    */
   #dropExpiredTestOwners(workflow: Workflow): void {
     for (;;) {

@@ -1,7 +1,7 @@
 /**
  * The last refused calls of each trigger (FIELD-NOTES 15: auth failures must not be invisible):
  * when, which code, the method and caller address — never the body or credentials. Kept in the
- * store (issue 19), so every process of a distributed setup lists the same ones and they survive
+ * store, so every process of a distributed setup lists the same ones and they survive
  * a restart; the totals are in the metrics.
  *
  * Refusals are what a stranger can cause at will (a flood of bad signatures), so recording one
@@ -40,7 +40,7 @@ export class Rejections {
   #flushing: Promise<void> | undefined;
   #sweptAt = 0;
 
-  /** Without a store (unit tests, tools) they stay in memory, as before issue 19. */
+  /** Without a store (unit tests, tools) they stay in memory only. */
   constructor({ store, log }: { store?: Store; log?: Logger } = {}) {
     this.#store = store;
     this.#log = log;
