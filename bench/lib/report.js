@@ -7,6 +7,7 @@ import {
   opts,
   rounds,
   slices,
+  soakSeconds,
   warmup,
   warmupConnections,
   webhookProcesses,
