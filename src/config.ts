@@ -96,6 +96,13 @@ export interface Config {
      */
     leaseMs: number;
   };
+  audit: {
+    /**
+     * HOOKFLOW_AUDIT_MAX_AGE: audit log rows (SPEC 11b) older than this are deleted: a duration
+     * like `365d`, or `off` to keep them all (default 365d).
+     */
+    maxAgeMs: number | undefined;
+  };
   executions: {
     /**
      * HOOKFLOW_EXECUTIONS_MAX_AGE: finished executions (and their uploaded files) older than this
@@ -278,6 +285,7 @@ const SETTINGS = {
   executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
   leaseMs: { env: 'HOOKFLOW_LEASE_MS', parse: integer(1_000, 60 * 60 * 1000) },
   executionsMaxAge: { env: 'HOOKFLOW_EXECUTIONS_MAX_AGE', parse: durationOrOff },
+  auditMaxAge: { env: 'HOOKFLOW_AUDIT_MAX_AGE', parse: durationOrOff },
   executionsMaxCount: { env: 'HOOKFLOW_EXECUTIONS_MAX_COUNT', parse: integer(1, 1_000_000_000) },
   allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
   executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
@@ -366,6 +374,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
     },
     ingest: { maxPending: v.ingestMaxPending ?? 10_000, runPure: v.ingestRunPure ?? true },
     executor: { concurrency: v.executorConcurrency ?? 8, leaseMs: v.leaseMs ?? 30_000 },
+    audit: { maxAgeMs: v.auditMaxAge === 'off' ? undefined : (v.auditMaxAge ?? 365 * UNIT_MS.d) },
     executions: {
       maxAgeMs: v.executionsMaxAge === 'off' ? undefined : (v.executionsMaxAge ?? 14 * UNIT_MS.d),
       maxCount: v.executionsMaxCount,

@@ -5,6 +5,7 @@
  * must echo in `X-CSRF-Token`.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { record } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { sessionsRepo } from '../store/sessions.js';
@@ -162,6 +163,7 @@ export class Accounts {
   async acceptInvitation(
     token: string,
     password: string,
+    address: string | null = null,
   ): Promise<{ user: User; cookie: string; session: Session }> {
     checkPassword(password);
     const tokenHash = sha256(token);
@@ -184,6 +186,15 @@ export class Accounts {
           role: made.role,
           created_at: new Date().toISOString(),
         });
+        await record(
+          trx,
+          { actor: { type: 'user', id: made.id, name: made.email }, ip: address },
+          {
+            action: 'member.join',
+            target: { type: 'member', id: made.id, name: made.email },
+            details: { role: made.role },
+          },
+        );
         return made;
       },
       { lock: ACCOUNTS_LOCK },
@@ -209,6 +220,11 @@ export class Accounts {
     if (!row || !ok) {
       this.#accountFailures.restart(account);
       this.#addressFailures.restart(from);
+      await record(
+        this.#store.db,
+        { actor: { type: 'user', id: row?.id ?? null, name: normalized }, ip: address },
+        { action: 'auth.sign_in_failed', target: { type: 'member', id: row?.id ?? null, name: normalized } },
+      );
       throw new AppError('unauthorized', 'The email or password is wrong.', {
         hint: 'Check both and try again; after 5 failed attempts each further one makes you wait longer.',
       });
@@ -218,7 +234,13 @@ export class Accounts {
     this.#accountFailures.forget(account);
     this.#addressFailures.takeBack(from);
     const user: User = { id: row.id, email: row.email, role: row.role };
-    return { user, ...(await this.#startSession(user)) };
+    const started = await this.#startSession(user);
+    await record(
+      this.#store.db,
+      { actor: { type: 'user', id: user.id, name: user.email }, ip: address },
+      { action: 'auth.sign_in', target: { type: 'member', id: user.id, name: user.email } },
+    );
+    return { user, ...started };
   }
 
   /** The session of a cookie value, or undefined when unknown or expired. */

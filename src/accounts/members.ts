@@ -6,6 +6,7 @@
  * Ownership moves only by a transfer the owner makes; the old owner becomes an admin.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { type Audit, record } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { AssignableRole, Role } from '../shared/roles.js';
@@ -92,6 +93,7 @@ export class Members {
     email: string,
     role: AssignableRole,
     by: Actor,
+    audit?: Audit,
   ): Promise<{ invitation: Invitation; token: string }> {
     const normalized = normalizeEmail(email);
     const token = randomBytes(32).toString('base64url');
@@ -118,28 +120,41 @@ export class Members {
           created_at: invitation.createdAt,
           expires_at: invitation.expiresAt,
         });
+        await record(trx, audit, {
+          action: 'member.invite',
+          target: { type: 'invitation', id: invitation.id, name: invitation.email },
+          details: { role },
+        });
       },
       { lock: ACCOUNTS_LOCK },
     );
     return { invitation, token };
   }
 
-  async revokeInvitation(id: string): Promise<void> {
-    if (!(await invitationsRepo.delete(this.#store.db, id))) {
-      throw new AppError('not_found', `There is no pending invitation with id ${id}.`, {
-        hint: 'List them with GET /api/v1/members/invitations.',
-      });
-    }
+  async revokeInvitation(id: string, audit?: Audit): Promise<void> {
+    await this.#store.transaction(async (trx) => {
+      if (!(await invitationsRepo.delete(trx, id))) {
+        throw new AppError('not_found', `There is no pending invitation with id ${id}.`, {
+          hint: 'List them with GET /api/v1/members/invitations.',
+        });
+      }
+      await record(trx, audit, { action: 'member.invitation_revoke', target: { type: 'invitation', id } });
+    });
   }
 
   /** A new role for a member other than the owner. */
-  async setRole(id: string, role: AssignableRole): Promise<Member> {
+  async setRole(id: string, role: AssignableRole, audit?: Audit): Promise<Member> {
     return this.#store.transaction(
       async (trx) => {
         const row = await usersRepo.get(trx, id);
         if (!row) throw memberNotFound(id);
         if (row.role === 'owner') throw ownerIsFixed('given another role');
         await usersRepo.setRole(trx, id, role);
+        await record(trx, audit, {
+          action: 'member.role_change',
+          target: { type: 'member', id, name: row.email },
+          details: { from: row.role, to: role },
+        });
         return toMember({ ...row, role });
       },
       { lock: ACCOUNTS_LOCK },
@@ -147,20 +162,25 @@ export class Members {
   }
 
   /** Removes a member other than the owner; their sessions and API tokens stop with the account. */
-  async remove(id: string): Promise<void> {
+  async remove(id: string, audit?: Audit): Promise<void> {
     await this.#store.transaction(
       async (trx) => {
         const row = await usersRepo.get(trx, id);
         if (!row) throw memberNotFound(id);
         if (row.role === 'owner') throw ownerIsFixed('removed');
         await usersRepo.delete(trx, id);
+        await record(trx, audit, {
+          action: 'member.remove',
+          target: { type: 'member', id, name: row.email },
+          details: { role: row.role },
+        });
       },
       { lock: ACCOUNTS_LOCK },
     );
   }
 
   /** Makes `id` the owner; whoever was the owner becomes an admin. */
-  async transferOwnership(id: string): Promise<Member> {
+  async transferOwnership(id: string, audit?: Audit): Promise<Member> {
     return this.#store.transaction(
       async (trx) => {
         const row = await usersRepo.get(trx, id);
@@ -168,6 +188,11 @@ export class Members {
         if (row.role !== 'owner') {
           await usersRepo.demoteOwner(trx);
           await usersRepo.setRole(trx, id, 'owner');
+          await record(trx, audit, {
+            action: 'member.transfer_ownership',
+            target: { type: 'member', id, name: row.email },
+            details: { from: row.role },
+          });
         }
         return toMember({ ...row, role: 'owner' });
       },

@@ -27,6 +27,7 @@ import {
   type CredentialPatch,
   type CredentialType,
 } from './model.js';
+import { type Audit, record } from '../audit/audit.js';
 
 export class CredentialService {
   readonly #store: Store;
@@ -37,7 +38,7 @@ export class CredentialService {
     this.#secrets = secrets;
   }
 
-  async create(input: CredentialCreate): Promise<Credential> {
+  async create(input: CredentialCreate, audit?: Audit): Promise<Credential> {
     const data = checkData(input.type, input.data);
     const now = nowIso();
     const row: CredentialRow = {
@@ -48,7 +49,14 @@ export class CredentialService {
       created_at: now,
       updated_at: now,
     };
-    await credentialsRepo.insert(this.#store.db, row);
+    await this.#store.transaction(async (trx) => {
+      await credentialsRepo.insert(trx, row);
+      await record(trx, audit, {
+        action: 'credential.create',
+        target: { type: 'credential', id: row.id, name: row.name },
+        details: { type: row.type },
+      });
+    });
     return toApi(row, data);
   }
 
@@ -66,7 +74,7 @@ export class CredentialService {
    * Rotate: a new name and/or new values. The values sent replace those stored; a field left out
    * or sent as "***" (what GET shows) keeps its stored value. The result is validated whole.
    */
-  async update(id: string, patch: CredentialPatch): Promise<Credential> {
+  async update(id: string, patch: CredentialPatch, audit?: Audit): Promise<Credential> {
     return this.#store.transaction(async (trx) => {
       const row = await this.#row(trx, id);
       let data = this.#open(row);
@@ -85,11 +93,20 @@ export class CredentialService {
         updated_at: nowIso(),
       };
       await credentialsRepo.update(trx, next);
+      // Which fields changed, never their values.
+      const rotated = Object.entries(patch.data ?? {})
+        .filter(([, value]) => value !== MASK)
+        .map(([key]) => key);
+      await record(trx, audit, {
+        action: 'credential.rotate',
+        target: { type: 'credential', id, name: next.name },
+        details: { ...(next.name !== row.name ? { renamedFrom: row.name } : {}), fields: rotated },
+      });
       return toApi(next, data);
     });
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, audit?: Audit): Promise<void> {
     await this.#store.transaction(async (trx) => {
       const row = await this.#row(trx, id);
       const users = await usersOf(trx, id);
@@ -107,6 +124,10 @@ export class CredentialService {
         );
       }
       await credentialsRepo.delete(trx, id);
+      await record(trx, audit, {
+        action: 'credential.delete',
+        target: { type: 'credential', id, name: row.name },
+      });
     });
   }
 

@@ -22,6 +22,7 @@ export interface Principal {
   role: Role;
   /** The API token used, if any. */
   tokenId?: string;
+  tokenName?: string;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -49,6 +50,7 @@ export function apiAuth(tokens: TokenService, accounts: Accounts) {
           memberId: apiToken.memberId,
           role,
           tokenId: apiToken.id,
+          tokenName: apiToken.name,
         });
         return;
       }

@@ -83,6 +83,8 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`POST ${API}/members/invitations`]: 'admin',
   [`DELETE ${API}/members/invitations/:id`]: 'admin',
   [`POST ${API}/members/:id/transfer-ownership`]: 'owner',
+  // The audit log: admins and the owner.
+  [`GET ${API}/audit`]: 'admin',
 };
 
 export const routeKey = (method: string, url: string) => `${method} ${url}`;

@@ -20,6 +20,8 @@ import { withoutBasePath } from '../shared/base-path.js';
 import type { App, HttpDeps } from './deps.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { bodyIdleGuard } from './request-timeouts.js';
+import { AuditLog } from '../audit/audit.js';
+import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { executionRoutes } from './routes/executions.js';
@@ -311,6 +313,8 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         testListenerRoutes(s, deps);
         credentialRoutes(s, deps);
         memberRoutes(s, deps);
+        // Reads only: the rows are written by the services that make the changes.
+        auditRoutes(s, new AuditLog({ store: deps.store, maxAgeMs: config.audit.maxAgeMs }));
       });
     },
     { prefix: '/api/v1', bodyLimit: API_BODY_LIMIT } as { prefix: string },

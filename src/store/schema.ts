@@ -208,6 +208,25 @@ export interface UsersTable {
   created_at: string;
 }
 
+/** The audit log (SPEC 11b; src/audit): one row per change, written in the change's transaction. */
+export interface AuditLogTable {
+  /** Time-ordered (UUIDv7): lists page newest first by id. */
+  id: string;
+  at: string;
+  actor_type: 'user' | 'token' | 'system';
+  actor_id: string | null;
+  actor_name: string;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  target_name: string | null;
+  /** The workflow the change is about, for the `workflowId` filter. */
+  workflow_id: string | null;
+  /** JSON; never a secret. */
+  details: string;
+  ip: string | null;
+}
+
 /** Pending invitations (SPEC 11b; accounts/members.ts): one use, 7 days; never the token itself. */
 export interface InvitationsTable {
   id: string;
@@ -241,6 +260,7 @@ export interface SetupCodesTable {
 export interface Database {
   users: UsersTable;
   invitations: InvitationsTable;
+  audit_log: AuditLogTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_limits: RateLimitsTable;
   sessions: SessionsTable;

@@ -15,6 +15,7 @@ import { lowerOf, type Role } from '../shared/roles.js';
 import type { ApiTokenRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { tokensRepo } from '../store/tokens.js';
+import { type Audit, record, SYSTEM } from '../audit/audit.js';
 
 export interface ApiToken {
   id: string;
@@ -62,6 +63,7 @@ export class TokenService {
   async create(
     name: string,
     owner: { memberId: string | null; role: Role } = { memberId: null, role: 'owner' },
+    audit: Audit = SYSTEM,
   ): Promise<{ token: string; apiToken: ApiToken }> {
     const token = `hf_${randomBytes(32).toString('base64url')}`;
     const row: ApiTokenRow = {
@@ -74,7 +76,14 @@ export class TokenService {
       user_id: owner.memberId,
       role: owner.role,
     };
-    await tokensRepo.insert(this.#store.db, row);
+    await this.#store.transaction(async (trx) => {
+      await tokensRepo.insert(trx, row);
+      await record(trx, audit, {
+        action: 'token.create',
+        target: { type: 'token', id: row.id, name: row.name },
+        details: { role: row.role, prefix: row.prefix },
+      });
+    });
     return { token, apiToken: toApi(row) };
   }
 
@@ -107,8 +116,12 @@ export class TokenService {
     return row && toApi(row);
   }
 
-  async revoke(id: string): Promise<void> {
-    if (!(await tokensRepo.delete(this.#store.db, id))) throw tokenNotFound(id);
+  async revoke(id: string, audit: Audit = SYSTEM): Promise<void> {
+    await this.#store.transaction(async (trx) => {
+      const row = await tokensRepo.get(trx, id);
+      if (!row || !(await tokensRepo.delete(trx, id))) throw tokenNotFound(id);
+      await record(trx, audit, { action: 'token.revoke', target: { type: 'token', id, name: row.name } });
+    });
   }
 }
 

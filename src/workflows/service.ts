@@ -31,6 +31,7 @@ import {
 import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
 import { buildTrigger, maskAuth } from './trigger.js';
+import { type Audit, record, SYSTEM } from '../audit/audit.js';
 
 export const PATHS_LOCK = 'hookflow:paths';
 
@@ -46,7 +47,13 @@ export class WorkflowService {
   }
 
   /** `savedBy`: who saves (the API token's name or the account), kept with the version. */
-  async create(input: WorkflowCreate, id: string = newId(), savedBy?: string): Promise<Workflow> {
+  async create(
+    input: WorkflowCreate,
+    id: string = newId(),
+    savedBy?: string,
+    audit?: Audit,
+    action = 'workflow.create',
+  ): Promise<Workflow> {
     const trigger = unwrap(buildTrigger(input.trigger, undefined, this.#secrets));
     const now = nowIso();
     const workflow: Workflow = {
@@ -62,15 +69,21 @@ export class WorkflowService {
       updatedAt: now,
     };
     await assertReferences(this.#store.db, workflow);
-    await workflowsRepo.insert(this.#store.db, workflow, savedBy);
+    await this.#store.transaction(async (trx) => {
+      await workflowsRepo.insert(trx, workflow, savedBy);
+      await record(trx, audit, { action, target: targetOf(workflow), details: { version: 1 } });
+    });
     await this.#changed(workflow.id);
     return workflow;
   }
 
   /** Import: replace the workflow with this id when it exists, else create it (keeping a well-formed id). */
-  async import(input: WorkflowCreate, id?: string): Promise<Workflow> {
-    if (id && (await workflowsRepo.get(this.#store.db, id))) return this.replace(id, input);
-    return this.create(input, id && /^[0-9a-f-]{36}$/.test(id) ? id : newId());
+  async import(input: WorkflowCreate, id?: string, audit: Audit = SYSTEM): Promise<Workflow> {
+    if (id && (await workflowsRepo.get(this.#store.db, id))) {
+      return this.#save(id, undefined, importing(input), audit, 'workflow.import');
+    }
+    const fresh = id && /^[0-9a-f-]{36}$/.test(id) ? id : newId();
+    return this.create(input, fresh, undefined, audit, 'workflow.import');
   }
 
   /**
@@ -110,14 +123,8 @@ export class WorkflowService {
    * PUT: replace name, trigger, steps and settings. Settings left out are kept (clients written
    * before settings existed send none); `"settings": {}` clears them.
    */
-  replace(id: string, input: WorkflowCreate, savedBy?: string): Promise<Workflow> {
-    return this.#save(id, savedBy, (current) => ({
-      name: input.name,
-      trigger: input.trigger,
-      steps: input.steps ?? [],
-      settings: settingsOf(input.settings, current.settings ?? {}, true),
-      previous: current,
-    }));
+  replace(id: string, input: WorkflowCreate, savedBy?: string, audit?: Audit): Promise<Workflow> {
+    return this.#save(id, savedBy, importing(input), audit, 'workflow.save');
   }
 
   /**
@@ -126,15 +133,22 @@ export class WorkflowService {
    * values that version held (sealOnce keeps them as they are), and it is checked like any save:
    * a credential or error workflow deleted since is refused (400 naming the field).
    */
-  async restore(id: string, version: number, savedBy?: string): Promise<Workflow> {
+  async restore(id: string, version: number, savedBy?: string, audit?: Audit): Promise<Workflow> {
     const saved = await this.getVersion(id, version);
-    return this.#save(id, savedBy, (current) => ({
-      name: saved.name,
-      trigger: saved.trigger as TriggerInput,
-      steps: saved.steps,
-      settings: saved.settings ?? {},
-      previous: current,
-    }));
+    return this.#save(
+      id,
+      savedBy,
+      (current) => ({
+        name: saved.name,
+        trigger: saved.trigger as TriggerInput,
+        steps: saved.steps,
+        settings: saved.settings ?? {},
+        previous: current,
+      }),
+      audit,
+      'workflow.restore',
+      { restoredVersion: version },
+    );
   }
 
   /** The saved versions, newest first (number, name, time). */
@@ -160,27 +174,39 @@ export class WorkflowService {
    * then keeps them as stored. Handing it the sealed values as input sealed them once more on
    * every PATCH, and the webhook refused the real password from then on.
    */
-  patch(id: string, patch: WorkflowPatch, savedBy?: string): Promise<Workflow> {
-    return this.#save(id, savedBy, (current) => ({
-      name: patch.name ?? current.name,
-      trigger:
-        patch.trigger === undefined
-          ? storedAsInput(current.trigger)
-          : checkTrigger(mergePatch(storedAsInput(current.trigger), patch.trigger)),
-      steps: patch.steps ?? current.steps,
-      settings:
-        patch.settings === undefined
-          ? (current.settings ?? {})
-          : settingsOf(mergePatch(current.settings ?? {}, patch.settings) as WorkflowSettings, {}),
-      previous: current,
-    }));
+  patch(id: string, patch: WorkflowPatch, savedBy?: string, audit?: Audit): Promise<Workflow> {
+    return this.#save(
+      id,
+      savedBy,
+      (current) => ({
+        name: patch.name ?? current.name,
+        trigger:
+          patch.trigger === undefined
+            ? storedAsInput(current.trigger)
+            : checkTrigger(mergePatch(storedAsInput(current.trigger), patch.trigger)),
+        steps: patch.steps ?? current.steps,
+        settings:
+          patch.settings === undefined
+            ? (current.settings ?? {})
+            : settingsOf(mergePatch(current.settings ?? {}, patch.settings) as WorkflowSettings, {}),
+        previous: current,
+      }),
+      audit,
+      'workflow.save',
+    );
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, audit?: Audit): Promise<void> {
     // With its versions, test listeners, learned schema, refused calls and search index.
-    const deleted = await this.#store.transaction((trx) => workflowsRepo.delete(trx, id), {
-      lock: PATHS_LOCK,
-    });
+    const deleted = await this.#store.transaction(
+      async (trx) => {
+        const current = await workflowsRepo.get(trx, id);
+        if (!current || !(await workflowsRepo.delete(trx, id))) return false;
+        await record(trx, audit, { action: 'workflow.delete', target: targetOf(current) });
+        return true;
+      },
+      { lock: PATHS_LOCK },
+    );
     if (!deleted) throw workflowNotFound(id);
     await this.#changed(id);
   }
@@ -189,21 +215,21 @@ export class WorkflowService {
    * Make the latest version the one production runs, and the workflow active (SPEC 8 `publish`).
    * 409 when the latest trigger's method+path is served by another active workflow.
    */
-  publish(id: string): Promise<Workflow> {
-    return this.#setLive(id, true);
+  publish(id: string, audit?: Audit): Promise<Workflow> {
+    return this.#setLive(id, true, audit, 'workflow.publish');
   }
 
   /** SPEC 1: activate, like publish, makes the latest version live. */
-  activate(id: string): Promise<Workflow> {
-    return this.#setLive(id, true);
+  activate(id: string, audit?: Audit): Promise<Workflow> {
+    return this.#setLive(id, true, audit, 'workflow.activate');
   }
 
   /** Production stops serving; publishedVersion is kept (what ran last). */
-  deactivate(id: string): Promise<Workflow> {
-    return this.#setLive(id, false);
+  deactivate(id: string, audit?: Audit): Promise<Workflow> {
+    return this.#setLive(id, false, audit, 'workflow.deactivate');
   }
 
-  async #setLive(id: string, live: boolean): Promise<Workflow> {
+  async #setLive(id: string, live: boolean, audit?: Audit, action = 'workflow.publish'): Promise<Workflow> {
     let changed = false;
     const workflow = await this.#store.transaction(
       async (trx) => {
@@ -217,6 +243,11 @@ export class WorkflowService {
         next.updatedAt = nowIso();
         if (live) await assertPathFree(trx, next);
         await workflowsRepo.update(trx, next, false);
+        await record(trx, audit, {
+          action,
+          target: targetOf(next),
+          details: { publishedVersion: next.publishedVersion },
+        });
         changed = true;
         return next;
       },
@@ -236,6 +267,9 @@ export class WorkflowService {
       settings: WorkflowSettings;
       previous: Workflow;
     },
+    audit?: Audit,
+    action = 'workflow.save',
+    details: Record<string, unknown> = {},
   ): Promise<Workflow> {
     const workflow = await this.#store.transaction(
       async (trx) => {
@@ -261,6 +295,11 @@ export class WorkflowService {
         const now = nowIso();
         if (await isListening(trx, id, now)) await assertNoListenerConflict(trx, next, now);
         await workflowsRepo.update(trx, next, true, savedBy);
+        await record(trx, audit, {
+          action,
+          target: targetOf(next),
+          details: { version: next.version, ...details },
+        });
         return next;
       },
       { lock: PATHS_LOCK },
@@ -423,3 +462,24 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const targetOf = (w: Workflow) => ({ type: 'workflow', id: w.id, name: w.name });
+
+/** PUT and import: the content given, settings left out kept. */
+const importing =
+  (input: WorkflowCreate) =>
+  (
+    current: Workflow,
+  ): {
+    name: string;
+    trigger: TriggerInput | undefined;
+    steps: Step[];
+    settings: WorkflowSettings;
+    previous: Workflow;
+  } => ({
+    name: input.name,
+    trigger: input.trigger,
+    steps: input.steps ?? [],
+    settings: settingsOf(input.settings, current.settings ?? {}, true),
+    previous: current,
+  });

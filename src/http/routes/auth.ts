@@ -116,7 +116,11 @@ export function authRoutes(app: App, { accounts, config }: HttpDeps): void {
       },
     },
     async (req, reply) => {
-      const { user, cookie, session } = await accounts.acceptInvitation(req.body.token, req.body.password);
+      const { user, cookie, session } = await accounts.acceptInvitation(
+        req.body.token,
+        req.body.password,
+        ipOf(req.raw),
+      );
       reply.setCookie(SESSION_COOKIE, cookie, cookieOptions);
       return reply.code(201).send({ user: userOf(user), csrfToken: session.csrfToken });
     },

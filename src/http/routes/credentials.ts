@@ -4,8 +4,10 @@ import { CredentialCreateSchema, CredentialPatchSchema, CredentialSchema } from 
 import { decodeCursor } from '../../ids.js';
 import type { App, HttpDeps } from '../deps.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
+import { auditContext } from '../audit-context.js';
 
-export function credentialRoutes(app: App, { credentials }: HttpDeps): void {
+export function credentialRoutes(app: App, { credentials, config }: HttpDeps): void {
+  const auditOf = auditContext(config.http);
   const tags = ['credentials'];
 
   app.post(
@@ -18,7 +20,7 @@ export function credentialRoutes(app: App, { credentials }: HttpDeps): void {
         response: { 201: CredentialSchema, ...errors(400, 401) },
       }),
     },
-    async (req, reply) => reply.code(201).send(await credentials.create(req.body)),
+    async (req, reply) => reply.code(201).send(await credentials.create(req.body, auditOf(req))),
   );
 
   app.get(
@@ -54,7 +56,7 @@ export function credentialRoutes(app: App, { credentials }: HttpDeps): void {
         response: { 200: CredentialSchema, ...errors(400, 401, 404) },
       }),
     },
-    async (req) => credentials.update(req.params.id, req.body),
+    async (req) => credentials.update(req.params.id, req.body, auditOf(req)),
   );
 
   app.delete(
@@ -68,7 +70,7 @@ export function credentialRoutes(app: App, { credentials }: HttpDeps): void {
       }),
     },
     async (req, reply) => {
-      await credentials.delete(req.params.id);
+      await credentials.delete(req.params.id, auditOf(req));
       return reply.code(204).send(null);
     },
   );

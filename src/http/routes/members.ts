@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { principalOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
 import { errors, IdParams, routeSchema } from '../schemas.js';
+import { auditContext } from '../audit-context.js';
 
 export const RoleSchema = Type.Union(
   [Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')],
@@ -30,6 +31,7 @@ const InvitationSchema = Type.Object({
 
 export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
   const { members } = accounts;
+  const auditOf = auditContext(config.http);
   const tags = ['members'];
 
   app.get(
@@ -77,7 +79,7 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
     },
     async (req, reply) => {
       const by = principalOf(req)!;
-      const { invitation, token } = await members.invite(req.body.email, req.body.role, by);
+      const { invitation, token } = await members.invite(req.body.email, req.body.role, by, auditOf(req));
       return reply.code(201).send({
         id: invitation.id,
         inviteUrl: `${config.http.baseUrl}/invite/${token}`,
@@ -96,7 +98,7 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
       }),
     },
     async (req, reply) => {
-      await members.revokeInvitation(req.params.id);
+      await members.revokeInvitation(req.params.id, auditOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -111,7 +113,7 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
         response: { 200: MemberSchema, ...errors(400, 401, 403, 404) },
       }),
     },
-    async (req) => members.setRole(req.params.id, req.body.role),
+    async (req) => members.setRole(req.params.id, req.body.role, auditOf(req)),
   );
 
   app.delete(
@@ -124,7 +126,7 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
       }),
     },
     async (req, reply) => {
-      await members.remove(req.params.id);
+      await members.remove(req.params.id, auditOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -138,6 +140,6 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
         response: { 200: MemberSchema, ...errors(401, 403, 404) },
       }),
     },
-    async (req) => members.transferOwnership(req.params.id),
+    async (req) => members.transferOwnership(req.params.id, auditOf(req)),
   );
 }

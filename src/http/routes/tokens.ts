@@ -7,6 +7,7 @@ import { principalOf } from '../api-auth.js';
 import { forbidden } from '../permissions.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
 import { RoleSchema } from './members.js';
+import { auditContext } from '../audit-context.js';
 
 const TokenSchema = Type.Object({
   id: Type.String(),
@@ -20,7 +21,8 @@ const TokenSchema = Type.Object({
   lastUsedAt: Type.Union([Type.String(), Type.Null()]),
 });
 
-export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
+export function tokenRoutes(app: App, { tokens, config }: HttpDeps): void {
+  const auditOf = auditContext(config.http);
   const tags = ['tokens'];
   app.get(
     '/tokens',
@@ -58,7 +60,11 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
       const me = principalOf(req)!;
       const role = req.body.role ?? me.role;
       if (!atLeast(me.role, role)) throw forbidden(me.role, role, `A token with the ${role} role`);
-      const { token, apiToken } = await tokens.create(req.body.name, { memberId: me.memberId, role });
+      const { token, apiToken } = await tokens.create(
+        req.body.name,
+        { memberId: me.memberId, role },
+        auditOf(req),
+      );
       // The only time the token is shown: it is stored hashed.
       return reply.code(201).send({ ...apiToken, token });
     },
@@ -80,7 +86,7 @@ export function tokenRoutes(app: App, { tokens }: HttpDeps): void {
       if (token.memberId !== me.memberId && !atLeast(me.role, 'admin')) {
         throw forbidden(me.role, 'admin', "Revoking another member's token");
       }
-      await tokens.revoke(req.params.id);
+      await tokens.revoke(req.params.id, auditOf(req));
       return reply.code(204).send(null);
     },
   );

@@ -6,6 +6,7 @@ import { actorOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentWorkflow, presentWorkflowVersion } from '../present.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema, VersionParams } from '../schemas.js';
+import { auditContext } from '../audit-context.js';
 
 /** One saved version (SPEC 7c): what the editor diffs against before publishing. */
 const WorkflowVersionSchema = Type.Object({
@@ -29,6 +30,7 @@ const VersionItemSchema = Type.Object({
 });
 
 export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
+  const auditOf = auditContext(config.http);
   const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
   const tags = ['workflows'];
 
@@ -41,7 +43,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
       }),
     },
     async (req, reply) =>
-      reply.code(201).send(present(await workflows.create(req.body, undefined, actorOf(req)))),
+      reply.code(201).send(present(await workflows.create(req.body, undefined, actorOf(req), auditOf(req)))),
   );
 
   app.get(
@@ -90,7 +92,8 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.restore(req.params.id, req.params.version, actorOf(req))),
+    async (req) =>
+      present(await workflows.restore(req.params.id, req.params.version, actorOf(req), auditOf(req))),
   );
 
   app.get(
@@ -118,17 +121,17 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
     }),
   });
   app.put('/workflows/:id', save(WorkflowCreateSchema), async (req) =>
-    present(await workflows.replace(req.params.id, req.body, actorOf(req))),
+    present(await workflows.replace(req.params.id, req.body, actorOf(req), auditOf(req))),
   );
   app.patch('/workflows/:id', save(WorkflowPatchSchema), async (req) =>
-    present(await workflows.patch(req.params.id, req.body, actorOf(req))),
+    present(await workflows.patch(req.params.id, req.body, actorOf(req), auditOf(req))),
   );
 
   app.delete(
     '/workflows/:id',
     { schema: routeSchema(tags, { params: IdParams, response: { 204: Type.Null(), ...errors(401, 404) } }) },
     async (req, reply) => {
-      await workflows.delete(req.params.id);
+      await workflows.delete(req.params.id, auditOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -142,7 +145,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.activate(req.params.id)),
+    async (req) => present(await workflows.activate(req.params.id, auditOf(req))),
   );
 
   app.post(
@@ -155,7 +158,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.publish(req.params.id)),
+    async (req) => present(await workflows.publish(req.params.id, auditOf(req))),
   );
 
   app.post(
@@ -168,7 +171,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
         response: { 200: WorkflowSchema, ...errors(401, 404) },
       }),
     },
-    async (req) => present(await workflows.deactivate(req.params.id)),
+    async (req) => present(await workflows.deactivate(req.params.id, auditOf(req))),
   );
 
   app.get(

@@ -332,6 +332,35 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0015_audit_log': () => ({
+    async up(db: Kysely<unknown>) {
+      // The audit log (SPEC 11b, src/audit): each row written in the transaction of the change it
+      // records. Listed newest first, filtered by actor, action or workflow; deleted by age.
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor_type', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text')
+        .addColumn('actor_name', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target_type', 'text', (c) => c.notNull())
+        .addColumn('target_id', 'text')
+        .addColumn('target_name', 'text')
+        .addColumn('workflow_id', 'text')
+        .addColumn('details', 'text', (c) => c.notNull())
+        .addColumn('ip', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_at').on('audit_log').column('at').execute();
+      await db.schema
+        .createIndex('audit_log_workflow_id')
+        .on('audit_log')
+        .columns(['workflow_id', 'id'])
+        .execute();
+      await db.schema.createIndex('audit_log_actor_id').on('audit_log').columns(['actor_id', 'id']).execute();
+      await db.schema.createIndex('audit_log_action').on('audit_log').columns(['action', 'id']).execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
