@@ -2,7 +2,7 @@
  * Teams in the browser (SPEC 11b): an invited viewer opens the invite link, sets a password, is
  * signed in, and sees the workflows without anything that would change them (no New workflow, no
  * Save, Publish or activation switch, no Credentials or Members in the navigation). The owner's
- * Members page makes the link to copy.
+ * Members page makes the link to copy; the Audit page filters by action and actor.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -104,5 +104,22 @@ describe('teams in the browser', () => {
       expect(await viewer.getByRole('button', { name }).count(), String(name)).toBe(0);
     }
     expect(await viewer.getByRole('switch').count()).toBe(0);
+
+    // The owner's Audit page: the invitation and the join, filtered by action and by actor.
+    await owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+    await owner.getByLabel('Action').selectOption('member.join');
+    await expect.poll(() => new URL(owner.url()).search).toBe('?action=member.join');
+    const joins = owner.getByTestId('audit-row');
+    await expect.poll(() => joins.count()).toBe(1);
+    expect(await joins.first().textContent()).toContain('viewer@example.com');
+    await owner.getByLabel('Action').selectOption('');
+    await owner.getByLabel('Actor').fill('owner@example.com');
+    await owner.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => new URL(owner.url()).searchParams.get('actor')).toBe('owner@example.com');
+    await expect
+      .poll(async () => (await owner.getByTestId('audit-row').allTextContents()).join('\n'))
+      .toContain('member.invite');
+    const actors = await owner.getByTestId('audit-row').locator('th').allTextContents();
+    expect(actors.every((a) => a.startsWith('owner@example.com'))).toBe(true);
   }, 60_000);
 });

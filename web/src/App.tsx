@@ -2,6 +2,7 @@ import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } from './api';
 import { withBase } from './base';
 import { ErrorMessage } from './components/ErrorMessage';
+import { AuditList } from './pages/AuditList';
 import { AuthPage } from './pages/AuthPage';
 import { InvitePage } from './pages/InvitePage';
 import { MemberList } from './pages/MemberList';
@@ -135,6 +136,8 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (path === '/tokens') page = <TokenList />;
   else if (path === '/credentials' && atLeast(user.role, 'editor')) page = <CredentialList />;
   else if (path === '/members' && atLeast(user.role, 'admin')) page = <MemberList me={user} />;
+  else if (path === '/audit' && atLeast(user.role, 'admin'))
+    page = <AuditList search={location.split('?')[1] ?? ''} />;
   else page = <NotFound path={path} />;
 
   const section = path.startsWith('/executions')
@@ -145,7 +148,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
         ? 'credentials'
         : path === '/members'
           ? 'members'
-          : 'workflows';
+          : path === '/audit'
+            ? 'audit'
+            : 'workflows';
   return (
     <RoleContext.Provider value={user.role}>
       <a href="#main" className="skip-link">
@@ -174,6 +179,11 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           {atLeast(user.role, 'admin') && (
             <Link to="/members" aria-current={section === 'members' ? 'page' : undefined}>
               Members
+            </Link>
+          )}
+          {atLeast(user.role, 'admin') && (
+            <Link to="/audit" aria-current={section === 'audit' ? 'page' : undefined}>
+              Audit
             </Link>
           )}
           <a href={withBase('/api/docs')}>API docs</a>
