@@ -20,6 +20,7 @@ import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { SECRET_FIELDS } from '../model/workflow.js';
 import { PATHS_LOCK } from '../workflows/service.js';
+import { record, SYSTEM } from '../audit/audit.js';
 
 export interface RotateCounts {
   credentials: number;
@@ -81,6 +82,12 @@ export async function rotateSecrets(
         throw new RotateError(
           `${unreadable} stored secret(s) open with neither the current key nor the new one; nothing was changed. Is HOOKFLOW_ENCRYPTION_KEY (or the data dir's encryption.key) the key they were sealed with?`,
         );
+      // Counts only: the audit log never holds a key.
+      await record(trx, SYSTEM, {
+        action: 'secrets.rotate',
+        target: { type: 'encryption_key', id: null, name: 'HOOKFLOW_ENCRYPTION_KEY' },
+        details: { ...counts },
+      });
       return counts;
     },
     { lock: PATHS_LOCK },

@@ -125,6 +125,11 @@ describe('hookflow secrets rotate', () => {
 
     server = await start(dataDir, NEW);
     try {
+      // In the audit log as the system's, with counts and never a key.
+      const audit = await server.api('GET', '/api/v1/audit?action=secrets.rotate');
+      expect(audit.body.items).toHaveLength(2);
+      expect(audit.body.items[0]).toMatchObject({ actor: { type: 'system' }, details: { credentials: 1 } });
+      expect(JSON.stringify(audit.body)).not.toContain(NEW);
       const { status, execution } = await call(server, 'rotate-env');
       expect(status).toBe(200);
       expect(execution.status).toBe('succeeded');

@@ -39,6 +39,7 @@ const ACTIONS = [
   'member.transfer_ownership',
   'auth.sign_in',
   'auth.sign_in_failed',
+  'secrets.rotate',
 ];
 
 /**
