@@ -155,7 +155,13 @@ export function AuditList({ search }: { search: string }) {
             <tr key={e.id} data-testid="audit-row">
               <td title={formatTime(e.at)}>{formatAgo(e.at)}</td>
               <th scope="row">
-                {e.actor.name}
+                <Link
+                  to={`/audit${qs({ ...filters, actor: e.actor.id ?? e.actor.name })}`}
+                  title={`Only what ${e.actor.name} did`}
+                  onClick={() => setActor(e.actor.id ?? e.actor.name)}
+                >
+                  {e.actor.name}
+                </Link>
                 {e.actor.type !== 'user' && <span className="muted small"> ({e.actor.type})</span>}
               </th>
               <td>

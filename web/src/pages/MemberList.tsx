@@ -128,7 +128,7 @@ export function MemberList({ me }: { me: User }) {
 
       <form className="card inline-form" onSubmit={invite}>
         <h2 className="label">Invite someone</h2>
-        <div className="row">
+        <div className="row wrap-row">
           <label htmlFor={`${id}-email`} className="visually-hidden">
             Email of the person to invite
           </label>
@@ -167,8 +167,8 @@ export function MemberList({ me }: { me: User }) {
         <div className="card" role="status">
           <h2>Invitation for {invited.email}</h2>
           <p>Send them this link; it is shown only now. Opening it lets them set a password and sign in.</p>
-          <div className="row">
-            <code className="grow" data-testid="invite-url">
+          <div className="row wrap-row">
+            <code className="grow invite-url" data-testid="invite-url">
               {invited.inviteUrl}
             </code>
             <CopyButton text={invited.inviteUrl} label="Copy link" />
