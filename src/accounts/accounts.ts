@@ -148,6 +148,15 @@ export class Accounts {
           created_at: new Date().toISOString(),
         });
         await this.#setupCodes.consumeAll(trx);
+        await record(
+          trx,
+          { actor: { type: 'user', id: user.id, name: user.email }, ip: address },
+          {
+            action: 'member.join',
+            target: { type: 'member', id: user.id, name: user.email },
+            details: { role: 'owner' },
+          },
+        );
       },
       { lock: ACCOUNTS_LOCK },
     );
