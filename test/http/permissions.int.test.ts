@@ -6,7 +6,7 @@
  * role is checked before anything is looked up, so nothing is changed and every answer is cheap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERMISSIONS } from '../../src/http/permissions.js';
+import { neededFor, PERMISSIONS } from '../../src/http/permissions.js';
 import { atLeast, ROLES } from '../../src/shared/roles.js';
 import {
   createActiveWorkflow,
@@ -67,6 +67,11 @@ describe('permissions: every OpenAPI route × every role', () => {
     );
     expect(stale, 'entries of src/http/permissions.ts for routes that do not exist').toEqual([]);
     expect(documented.length).toBeGreaterThan(40);
+  });
+
+  it('a route without an entry is refused (server.ts checks every route it registers with neededFor)', () => {
+    expect(() => neededFor('GET', '/api/v1/not-in-the-table')).toThrow(/permissions\.ts/);
+    expect(neededFor('GET', '/api/v1/workflows')).toBe('viewer');
   });
 
   it('public routes answer without a token or session (never 401 or 403 forbidden)', async () => {
