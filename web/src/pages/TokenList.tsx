@@ -149,16 +149,16 @@ export function TokenList() {
       {tokens !== null && tokens.length > 0 && (
         <ListTable
           caption="API tokens"
-          columns={['Name', 'Role', 'Starts with', 'Created', 'Last used']}
+          columns={['Name', 'Starts with', 'Role', 'Created', 'Last used']}
           onMore={hasMore ? more : undefined}
         >
           {tokens.map((t) => (
             <tr key={t.id}>
               <th scope="row">{t.name}</th>
-              <td>{t.role}</td>
               <td>
                 <code>{t.prefix}…</code>
               </td>
+              <td>{t.role}</td>
               <td title={formatTime(t.createdAt)}>{formatAgo(t.createdAt)}</td>
               <td title={t.lastUsedAt ? formatTime(t.lastUsedAt) : undefined}>
                 {t.lastUsedAt ? formatAgo(t.lastUsedAt) : <span className="muted">Never</span>}
