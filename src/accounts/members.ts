@@ -41,7 +41,7 @@ export interface Actor {
   role: Role;
 }
 
-export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 const toMember = (row: MemberRow): Member => ({
   id: row.id,
