@@ -32,6 +32,7 @@ import { compileFast, DECLINE, type FastEvaluator } from './fast-expressions.js'
 import type { ExpressionScope } from '../shared/expression-scope.js';
 import { toJson } from '../shared/json-result.js';
 import { splitTemplate } from '../shared/template-syntax.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 
 export { splitTemplate };
 
@@ -234,18 +235,18 @@ export function hasUninterruptible(template: Template): boolean {
   }
 }
 
-/** Render a template against a scope; throws ExpressionError. */
+/** `render`, always as a promise. */
 export async function renderTemplate(template: Template, scope: Scope): Promise<unknown> {
-  return renderNow(template, scope);
+  return render(template, scope);
 }
 
 /**
- * renderTemplate without a promise when every expression takes the fast path (the common case):
- * the rendered value itself, or a Promise of it when some expression needs JSONata's evaluator
- * (rendered values are JSON, never promises). Otherwise again, node by node, each expression on
- * its own. Throws ExpressionError (synchronously on the fast path).
+ * Renders a template against a scope: the value itself when every expression takes the fast path
+ * (the common case), a promise of it when some expression needs JSONata's evaluator (rendered
+ * values are JSON, never promises): then again, node by node, each expression on its own. Fails
+ * with ExpressionError (thrown on the fast path, rejected on JSONata's).
  */
-export function renderNow(template: Template, scope: Scope): unknown {
+export function render(template: Template, scope: Scope): MaybePromise<unknown> {
   const fast = renderFast(template, scope);
   return fast === DECLINE ? renderSlow(template, scope) : fast;
 }

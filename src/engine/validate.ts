@@ -9,9 +9,9 @@ import { Compile } from 'typebox/compile';
 import type { FieldError } from '../errors.js';
 import type { Step } from '../model/workflow.js';
 import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
-import { compileTemplate, defineEntry, type Template } from './expressions.js';
-import { FLOW_TYPES, nestedLists } from './steps/flow.js';
-import { STEP_TYPES, stepType } from './steps/index.js';
+import { stepLists, withoutLists } from '../shared/step-lists.js';
+import { compileTemplate } from './expressions.js';
+import { STEP_TYPES, type StepRegistry } from './steps/index.js';
 import { renderedSchema, type StepType } from './steps/types.js';
 
 /**
@@ -24,10 +24,10 @@ export const MAX_NESTING = 10;
 export const MAX_STEPS = 1_000;
 
 export interface Validators {
+  /** The stored configuration, checked on save (an `Expr` field may hold a `{{ … }}` text). */
   stored: ReturnType<typeof Compile>;
+  /** The rendered configuration, checked before each run of the step (`renderedSchema`). */
   rendered: ReturnType<typeof Compile>;
-  /** The schema `rendered` checks (`renderedSchema` of the type's), as JSON Schema. */
-  renderedSchema: unknown;
 }
 
 /** A step's own fields: everything but `name` and `type`. */
@@ -41,103 +41,10 @@ const validatorCache = new WeakMap<StepType<TSchema>, Validators>();
 export function validators(type: StepType<TSchema>): Validators {
   let v = validatorCache.get(type);
   if (!v) {
-    const rendered = renderedSchema(type.config);
-    v = { stored: Compile(type.config), rendered: Compile(rendered as TSchema), renderedSchema: rendered };
+    v = { stored: Compile(type.config), rendered: Compile(renderedSchema(type.config) as TSchema) };
     validatorCache.set(type, v);
   }
   return v;
-}
-
-/**
- * Whether a step's rendered configuration must be checked on every run (the engine checks it after
- * rendering). Not when every expression in `template` lands where the rendered schema takes any
- * value (`{}`: `set`'s field values) and the configuration passes that schema now with a
- * placeholder for each expression: then no run can render one the check refuses. (`set`'s check
- * tested a regular expression per field name, every run: 0.5 µs of a ~6 µs run of the bench
- * workflow.) Any schema keyword around an expression that this does not know keeps the check; so
- * does a fixed part that the current schema refuses (a version saved by an older hookflow): each
- * run then fails as before.
- */
-export function renderedCheckNeeded(
-  type: StepType<TSchema>,
-  template: Template,
-  literal: readonly [string, unknown][] | undefined,
-): boolean {
-  const v = validators(type);
-  if (!takesAnyRendered(template, v.renderedSchema)) return true;
-  const sample = withPlaceholders(template);
-  if (literal && typeof sample === 'object' && sample !== null)
-    for (const [k, value] of literal) (sample as Record<string, unknown>)[k] = value;
-  return !v.rendered.Check(sample);
-}
-
-/** Keywords of an object or array schema that only constrain keys or counts, fixed when saved. */
-const OBJECT_KEYWORDS = new Set([
-  'type',
-  'properties',
-  'patternProperties',
-  'additionalProperties',
-  'required',
-  'minProperties',
-  'maxProperties',
-]);
-const ARRAY_KEYWORDS = new Set(['type', 'items', 'minItems', 'maxItems']);
-
-/** Whether whatever `template`'s expressions render, it fits `schema` where they land. */
-function takesAnyRendered(template: Template, schema: unknown): boolean {
-  if (template.kind === 'literal') return true;
-  if (typeof schema !== 'object' || schema === null) return false;
-  const s = schema as Record<string, unknown>;
-  const keywords = Object.keys(s);
-  switch (template.kind) {
-    case 'expression':
-      return keywords.length === 0;
-    case 'text':
-      return keywords.length === 0 || (keywords.length === 1 && s.type === 'string');
-    case 'array':
-      return (
-        keywords.every((k) => ARRAY_KEYWORDS.has(k)) &&
-        template.items.every((item) => takesAnyRendered(item, s.items))
-      );
-    case 'object': {
-      // Rendering keeps every key, an expression that found nothing as undefined, which `required`
-      // takes as present (TypeBox): keys and their number are fixed, as saved.
-      if (!keywords.every((k) => OBJECT_KEYWORDS.has(k))) return false;
-      return template.entries.every(([key, value]) => takesAnyRendered(value, entrySchema(s, key)));
-    }
-  }
-}
-
-/** The schema an object schema gives the entry `key` (undefined when that is not plain). */
-function entrySchema(s: Record<string, unknown>, key: string): unknown {
-  const properties = s.properties as Record<string, unknown> | undefined;
-  if (properties && Object.hasOwn(properties, key)) return properties[key];
-  const patterns = Object.entries((s.patternProperties as Record<string, unknown> | undefined) ?? {});
-  if (patterns.length > 1) return undefined;
-  if (patterns.length === 1) return new RegExp(patterns[0]![0]).test(key) ? patterns[0]![1] : undefined;
-  return typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
-}
-
-/**
- * The template with each expression replaced by a value its place takes (`takesAnyRendered`): null,
- * or '' for text. Keys and counts stay as every run renders them.
- */
-function withPlaceholders(template: Template): unknown {
-  switch (template.kind) {
-    case 'literal':
-      return template.value;
-    case 'expression':
-      return null;
-    case 'text':
-      return '';
-    case 'array':
-      return template.items.map(withPlaceholders);
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [key, value] of template.entries) defineEntry(out, key, withPlaceholders(value));
-      return out;
-    }
-  }
 }
 
 /** TypeBox errors as FieldErrors: one per field, with the field named (not "must have required properties"). */
@@ -169,11 +76,12 @@ export function schemaErrors(validator: ReturnType<typeof Compile>, value: unkno
  * nested in if/switch/forEach (at most MAX_NESTING levels, MAX_STEPS in all). Fields are JSON
  * pointers from the workflow root (`/steps/0/cases/1/steps/0/condition`). A workflow with a
  * `code` step needs the code sandbox loaded (`validateStepsAsync` does it) to check its syntax.
+ * `types`: the step types known (the built-in ones unless a test adds its own).
  */
-export function validateSteps(steps: readonly Step[]): FieldError[] {
+export function validateSteps(steps: readonly Step[], types: StepRegistry = STEP_TYPES): FieldError[] {
   const errors: FieldError[] = [];
   const count = { steps: 0 };
-  validateList(steps, '/steps', 1, new Set<string>(), count, errors);
+  validateList(steps, '/steps', 1, { seen: new Set<string>(), count, errors, types });
   if (count.steps > MAX_STEPS)
     errors.unshift({
       field: '/steps',
@@ -184,14 +92,16 @@ export function validateSteps(steps: readonly Step[]): FieldError[] {
 
 const SAFE_NAME = { minLength: 1, maxLength: 128 };
 
-function validateList(
-  steps: readonly unknown[],
-  pointer: string,
-  level: number,
-  seen: Set<string>,
-  count: { steps: number },
-  errors: FieldError[],
-): void {
+/** What validating a workflow's lists shares: the names so far, the steps counted, the errors. */
+interface Validation {
+  seen: Set<string>;
+  count: { steps: number };
+  errors: FieldError[];
+  types: StepRegistry;
+}
+
+function validateList(steps: readonly unknown[], pointer: string, level: number, v: Validation): void {
+  const { seen, count, errors, types } = v;
   steps.forEach((value, i) => {
     const base = `${pointer}/${i}`;
     count.steps++;
@@ -219,11 +129,11 @@ function validateList(
       errors.push({ field: `${base}/type`, message: 'is required' });
       return;
     }
-    const type = stepType(step.type);
+    const type = types.get(step.type);
     if (!type) {
       errors.push({
         field: `${base}/type`,
-        message: `unknown step type "${step.type}" (known: ${[...STEP_TYPES.keys()].join(', ')})`,
+        message: `unknown step type "${step.type}" (known: ${[...types.keys()].join(', ')})`,
       });
       return;
     }
@@ -239,8 +149,7 @@ function validateList(
     for (const e of compileTemplate(ownConfig(step, type)).errors) {
       errors.push({ field: `${base}${e.field}`, message: `expression does not compile: ${e.message}` });
     }
-    if (!FLOW_TYPES.has(step.type)) return;
-    for (const list of nestedLists(step)) {
+    for (const list of stepLists(step, type.lists)) {
       if (level >= MAX_NESTING) {
         if (list.steps.length > 0)
           errors.push({
@@ -249,47 +158,33 @@ function validateList(
           });
         continue;
       }
-      validateList(list.steps, `${base}${list.field}`, level + 1, seen, count, errors);
+      validateList(list.steps, `${base}${list.field}`, level + 1, v);
     }
   });
 }
 
 /** What of a step is a template: its fields but nested step lists and `literal` fields. */
 function ownConfig(step: Step, type: StepType<TSchema>): Record<string, unknown> {
-  const config = stepConfig(step);
+  const config = withoutLists(stepConfig(step), type.lists);
   for (const k of type.literal ?? []) delete config[k];
-  switch (step.type) {
-    case 'if':
-      delete config.then;
-      delete config.else;
-      break;
-    case 'switch':
-      delete config.default;
-      if (Array.isArray(config.cases))
-        config.cases = config.cases.map((c: Record<string, unknown>) => {
-          const { steps: _steps, ...rest } = c;
-          return rest;
-        });
-      break;
-    case 'forEach':
-      delete config.steps;
-      break;
-  }
   return config;
 }
 
 /** validateSteps, after loading the code sandbox when a `code` step needs its syntax checked. */
-export async function validateStepsAsync(steps: readonly Step[]): Promise<FieldError[]> {
-  if (!codeSandboxLoaded() && hasCodeStep(steps)) await loadCodeSandbox();
-  return validateSteps(steps);
+export async function validateStepsAsync(
+  steps: readonly Step[],
+  types: StepRegistry = STEP_TYPES,
+): Promise<FieldError[]> {
+  if (!codeSandboxLoaded() && hasCodeStep(steps, types)) await loadCodeSandbox();
+  return validateSteps(steps, types);
 }
 
-function hasCodeStep(steps: readonly unknown[], level = 1): boolean {
+function hasCodeStep(steps: readonly unknown[], types: StepRegistry, level = 1): boolean {
   if (level > MAX_NESTING + 1) return false;
   return steps.some((s) => {
     if (typeof s !== 'object' || s === null) return false;
     const step = s as Step;
     if (step.type === 'code') return true;
-    return nestedLists(step).some((l) => hasCodeStep(l.steps, level + 1));
+    return stepLists(step, types.get(step.type)?.lists).some((l) => hasCodeStep(l.steps, types, level + 1));
   });
 }

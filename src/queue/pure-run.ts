@@ -2,9 +2,7 @@
  * A workflow of pure steps (no network, nothing outside the execution) may run before its
  * execution is stored, and the row is then inserted finished: one row write per request instead of
  * an insert, a claim and an update (see webhooks/ingest.ts). It runs on the event loop
- * (Worker.offer). (On SQLite it also ran on the writer thread as that inserted the row; measured
- * alternately against the event loop, it gained nothing beyond noise and cost ~20 MB of RSS: issue
- * 16 removed it.)
+ * (Worker.offer).
  *
  * The event loop serves every request, so a run there only gets a short slice (the engine enforces it as JSONata
  * evaluates, RunContext.sliceMs) and only for small items (parsing and copying a big one cannot
@@ -21,6 +19,7 @@ import { nowIso } from '../ids.js';
 import { recordJson } from '../model/record-json.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../model/workflow.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 
 /**
  * The time one workflow may run before its commit. Pure workflows typically take 10–100 µs; one
@@ -56,7 +55,7 @@ export function runPure(
   item: unknown,
   onCrash: (err: unknown) => void,
   sliceMs: number = PURE_SLICE_MS,
-): boolean | Promise<boolean> {
+): MaybePromise<boolean> {
   if (row.trigger.length > PURE_MAX_ITEM_CHARS || sliceMs <= 0) return false;
   const startedAt = nowIso();
   if (workflow.steps.length === 0) {
@@ -68,38 +67,17 @@ export function runPure(
     row.started_at = row.finished_at = startedAt;
     return true;
   }
-  let result: RunResult | Promise<RunResult> | false;
-  try {
-    // A result, not a promise, when every step answers at once (Engine.runNow): set → filter → set
-    // runs with no async function and no microtask turn.
-    result = engine.runNow(workflow, item, {
-      executionId: row.id,
-      mode: row.mode,
-      attempt: row.attempt ?? 1,
-      sliceMs,
-    });
-  } catch (err) {
-    result = crashed(err, onCrash);
-  }
   const maxBytes = Math.min(engine.recordMaxBytes, PURE_MAX_RECORD_BYTES);
-  if (result instanceof Promise) return finishLater(result, row, onCrash, startedAt, maxBytes);
-  return result !== false && finish(row, result, startedAt, maxBytes);
-}
-
-async function finishLater(
-  pending: Promise<RunResult>,
-  row: NewExecutionRow,
-  onCrash: (err: unknown) => void,
-  startedAt: string,
-  maxBytes: number,
-): Promise<boolean> {
-  let result: RunResult | false;
-  try {
-    result = await pending;
-  } catch (err) {
-    result = crashed(err, onCrash);
-  }
-  return result !== false && finish(row, result, startedAt, maxBytes);
+  // The result itself, not a promise, when every step answers at once (Engine.run): set → filter →
+  // set runs with no async function and no microtask turn.
+  return andThen(
+    engine.run(workflow, item, { executionId: row.id, mode: row.mode, attempt: row.attempt ?? 1, sliceMs }),
+    (result) => finish(row, result, startedAt, maxBytes),
+    (err) => {
+      const result = crashed(err, onCrash);
+      return result !== false && finish(row, result, startedAt, maxBytes);
+    },
+  );
 }
 
 /** What a run that threw comes to: false when it gave its slice up, else a failed run. */

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
+import { isPromise } from '../shared/maybe-promise.js';
 import { executionsRepo } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
@@ -188,7 +189,7 @@ export class Worker implements ExecutionEntry {
       const ran = runPure(this.#engine, workflow, row, item, (err) =>
         this.#finished.crashed(err, row.id, workflow.id),
       );
-      if (ran instanceof Promise) await ran;
+      if (isPromise(ran)) await ran;
     }
     const bytes = row.trigger.length;
     const claimed = !pure && this.#reserve(bytes);

@@ -1,6 +1,8 @@
 /**
- * The step types hookflow knows. Adding a type is adding its file and one line here; everything
- * else (validation on save, rendering, running, recording) is generic.
+ * The step types hookflow knows. Adding a type is adding its file and one line here (then
+ * `npm run catalog`, which copies each type's lists, purity and description to
+ * src/shared/step-catalog.ts for the model and the UI); everything else (validation on save,
+ * rendering, running, recording, nested lists) is generic.
  */
 import type { TSchema } from 'typebox';
 import { codeStep } from './code.js';
@@ -12,6 +14,9 @@ import { respondStep } from './respond.js';
 import { setStep } from './set.js';
 import type { StepType } from './types.js';
 import { waitStep } from './wait.js';
+
+/** Step types by name: the built-in ones (STEP_TYPES), or those and more (`withStepTypes`). */
+export type StepRegistry = ReadonlyMap<string, StepType<TSchema>>;
 
 const TYPES: StepType<TSchema>[] = [
   setStep,
@@ -26,8 +31,18 @@ const TYPES: StepType<TSchema>[] = [
   failStep,
 ] as unknown as StepType<TSchema>[];
 
-export const STEP_TYPES: ReadonlyMap<string, StepType<TSchema>> = new Map(TYPES.map((t) => [t.type, t]));
+export const STEP_TYPES: StepRegistry = new Map(TYPES.map((t) => [t.type, t]));
 
-export function stepType(type: string): StepType<TSchema> | undefined {
-  return STEP_TYPES.get(type);
+export function stepType(type: string, types: StepRegistry = STEP_TYPES): StepType<TSchema> | undefined {
+  return types.get(type);
+}
+
+/**
+ * The built-in types and `more` (a test's own type: Engine's `stepTypes` and validateSteps take
+ * the registry), without changing STEP_TYPES.
+ */
+export function withStepTypes(...more: StepType<never>[]): StepRegistry {
+  const types = new Map(STEP_TYPES);
+  for (const t of more as unknown as StepType<TSchema>[]) types.set(t.type, t);
+  return types;
 }

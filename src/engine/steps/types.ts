@@ -1,13 +1,15 @@
 /**
- * What a step type is: a name, the TypeBox schema of its own configuration fields, and `run`.
- * The registry (index.ts) lists the types; run.ts renders a step's expressions and hands the
- * result to `run`. A step type knows nothing of the database, the queue or HTTP serving.
+ * What a step type is: a name, the TypeBox schema of its own configuration fields, where it keeps
+ * nested step lists (if it holds steps), whether it is pure, and `run`. The registry (index.ts)
+ * lists the types; run.ts renders a step's expressions and hands the result to `run`. A step type
+ * knows nothing of the database, the queue or HTTP serving.
  */
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import type { FieldError } from '../../errors.js';
 import type { RunCredentials } from '../credentials.js';
 import type { Scope } from '../expressions.js';
 import type { Outbound } from '../network.js';
+import type { MaybePromise } from '../../shared/maybe-promise.js';
 
 export interface StepContext {
   /** The previous step's output (the trigger item for the first step). */
@@ -35,8 +37,14 @@ export interface StepContext {
    * same on every attempt and resumption (the `http` step's idempotency key).
    */
   indices?: readonly number[];
-  /** The `code` step's limits (config.engine); defaults when absent. */
-  limits?: { memoryBytes: number; timeoutMs: number };
+  /** The engine's limits (config.engine): the `code` step's, and the most elements a loop runs over. */
+  limits?: { memoryBytes: number; timeoutMs: number; foreachMaxItems?: number };
+  /**
+   * Steps holding steps (StepType.lists) only: renders the field at this JSON pointer inside the
+   * step (`/condition`, `/cases/2/when`) against the scope now, so a step renders only what it
+   * needs (a `switch` stops at the first case that matches).
+   */
+  render?(field: string): MaybePromise<unknown>;
 }
 
 /** Fields a step type adds to its step record (`http`: `request`, `attempts`), succeeded or failed. */
@@ -57,6 +65,17 @@ export interface StepOutcome {
   park?: { until: Date; state: unknown };
   /** Added to the step's record. */
   details?: StepDetails;
+  /**
+   * A step holding steps: the list to run on its input, a JSON pointer inside the step (`/then`,
+   * `/cases/1/steps`); the list's output is the step's. A list the step does not have runs nothing
+   * (the output is `output`); the record names it (StepResult.branch, shared/step-lists.ts branchOf).
+   */
+  branch?: string;
+  /**
+   * A step holding steps: run its first list once per element, with `$item` and `$index`; the
+   * step's output gathers each iteration's (a `filter` inside drops the element).
+   */
+  each?: unknown[];
 }
 
 /** A step's own failure: becomes the step's (and the execution's) error, naming the field when there is one. */
@@ -108,10 +127,20 @@ export interface StepType<S extends TSchema = TSchema> {
   /** Checks the schema cannot express; fields are JSON pointers inside the step. */
   check?(config: Static<S>): FieldError[];
   /**
+   * Where a step of this type keeps nested step lists, as paths inside the step
+   * (shared/step-lists.ts): `['then', 'else']`; `*` stands for each element of an array, as in
+   * `cases`, `*`, `steps` joined by slashes. Validation checks each list like the top level, the
+   * engine compiles and runs them with the same loop, and the walk over a workflow's steps and
+   * the UI read them (from shared/step-catalog.ts, `npm run catalog`). Such a step's `run` gets
+   * its fields as stored and renders what it needs (`ctx.render`); it answers with the list to
+   * run (`branch`) or the elements to run its first list for (`each`).
+   */
+  lists?: readonly string[];
+  /**
    * A step with nothing to wait for (set, filter…) returns its outcome itself: the engine awaits
    * only promises, so a flat workflow of such steps pays no microtask turn per step.
    */
-  run(config: Static<S>, ctx: StepContext): StepOutcome | Promise<StepOutcome>;
+  run(config: Static<S>, ctx: StepContext): MaybePromise<StepOutcome>;
 }
 
 /** Declare a step type with its config type inferred from the schema. */

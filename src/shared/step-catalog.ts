@@ -1,0 +1,65 @@
+/**
+ * Each step type's nested lists, purity and description, for the model and the UI (which may not
+ * import the engine). Written by `npm run catalog` from src/engine/steps/: do not edit.
+ */
+import type { StepCatalogEntry } from './step-lists.js';
+
+export const STEP_CATALOG: Readonly<Record<string, StepCatalogEntry>> = {
+  set: {
+    lists: [],
+    pure: true,
+    description: 'Set fields (renamed, computed or constant) on the item.',
+  },
+  filter: {
+    lists: [],
+    pure: true,
+    description: 'Stop the run (status `filtered`) unless the condition is true.',
+  },
+  http: {
+    lists: [],
+    pure: false,
+    description: 'Send an HTTP request; its response is the output.',
+  },
+  respond: {
+    lists: [],
+    pure: true,
+    description: 'Set the status, headers and body of the webhook response (response mode `respondStep`).',
+  },
+  if: {
+    lists: ['then', 'else'],
+    pure: true,
+    description: 'Run the `then` steps when the condition is true, else the `else` steps.',
+  },
+  switch: {
+    lists: ['cases/*/steps', 'default'],
+    pure: true,
+    description: 'Run the steps of the first case whose value equals `value` or whose `when` is true.',
+  },
+  forEach: {
+    lists: ['steps'],
+    pure: true,
+    description: 'Run the steps once per element of `items`, with `$item` and `$index`.',
+  },
+  code: {
+    lists: [],
+    pure: false,
+    description: 'Run JavaScript on the item; what it returns is the output.',
+  },
+  wait: {
+    lists: [],
+    pure: false,
+    description: 'Pause the execution for a number of seconds or until a time (at most 30 days).',
+  },
+  fail: {
+    lists: [],
+    pure: true,
+    description: 'Fail the execution with a message.',
+  },
+};
+
+/** The nested lists a step type declares (undefined: none, or a type this catalog does not know). */
+export function catalogLists(type: unknown): readonly string[] | undefined {
+  return typeof type === 'string' && Object.hasOwn(STEP_CATALOG, type)
+    ? STEP_CATALOG[type]!.lists
+    : undefined;
+}
