@@ -7,6 +7,8 @@
  */
 import { jsonEqual } from '../../../src/shared/json-equal';
 import { responseHeaders } from '../../../src/shared/response-headers';
+import { catalogLists } from '../../../src/shared/step-catalog';
+import { stepLists } from '../../../src/shared/step-lists';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../types';
 import { render, type Scope } from './expressions';
 
@@ -118,6 +120,41 @@ interface ListEnd {
 }
 
 const stepList = (value: unknown): Step[] => (Array.isArray(value) ? (value.filter(isObject) as Step[]) : []);
+
+/**
+ * Every nested list of a step, where its type keeps them (shared/step-catalog.ts): the one at
+ * `chosen` (a JSON pointer inside the step) taken as the step's own pass goes, with `outputs`;
+ * the others previewed not taken, with a copy. The chosen list's end (the input going on when
+ * none is chosen or the step has no such list).
+ */
+async function runLists(
+  type: string,
+  config: Record<string, unknown>,
+  chosen: string | undefined,
+  path: string,
+  input: unknown,
+  outputs: Record<string, unknown>,
+  ctx: Ctx,
+  pass: Pass,
+): Promise<ListEnd> {
+  let end: ListEnd = { output: input };
+  for (const list of stepLists(config, catalogLists(type))) {
+    const taken = list.field === chosen;
+    const ran = await runList(
+      stepList(list.steps),
+      `${path}${list.field}`,
+      input,
+      taken ? outputs : { ...outputs },
+      ctx,
+      {
+        ...pass,
+        taken: pass.taken && taken,
+      },
+    );
+    if (taken) end = ran;
+  }
+  return end;
+}
 
 /** How a list of steps is gone through. */
 interface Pass {
@@ -288,12 +325,7 @@ async function runStep(
     }
     case 'if': {
       const branch = truth(await render(config.condition, scope)) ? 'then' : 'else';
-      const other = branch === 'then' ? 'else' : 'then';
-      const chosen = await runList(stepList(config[branch]), `${path}/${branch}`, input, outputs, ctx, pass);
-      await runList(stepList(config[other]), `${path}/${other}`, input, { ...outputs }, ctx, {
-        ...pass,
-        taken: false,
-      });
+      const chosen = await runLists(type, config, `/${branch}`, path, input, outputs, ctx, pass);
       return {
         result: {
           output: chosen.output,
@@ -324,27 +356,9 @@ async function runStep(
         }
       }
       if (branch === undefined && Array.isArray(config.default)) branch = 'default';
-      let chosen: ListEnd = { output: input };
-      for (const [i, c] of cases.entries()) {
-        const end = await runList(
-          stepList(c.steps),
-          `${path}/cases/${i}/steps`,
-          input,
-          branch === i ? outputs : { ...outputs },
-          ctx,
-          { ...pass, taken: taken && branch === i },
-        );
-        if (branch === i) chosen = end;
-      }
-      const def = await runList(
-        stepList(config.default),
-        `${path}/default`,
-        input,
-        branch === 'default' ? outputs : { ...outputs },
-        ctx,
-        { ...pass, taken: taken && branch === 'default' },
-      );
-      if (branch === 'default') chosen = def;
+      const list =
+        branch === undefined ? undefined : branch === 'default' ? '/default' : `/cases/${branch}/steps`;
+      const chosen = await runLists(type, config, list, path, input, outputs, ctx, pass);
       const shown = rendered ? ` (value ${JSON.stringify(value) ?? 'nothing'})` : '';
       return {
         result: {

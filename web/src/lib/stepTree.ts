@@ -2,6 +2,8 @@
  * Steps at any depth, by JSON pointer (`/steps/1/cases/0/steps/2`), for the editor's field picker:
  * which steps come before a step, and which `forEach` loops it sits in (their `$item` fields).
  */
+import { catalogLists } from '../../../src/shared/step-catalog';
+import { stepLists } from '../../../src/shared/step-lists';
 import type { Step } from '../types';
 import { flattenValue } from './flatten';
 import { typeOf } from './format';
@@ -20,22 +22,12 @@ const list = (v: unknown): Step[] =>
     ? (v.filter((s) => typeof s === 'object' && s !== null && !Array.isArray(s)) as Step[])
     : [];
 
-/** The nested lists of a step as [pointer suffix, steps]. */
+/** The nested lists of a step as [pointer suffix, steps], where its type keeps them (shared/step-catalog.ts). */
 export function nestedListsOf(step: Step): [string, Step[]][] {
-  if (step.type === 'if')
-    return [
-      ['then', list(step.then)],
-      ['else', list(step.else)],
-    ];
-  if (step.type === 'switch') {
-    const cases = Array.isArray(step.cases) ? step.cases : [];
-    return [
-      ...cases.map((c, i): [string, Step[]] => [`cases/${i}/steps`, list((c as { steps?: unknown })?.steps)]),
-      ['default', list(step.default)],
-    ];
-  }
-  if (step.type === 'forEach') return [['steps', list(step.steps)]];
-  return [];
+  return stepLists(step, catalogLists(step.type)).map((l): [string, Step[]] => [
+    l.field.slice(1),
+    list(l.steps),
+  ]);
 }
 
 /** Every step, depth first in the order they are written (a step before the steps it holds). */
