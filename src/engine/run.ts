@@ -18,17 +18,11 @@ import { isoAt, nowIso } from '../ids.js';
 import type { Step, Workflow } from '../model/workflow.js';
 import { DEFAULT_RECORD_MAX_BYTES } from '../model/record-json.js';
 import { andThen, isPromise, type MaybePromise } from '../shared/maybe-promise.js';
-import {
-  type Checkpoint,
-  CheckpointLog,
-  CheckpointTooLarge,
-  type CheckpointWrite,
-  checkpointError,
-} from './checkpoint.js';
 import { type Compiled, Compiler, type Node, templateAt } from './compile.js';
-import { checkDeadline, ExecutionTimeout, stepError } from './errors.js';
+import { checkDeadline, stepError } from './errors.js';
 import { DEFAULT_BUDGET, defineEntry, render } from './expressions.js';
 import { type Loop, runHolder } from './flow.js';
+import { runResult, type Started, startRun } from './run-state.js';
 import { createOutbound, type Outbound } from './network.js';
 import { DEFAULT_FOREACH_MAX_ITEMS } from './steps/flow.js';
 import { STEP_TYPES, type StepRegistry } from './steps/index.js';
@@ -50,9 +44,6 @@ export type { EngineOptions, IterationResult, RunContext, RunResult, StepResult 
 
 /** A waiting execution's checkpoint may hold this many times HOOKFLOW_EXECUTION_RECORD_MAX_BYTES in all. */
 export const CHECKPOINT_FACTOR = 8;
-
-/** The signal pure steps get: nothing waits on it. */
-const NEVER_ABORTED = new AbortController().signal;
 
 /** Where a list stands: its steps, their records, its depth, and the output so far (the next step's input). */
 interface ListAt {
@@ -127,11 +118,7 @@ export class Engine {
   }
 
   /** A run's state, or its result when it cannot start (a version or a checkpoint it cannot read). */
-  #start(
-    workflow: Workflow,
-    item: unknown,
-    ctx: RunContext,
-  ): RunResult | { run: Run; compiled: Compiled; records: StepResult[]; timer: NodeJS.Timeout | undefined } {
+  #start(workflow: Workflow, item: unknown, ctx: RunContext): RunResult | Started {
     let compiled: Compiled;
     try {
       compiled = this.#compiler.compile(workflow);
@@ -143,78 +130,7 @@ export class Engine {
           : { message: String(err) };
       return { status: 'failed', steps: [], error, output: null };
     }
-    let checkpoint: Checkpoint | undefined;
-    let log: CheckpointLog | undefined;
-    if (ctx.resume !== undefined) {
-      const loaded = CheckpointLog.load(ctx.resume, this.#checkpointLimits);
-      if (!loaded)
-        return {
-          status: 'failed',
-          steps: [],
-          error: { message: 'The checkpoint of this waiting execution cannot be read; it cannot resume.' },
-          output: null,
-        };
-      ({ checkpoint, log } = loaded);
-    }
-
-    // The budget of the whole execution, what the runs before this resume used counted (time
-    // parked is not: waiting is not running). Steps that wait on the outside world (http) are
-    // raced against it and cut off by its signal; pure steps are CPU only: the deadline is checked
-    // between steps and, inside expressions, as JSONata evaluates (scope.until, expressions.ts).
-    // A pure workflow gets no timer, controller or race promise: those were ~4 % of the process
-    // at 10 000 executions/s.
-    const timeoutMs = this.#options.executionTimeoutMs;
-    const usedBefore = checkpoint?.elapsedMs ?? 0;
-    const left = Math.max(0, timeoutMs - usedBefore);
-    const started = Date.now();
-    // A slice shorter than the budget ends the run earlier, abandoned rather than failed.
-    const sliced = ctx.sliceMs !== undefined && ctx.sliceMs < left;
-    const until = started + (sliced ? ctx.sliceMs! : left);
-    const budget = compiled.pure ? undefined : new AbortController();
-    const timer = budget && setTimeout(() => budget.abort(), left);
-    const outOfTime =
-      budget &&
-      new Promise<never>((_, reject) => {
-        budget.signal.addEventListener('abort', () => reject(new ExecutionTimeout(timeoutMs)), {
-          once: true,
-        });
-      });
-    outOfTime?.catch(() => undefined);
-
-    const outputs: Record<string, unknown> = checkpoint ? checkpoint.steps : {};
-    const run: Run = {
-      item,
-      ctx,
-      scope: {
-        input: item,
-        trigger: item,
-        steps: outputs,
-        execution: {
-          id: ctx.executionId,
-          mode: ctx.mode,
-          workflowId: workflow.id,
-          attempt: ctx.attempt ?? 1,
-        },
-        until,
-      },
-      outputs,
-      budget,
-      outOfTime,
-      signal: budget?.signal ?? NEVER_ABORTED,
-      until,
-      timeoutMs,
-      sliced,
-      response: checkpoint?.response,
-      resumeAt: checkpoint?.at,
-      parkState: checkpoint?.state,
-      started,
-      usedBefore,
-      log,
-      limits: this.#checkpointLimits,
-      indices: [],
-    };
-    const records = checkpoint ? (checkpoint.records as unknown as StepResult[]) : [];
-    return { run, compiled, records, timer };
+    return startRun(workflow, compiled, item, ctx, this.#options.executionTimeoutMs, this.#checkpointLimits);
   }
 
   /**
@@ -427,66 +343,6 @@ export class Engine {
   close(): Promise<void> {
     return this.#outbound.close();
   }
-}
-
-/** The run's result from how its top-level list ended. */
-function runResult(end: End, run: Run, records: StepResult[]): RunResult {
-  const response = run.response ? { response: run.response } : {};
-  switch (end.end) {
-    case 'done':
-      return { status: 'succeeded', steps: records, error: null, output: end.output, ...response };
-    case 'filtered':
-      return { status: 'filtered', steps: records, error: null, output: end.output, ...response };
-    case 'failed':
-      return { status: 'failed', steps: records, error: end.error, output: null, ...response };
-    case 'parked': {
-      run.log ??= new CheckpointLog(run.limits);
-      let checkpoint: CheckpointWrite;
-      try {
-        checkpoint = run.log.write({
-          at: end.at,
-          state: run.parkState,
-          steps: run.outputs,
-          records: records as unknown as Checkpoint['records'],
-          response: run.response,
-          elapsedMs: run.usedBefore + (Date.now() - run.started),
-        });
-      } catch (err) {
-        if (!(err instanceof CheckpointTooLarge)) throw err;
-        const error = checkpointError(err, failParked(records));
-        return { status: 'failed', steps: records, error, output: null, ...response };
-      }
-      return {
-        status: 'waiting',
-        steps: records,
-        error: null,
-        output: null,
-        resumeAt: end.until.toISOString(),
-        checkpoint,
-        ...response,
-      };
-    }
-  }
-}
-
-/**
- * A run that could not park fails where it stood: the records going on (`waiting`) become
- * `failed`, the parked step's with the error. Returns the parked step's name.
- */
-function failParked(records: StepResult[]): string {
-  const last = records[records.length - 1];
-  if (last?.status !== 'waiting') return '';
-  last.status = 'failed';
-  const iteration = last.iterations?.[last.iterations.length - 1];
-  if (iteration?.status === 'waiting') {
-    iteration.status = 'failed';
-    return failParked(iteration.steps);
-  }
-  if (last.steps) {
-    const inner = failParked(last.steps);
-    if (inner) return inner;
-  }
-  return last.name;
 }
 
 /** A step parked at index `i` of a list whose step got `input`: its frame says where it stands. */
