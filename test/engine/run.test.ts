@@ -137,8 +137,8 @@ describe('Engine.run', () => {
   });
 
   it('still refuses a stored configuration the step type does not take, with or without expressions', async () => {
-    // A version saved by an older hookflow, say: the check of the rendered configuration is kept
-    // for it (renderedCheckNeeded), though set's field values alone would not need one.
+    // A version saved by an older hookflow, say: the rendered configuration is checked against the
+    // step type's schema before every run, with or without expressions in it.
     for (const fields of [{ x: 1 }, { x: '{{ body.param1 }}' }]) {
       const result = await engine.run(workflow([{ name: 's', type: 'set', fields, extra: 1 }]), item, ctx);
       expect(result.status).toBe('failed');
