@@ -185,32 +185,26 @@ export class Engine {
     }
     const now = Date.now();
     startedAt ??= isoAt(now);
+    // The hot path of every flat workflow, andThen written out: its three closures cost ~50 ns a
+    // step (in-process loop over set → filter → set, ~2 µs a run).
+    let outcome: MaybePromise<StepOutcome>;
+    try {
+      checkDeadline(run, now);
+      run.scope.input = input;
+      const config = render(node.template, run.scope);
+      outcome = isPromise(config)
+        ? config.then((c) => this.#runRendered(node, c as Record<string, unknown>, run, resume))
+        : this.#runRendered(node, config as Record<string, unknown>, run, resume);
+    } catch (err) {
+      return this.#failed(err, step, run, list.records, input, startedAt);
+    }
+    if (!isPromise(outcome)) return this.#record(outcome, step, list, input, run, i, startedAt);
     const at = startedAt;
-    return andThen(
-      node,
-      (n) =>
-        andThen(this.#runLeaf(n, run, resume, input, now), (outcome) =>
-          this.#record(outcome, step, list, input, run, i, at),
-        ),
+    // A step that waits on the outside world is raced against the execution's budget.
+    return (run.outOfTime ? Promise.race([outcome, run.outOfTime]) : outcome).then(
+      (o) => this.#record(o, step, list, input, run, i, at),
       (err) => this.#failed(err, step, run, list.records, input, at),
     );
-  }
-
-  /** Renders a step's configuration, checks it and runs it; a promise only when rendering or the step needs one. */
-  #runLeaf(
-    node: Node,
-    run: Run,
-    resume: { state: unknown } | undefined,
-    input: unknown,
-    now: number,
-  ): MaybePromise<StepOutcome> {
-    checkDeadline(run, now);
-    run.scope.input = input;
-    const outcome = andThen(render(node.template, run.scope), (config) =>
-      this.#runRendered(node, config as Record<string, unknown>, run, resume),
-    );
-    // A step that waits on the outside world is raced against the execution's budget.
-    return run.outOfTime && isPromise(outcome) ? Promise.race([outcome, run.outOfTime]) : outcome;
   }
 
   #runRendered(
