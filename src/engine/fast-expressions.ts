@@ -28,7 +28,7 @@
  * checked statically (an expression nested deeper than the budget is left to JSONata, which stops
  * it as before). The time budget is not checked: an evaluation here touches each node once.
  */
-import type { Scope } from './expressions.js';
+import type { ExpressionScope as Scope } from '../shared/expression-scope.js';
 import { isJsonataFunction } from '../shared/json-result.js';
 
 /** Returned by a fast evaluator that cannot vouch for JSONata's answer. */
