@@ -90,13 +90,15 @@ describe('teams in the browser', () => {
     await context.close();
     viewer = undefined;
 
-    // The owner's Audit page: the invitation and the join, filtered by action, then by actor.
+    // The owner's Audit page: the invitation and the joins, filtered by action, then by actor.
     await owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
     await owner.getByLabel('Action').selectOption('member.join');
     await expect.poll(() => new URL(owner.url()).search).toBe('?action=member.join');
     const joins = owner.getByTestId('audit-row');
-    await expect.poll(() => joins.count()).toBe(1);
+    // Two joins, newest first: the viewer's, then the owner's (creating the owner account is a join).
+    await expect.poll(() => joins.count()).toBe(2);
     expect(await joins.first().textContent()).toContain('viewer@example.com');
+    expect(await joins.last().textContent()).toContain('owner@example.com');
     await owner.getByLabel('Action').selectOption('');
     await owner.getByLabel('Actor').fill('owner@example.com');
     await owner.getByRole('button', { name: 'Filter' }).click();
