@@ -101,17 +101,19 @@ export function AuditList({ search }: { search: string }) {
         <h1 id={`${id}-title`}>Audit log</h1>
       </div>
       <form className="card inline-form filters" onSubmit={submit}>
-        <div className="row">
+        <div className="field compact">
           <label htmlFor={`${id}-actor`} className="label">
             Actor
           </label>
           <input
             id={`${id}-actor`}
-            className="input grow"
+            className="input"
             value={actor}
             placeholder="email, token name or id"
             onChange={(e) => setActor(e.target.value)}
           />
+        </div>
+        <div className="field compact">
           <label htmlFor={`${id}-action`} className="label">
             Action
           </label>
@@ -128,10 +130,10 @@ export function AuditList({ search }: { search: string }) {
               </option>
             ))}
           </select>
-          <button type="submit" className="button small">
-            Filter
-          </button>
         </div>
+        <button type="submit" className="button small filter-submit">
+          Filter
+        </button>
         {filters.workflowId && (
           <p className="help">
             Only workflow <code>{filters.workflowId}</code>.{' '}
