@@ -1,5 +1,6 @@
 /** The rules an account's email and password follow (setup, invitations). */
 import { AppError } from '../errors.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../shared/password.js';
 
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
@@ -13,9 +14,10 @@ export function normalizeEmail(email: string): string {
 }
 
 export function checkPassword(password: string): void {
-  if (password.length < 8 || password.length > 1024) {
-    throw new AppError('validation_failed', 'The password must have 8 to 1024 characters.', {
-      fields: [{ field: '/password', message: 'must have 8 to 1024 characters' }],
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+    const range = `${PASSWORD_MIN} to ${PASSWORD_MAX} characters`;
+    throw new AppError('validation_failed', `The password must have ${range}.`, {
+      fields: [{ field: '/password', message: `must have ${range}` }],
       hint: 'Choose a longer password; a phrase of several words works well.',
     });
   }

@@ -1,13 +1,12 @@
 import { type FormEvent, useId, useState } from 'react';
 import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { NewPassword, newPasswordProblem } from '../components/NewPassword';
 import { Notice } from '../components/Notice';
 import { TextField } from '../components/TextField';
 import { takeSetupCode, useSetupCodeChanges } from '../lib/setupCode';
 import { useTitle } from '../lib/title';
 import type { User } from '../types';
-
-const MIN_PASSWORD = 8;
 
 /** First start: create the owner account. Afterwards: sign in. */
 export function AuthPage({
@@ -36,12 +35,9 @@ export function AuthPage({
     event.preventDefault();
     setProblem(null);
     setError(null);
-    if (setup && password.length < MIN_PASSWORD) {
-      setProblem(`The password needs at least ${MIN_PASSWORD} characters.`);
-      return;
-    }
-    if (setup && password !== confirm) {
-      setProblem('The two passwords differ. Type the same password twice.');
+    const wrong = setup ? newPasswordProblem(password, confirm) : null;
+    if (wrong) {
+      setProblem(wrong);
       return;
     }
     if (setup && setupCode.trim() === '') {
@@ -100,24 +96,21 @@ export function AuthPage({
           value={email}
           onChange={(e) => setEmail(e.target.value)}
         />
-        <TextField
-          label="Password"
-          type="password"
-          autoComplete={setup ? 'new-password' : 'current-password'}
-          required
-          minLength={setup ? MIN_PASSWORD : undefined}
-          help={setup ? `At least ${MIN_PASSWORD} characters.` : undefined}
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-        {setup && (
+        {setup ? (
+          <NewPassword
+            password={password}
+            confirm={confirm}
+            onPassword={setPassword}
+            onConfirm={setConfirm}
+          />
+        ) : (
           <TextField
-            label="Password again"
+            label="Password"
             type="password"
-            autoComplete="new-password"
+            autoComplete="current-password"
             required
-            value={confirm}
-            onChange={(e) => setConfirm(e.target.value)}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
           />
         )}
         {problem && (

@@ -1,11 +1,9 @@
 import { type FormEvent, useId, useState } from 'react';
 import { type ApiError, asApiError, auth } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
-import { TextField } from '../components/TextField';
+import { NewPassword, newPasswordProblem } from '../components/NewPassword';
 import { useTitle } from '../lib/title';
 import type { User } from '../types';
-
-const MIN_PASSWORD = 8;
 
 /**
  * The page of an invitation link (`/invite/<token>`, SPEC 11b): choose a password, and the account
@@ -30,12 +28,9 @@ export function InvitePage({
     event.preventDefault();
     setProblem(null);
     setError(null);
-    if (password.length < MIN_PASSWORD) {
-      setProblem(`The password needs at least ${MIN_PASSWORD} characters.`);
-      return;
-    }
-    if (password !== confirm) {
-      setProblem('The two passwords differ. Type the same password twice.');
+    const wrong = newPasswordProblem(password, confirm);
+    if (wrong) {
+      setProblem(wrong);
       return;
     }
     setBusy(true);
@@ -60,24 +55,7 @@ export function InvitePage({
           You were invited to this hookflow. Choose a password; you sign in with it and the email the
           invitation was sent to.
         </p>
-        <TextField
-          label="Password"
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={MIN_PASSWORD}
-          help={`At least ${MIN_PASSWORD} characters.`}
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-        <TextField
-          label="Password again"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={confirm}
-          onChange={(e) => setConfirm(e.target.value)}
-        />
+        <NewPassword password={password} confirm={confirm} onPassword={setPassword} onConfirm={setConfirm} />
         {problem && (
           <p className="field-error" role="alert">
             {problem}
