@@ -7,6 +7,7 @@
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import { type AuditFilter, type AuditRow, auditRepo } from '../store/audit.js';
 import type { Db, Store } from '../store/store.js';
+import type { AuditAction } from '../shared/audit-actions.js';
 
 export interface AuditActor {
   type: 'user' | 'token' | 'system';
@@ -29,7 +30,7 @@ export interface AuditTarget {
 }
 
 export interface AuditEvent {
-  action: string;
+  action: AuditAction;
   target: AuditTarget;
   /** The workflow the change is about (the list's workflowId filter). */
   workflowId?: string | undefined;

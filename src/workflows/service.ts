@@ -32,6 +32,7 @@ import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
 import { buildTrigger, maskAuth } from './trigger.js';
 import { type Audit, record, SYSTEM } from '../audit/audit.js';
+import type { AuditAction } from '../shared/audit-actions.js';
 
 export const PATHS_LOCK = 'hookflow:paths';
 
@@ -52,7 +53,7 @@ export class WorkflowService {
     id: string = newId(),
     savedBy?: string,
     audit?: Audit,
-    action = 'workflow.create',
+    action: AuditAction = 'workflow.create',
   ): Promise<Workflow> {
     const trigger = unwrap(buildTrigger(input.trigger, undefined, this.#secrets));
     const now = nowIso();
@@ -229,7 +230,12 @@ export class WorkflowService {
     return this.#setLive(id, false, audit, 'workflow.deactivate');
   }
 
-  async #setLive(id: string, live: boolean, audit?: Audit, action = 'workflow.publish'): Promise<Workflow> {
+  async #setLive(
+    id: string,
+    live: boolean,
+    audit?: Audit,
+    action: AuditAction = 'workflow.publish',
+  ): Promise<Workflow> {
     let changed = false;
     const workflow = await this.#store.transaction(
       async (trx) => {
@@ -268,7 +274,7 @@ export class WorkflowService {
       previous: Workflow;
     },
     audit?: Audit,
-    action = 'workflow.save',
+    action: AuditAction = 'workflow.save',
     details: Record<string, unknown> = {},
   ): Promise<Workflow> {
     const workflow = await this.#store.transaction(

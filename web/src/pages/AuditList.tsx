@@ -6,6 +6,7 @@ import { formatAgo, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import type { Page } from '../types';
+import { AUDIT_ACTIONS } from '../../../src/shared/audit-actions';
 
 interface AuditEntry {
   id: string;
@@ -16,31 +17,6 @@ interface AuditEntry {
   details: Record<string, unknown>;
   ip: string | null;
 }
-
-const ACTIONS = [
-  'workflow.create',
-  'workflow.save',
-  'workflow.publish',
-  'workflow.activate',
-  'workflow.deactivate',
-  'workflow.delete',
-  'workflow.restore',
-  'workflow.import',
-  'credential.create',
-  'credential.rotate',
-  'credential.delete',
-  'token.create',
-  'token.revoke',
-  'member.invite',
-  'member.invitation_revoke',
-  'member.join',
-  'member.role_change',
-  'member.remove',
-  'member.transfer_ownership',
-  'auth.sign_in',
-  'auth.sign_in_failed',
-  'secrets.rotate',
-];
 
 /**
  * The audit log (SPEC 11b), for admins and the owner: who changed what, when and from where,
@@ -124,7 +100,7 @@ export function AuditList({ search }: { search: string }) {
             onChange={(e) => go({ action: e.target.value })}
           >
             <option value="">All actions</option>
-            {ACTIONS.map((a) => (
+            {AUDIT_ACTIONS.map((a) => (
               <option key={a} value={a}>
                 {a}
               </option>
