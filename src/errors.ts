@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   ip_not_allowed: 403,
   csrf_failed: 403,
   forbidden: 403,
+  handshake_failed: 403,
   setup_code_required: 403,
   not_found: 404,
   route_not_found: 404,

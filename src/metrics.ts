@@ -49,6 +49,12 @@ export class Metrics {
     labelNames: ['mode', 'code'] as const,
     registers: [this.registry],
   });
+  readonly webhookHandshakes = new client.Counter({
+    name: 'hookflow_webhook_handshakes_total',
+    help: "Providers' URL checks answered without an execution (SPEC 7g), by provider",
+    labelNames: ['mode', 'provider'] as const,
+    registers: [this.registry],
+  });
   readonly ingestPending: client.Gauge;
   /** The backlog being read for the scrape in progress (both gauges that show it share the read). */
   #backlog: Promise<Backlog> | undefined;

@@ -44,11 +44,17 @@ export async function rotateSecrets(
     unreadable++;
     return value;
   };
-  /** The trigger (JSON object) with its auth secrets re-sealed; whether any was. */
-  const resealTrigger = (trigger: { auth?: Record<string, unknown> } | undefined): boolean => {
-    const auth = trigger?.auth;
-    if (!auth) return false;
+  /** The trigger (JSON object) with its auth secrets and handshake token re-sealed; whether any was. */
+  const resealTrigger = (
+    trigger: { auth?: Record<string, unknown>; handshakeToken?: unknown } | undefined,
+  ): boolean => {
     let changed = false;
+    if (trigger && typeof trigger.handshakeToken === 'string') {
+      trigger.handshakeToken = reseal(trigger.handshakeToken);
+      changed = true;
+    }
+    const auth = trigger?.auth;
+    if (!auth) return changed;
     for (const field of SECRET_FIELDS) {
       if (typeof auth[field] === 'string') {
         auth[field] = reseal(auth[field] as string);

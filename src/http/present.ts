@@ -3,7 +3,7 @@ import type { StepResult } from '../engine/run.js';
 import { withStepInputs } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Workflow } from '../model/workflow.js';
-import { maskAuth } from '../workflows/trigger.js';
+import { maskTrigger } from '../workflows/trigger.js';
 
 export function presentWorkflow(w: Workflow, baseUrl: string) {
   return {
@@ -13,8 +13,7 @@ export function presentWorkflow(w: Workflow, baseUrl: string) {
     version: w.version,
     publishedVersion: w.publishedVersion,
     trigger: {
-      ...w.trigger,
-      auth: maskAuth(w.trigger.auth),
+      ...maskTrigger(w.trigger),
       testUrl: `${baseUrl}/webhook-test/${w.trigger.path}`,
       productionUrl: `${baseUrl}/webhook/${w.trigger.path}`,
     },

@@ -113,6 +113,18 @@ export const TriggerOptionsSchema = Type.Object(
 );
 export type TriggerOptions = Static<typeof TriggerOptionsSchema>;
 
+/**
+ * Provider handshakes (SPEC 7g): the URL checks Slack, Meta, Microsoft Graph and Zoom make before
+ * they send events, answered by hookflow without starting an execution (webhooks/handshake.ts).
+ */
+export const HandshakeSchema = Type.Union([
+  Type.Literal('slack'),
+  Type.Literal('meta'),
+  Type.Literal('microsoft-graph'),
+  Type.Literal('zoom'),
+]);
+export type Handshake = Static<typeof HandshakeSchema>;
+
 /** A webhook method (shared/path.ts METHODS); the http step's methods add OPTIONS to these. */
 export const MethodSchema = Type.Union([
   Type.Literal('GET'),
@@ -134,6 +146,9 @@ export const TriggerInputSchema = Type.Object(
     auth: Type.Optional(AuthSchema),
     response: Type.Optional(ResponseSchema),
     options: Type.Optional(TriggerOptionsSchema),
+    handshake: Type.Optional(Type.Union([HandshakeSchema, Type.Null()])),
+    /** Meta's verify token or Zoom's secret token; stored sealed, shown as "***". */
+    handshakeToken: Type.Optional(Type.Union([Secret, Type.Null()])),
     // Returned by the API; accepted and ignored on input so a GET result can be PUT back.
     testUrl: Type.Optional(Type.String()),
     productionUrl: Type.Optional(Type.String()),
@@ -210,6 +225,9 @@ export interface TriggerConfig {
   auth: AuthConfig;
   response: ResponseConfig;
   options: TriggerOptions;
+  handshake?: Handshake;
+  /** Sealed (security/secrets.ts); revealed only to answer the handshake. */
+  handshakeToken?: string;
 }
 
 export interface Workflow {
@@ -247,6 +265,8 @@ export const WorkflowSchema = Type.Object({
     auth: Type.Record(Type.String(), Type.Unknown()),
     response: Type.Record(Type.String(), Type.Unknown()),
     options: Type.Record(Type.String(), Type.Unknown()),
+    handshake: Type.Optional(HandshakeSchema),
+    handshakeToken: Type.Optional(Type.Literal('***')),
     testUrl: Type.String(),
     productionUrl: Type.String(),
   }),

@@ -22,6 +22,7 @@ import { revealAuth } from '../workflows/trigger.js';
 import { authenticate } from './auth/index.js';
 import { bodyLimit, checkDeclaredLength, checkLength } from './body-limits.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
+import { signedHandshake, unsignedHandshake } from './handshake.js';
 import type { Ingest, IngestWrite } from './ingest.js';
 import { buildItem, header, type InboundRequest, type TriggerItem } from './item.js';
 import type { NewBlobRow } from '../store/schema.js';
@@ -158,6 +159,14 @@ export class Receiver {
         receivedAt: new Date(),
       };
 
+      // A provider's unsigned URL check (Meta, Microsoft Graph) is answered before the auth its
+      // events must pass; a signed one (Slack, Zoom) once the auth passed and the body is parsed.
+      const token = () => this.#handshakeToken(workflow);
+      if (trigger.handshake) {
+        const handshake = unsignedHandshake(trigger, req, token);
+        if (handshake) return this.#outcome(handshake, matched, call);
+      }
+
       // auth (401), then the trigger's rate limit (429). Awaited only when the verifier answers
       // with a promise (an await costs a turn of the microtask queue), as parsing below for every
       // body but multipart.
@@ -185,6 +194,10 @@ export class Receiver {
           ? { body: {}, files: [] }
           : parse(header(req, 'content-type'), body);
       const parsed = isPromise(parsing) ? await parsing : parsing;
+      if (trigger.handshake) {
+        const handshake = signedHandshake(trigger, parsed.body, token);
+        if (handshake) return this.#outcome(handshake, matched, call);
+      }
       const executionId = newId();
       const { item, blobs } = buildItem({
         mode: matched.mode,
@@ -272,6 +285,12 @@ export class Receiver {
       this.#auth.set(workflow, auth);
     }
     return auth;
+  }
+
+  /** The trigger's handshake token in clear, read only when a handshake needs it. */
+  #handshakeToken(workflow: Workflow): string | undefined {
+    const sealed = workflow.trigger.handshakeToken;
+    return sealed === undefined ? undefined : this.#d.secrets.reveal(this.#d.secrets.innermost(sealed));
   }
 
   /**

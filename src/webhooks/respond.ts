@@ -24,6 +24,8 @@ export interface Outcome {
    * spells it).
    */
   own?: boolean;
+  /** A provider's URL check answered without an execution (handshake.ts): counted in /metrics. */
+  handshake?: string;
 }
 
 /** The answer of response mode `immediately` (SPEC 5). */

@@ -30,7 +30,7 @@ import {
 } from '../model/workflow.js';
 import { checkReferences } from './references.js';
 import { assertNoListenerConflict, assertPathFree, isListening } from './paths.js';
-import { buildTrigger, maskAuth } from './trigger.js';
+import { buildTrigger, maskTrigger } from './trigger.js';
 import { type Audit, record, SYSTEM } from '../audit/audit.js';
 import type { AuditAction } from '../shared/audit-actions.js';
 
@@ -373,7 +373,7 @@ export class WorkflowService {
 
 /** The stored trigger as the API shows it: what a client would send back unchanged. */
 function storedAsInput(trigger: TriggerConfig): TriggerInput {
-  return { ...trigger, auth: maskAuth(trigger.auth) as TriggerInput['auth'] };
+  return maskTrigger(trigger) as TriggerInput;
 }
 
 /** A merged trigger was not validated by the route schema (the patch was partial): check it here. */

@@ -46,17 +46,55 @@ export function buildTrigger(
   const options = input?.options ?? {};
   optionErrors(options, errors);
   const response = input?.response ?? { mode: 'immediately' as const };
+  const handshake = input?.handshake ?? undefined;
+  const handshakeToken = handshake ? sealHandshakeToken(input, previous, secrets, errors) : undefined;
+  let methods = input?.methods ?? ['POST'];
+  // Meta checks the URL with a GET: a trigger set up for Meta accepts it whatever else it takes.
+  if (handshake === 'meta' && !methods.includes('GET')) methods = [...methods, 'GET'];
   if (errors.length > 0 || !path.ok) return { errors };
   return {
     trigger: {
       type: 'webhook',
-      methods: input?.methods ?? ['POST'],
+      methods,
       path: path.path,
       auth,
       response,
       options,
+      ...(handshake ? { handshake } : {}),
+      ...(handshakeToken ? { handshakeToken } : {}),
     },
   };
+}
+
+/**
+ * Meta's verify token and Zoom's secret token are needed to answer their handshakes; Slack and
+ * Microsoft Graph need none. Sealed like the auth secrets; "***" keeps the stored one.
+ */
+function sealHandshakeToken(
+  input: TriggerInput | undefined,
+  previous: TriggerConfig | undefined,
+  secrets: SecretBox,
+  errors: FieldError[],
+): string | undefined {
+  const handshake = input?.handshake;
+  const given = input?.handshakeToken ?? undefined;
+  const needed = handshake === 'meta' || handshake === 'zoom';
+  if (given === undefined) {
+    if (needed) {
+      errors.push({
+        field: '/trigger/handshakeToken',
+        message:
+          handshake === 'meta'
+            ? "Meta's handshake needs the verify token you enter in Meta's webhook settings"
+            : "Zoom's handshake needs your Zoom app's secret token",
+      });
+    }
+    return undefined;
+  }
+  if (given !== MASK) return secrets.sealOnce(given);
+  if (previous?.handshakeToken) return secrets.innermost(previous.handshakeToken);
+  errors.push({ field: '/trigger/handshakeToken', message: 'no stored token to keep; send the real value' });
+  return undefined;
 }
 
 /** Rules of trigger options that the schema cannot say. */
@@ -114,6 +152,15 @@ function sealSecrets(
       });
   }
   return next as AuthConfig;
+}
+
+/** The trigger as the API and exports show it: every secret as "***". */
+export function maskTrigger(trigger: TriggerConfig): Omit<TriggerConfig, 'auth' | 'handshakeToken'> & {
+  auth: Record<string, unknown>;
+  handshakeToken?: typeof MASK;
+} {
+  const { handshakeToken, ...rest } = trigger;
+  return { ...rest, auth: maskAuth(trigger.auth), ...(handshakeToken ? { handshakeToken: MASK } : {}) };
 }
 
 export function maskAuth(auth: AuthConfig): Record<string, unknown> {

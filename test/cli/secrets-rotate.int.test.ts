@@ -5,6 +5,7 @@
  * sends the credential; with the old key they no longer open. With a generated key file, the file
  * is replaced. Running it twice is harmless; a wrong current key changes nothing.
  */
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,7 +70,12 @@ async function setUp(server: TestServer, path: string) {
   expect(cred.status).toBe(201);
   const wf = await createActiveWorkflow(server, {
     name: path,
-    trigger: { path, auth: { type: 'basic', username: 'u', password: 'webhook-pass' } },
+    trigger: {
+      path,
+      auth: { type: 'basic', username: 'u', password: 'webhook-pass' },
+      handshake: 'zoom',
+      handshakeToken: 'zoom-rotate-token',
+    },
     steps: [{ name: 'call', type: 'http', url: `${receiverUrl}/x`, credential: cred.body.id }],
   });
   await server.api('PATCH', `/api/v1/workflows/${wf.id}`, { name: `${path} v2` });
@@ -134,6 +140,19 @@ describe('hookflow secrets rotate', () => {
       expect(status).toBe(200);
       expect(execution.status).toBe('succeeded');
       expect(auths.at(-1)).toBe('Bearer rotate-me-token');
+      // The trigger's handshake token was re-sealed with its auth secrets.
+      const check = await fetch(`${server.url}/webhook/rotate-env`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from('u:webhook-pass').toString('base64')}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ event: 'endpoint.url_validation', payload: { plainToken: 'p-1' } }),
+      });
+      expect(await check.json()).toEqual({
+        plainToken: 'p-1',
+        encryptedToken: createHmac('sha256', 'zoom-rotate-token').update('p-1').digest('hex'),
+      });
       // Every saved version opens with the new key too: restoring version 1 and publishing it keeps the password.
       const id = (await server.api('GET', '/api/v1/workflows?limit=1')).body.items[0].id;
       expect((await server.api('POST', `/api/v1/workflows/${id}/versions/1/restore`)).status).toBe(200);

@@ -112,6 +112,8 @@ function triggerDraft(overrides: Partial<TriggerDraft> = {}): TriggerDraft {
     idempotencyKey: '',
     idempotencyWindow: '',
     schemaCheck: 'off',
+    handshake: '',
+    handshakeToken: '',
     ...overrides,
   };
 }
@@ -794,6 +796,34 @@ describe('triggerFrom', () => {
     });
   });
 
+  describe('handshake', () => {
+    it('sends the provider, and the token only for the providers that need one', () => {
+      expect(from({ handshake: 'slack', handshakeToken: 'left over' })).toMatchObject({
+        trigger: { handshake: 'slack' },
+        problems: [],
+      });
+      expect(from({ handshake: 'slack', handshakeToken: 'left over' }).trigger).not.toHaveProperty(
+        'handshakeToken',
+      );
+      expect(from({ handshake: 'zoom', handshakeToken: 's3cret' })).toMatchObject({
+        trigger: { handshake: 'zoom', handshakeToken: 's3cret' },
+        problems: [],
+      });
+      // A saved token is sent back as the mask, which keeps it.
+      expect(from({ handshake: 'meta', handshakeToken: '***' }).trigger.handshakeToken).toBe('***');
+      expect(from({}).trigger).not.toHaveProperty('handshake');
+    });
+
+    it("asks for Meta's verify token and Zoom's secret token under their field", () => {
+      expect(from({ handshake: 'meta' }).problems).toEqual([
+        { field: '/trigger/handshakeToken', message: "needs Meta's verify token" },
+      ]);
+      expect(from({ handshake: 'zoom' }).problems).toEqual([
+        { field: '/trigger/handshakeToken', message: "needs your Zoom app's secret token" },
+      ]);
+    });
+  });
+
   describe('options', () => {
     it('sends every option set in the form', () => {
       const { trigger, problems } = from({
@@ -928,6 +958,8 @@ describe('draftFrom and payloadFrom', () => {
       idempotencyKey: '',
       idempotencyWindow: '3600',
       schemaCheck: 'warn',
+      handshake: '',
+      handshakeToken: '',
     });
     expect(d.steps.map((s) => s.name)).toEqual(['shape', 'only big', 'notify', 'answer', 'custom']);
   });

@@ -52,6 +52,8 @@ export interface TriggerOptions {
   schemaCheck?: 'off' | 'warn' | 'reject';
 }
 
+export type Handshake = 'slack' | 'meta' | 'microsoft-graph' | 'zoom';
+
 export interface Trigger {
   type: 'webhook';
   methods: Method[];
@@ -59,6 +61,10 @@ export interface Trigger {
   auth: AuthConfig;
   response: ResponseConfig;
   options: TriggerOptions;
+  /** A provider's URL check answered by hookflow (SPEC 7g). */
+  handshake?: Handshake;
+  /** Meta's verify token or Zoom's secret token: "***" once saved. */
+  handshakeToken?: string;
   testUrl: string;
   productionUrl: string;
 }

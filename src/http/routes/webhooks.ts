@@ -129,6 +129,8 @@ export function webhookHandler(
         res.writeHead(204, headers).end();
         return;
       case 'outcome':
+        if (answer.outcome.handshake)
+          metrics.webhookHandshakes.inc({ mode, provider: answer.outcome.handshake });
         sendOutcome(
           res,
           headers,

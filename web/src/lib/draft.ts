@@ -4,7 +4,7 @@
  * form does not know are kept as they were, so saving never drops configuration.
  */
 import type { FieldProblem } from '../api';
-import type { AuthConfig, Method, ResponseMode, Step, Workflow } from '../types';
+import type { AuthConfig, Handshake, Method, ResponseMode, Step, Workflow } from '../types';
 import { normalizePath } from '../../../src/shared/path';
 import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../../../src/shared/search-fields';
 import { formFor, STEP_FORMS } from './steps';
@@ -36,6 +36,10 @@ export interface TriggerDraft {
   idempotencyKey: string;
   idempotencyWindow: string;
   schemaCheck: 'off' | 'warn' | 'reject';
+  /** '' for none. */
+  handshake: Handshake | '';
+  /** Meta's verify token or Zoom's secret token; MASK while the saved one is kept. */
+  handshakeToken: string;
 }
 
 export { MAX_SEARCH_FIELDS };
@@ -238,6 +242,8 @@ export function draftFrom(w: Workflow): Draft {
       idempotencyWindow:
         o.idempotency?.windowSeconds === undefined ? '' : String(o.idempotency.windowSeconds),
       schemaCheck: o.schemaCheck ?? 'off',
+      handshake: t.handshake ?? '',
+      handshakeToken: t.handshakeToken ?? '',
     },
     steps: w.steps.map(stepDraftFrom),
     errorWorkflowId: w.settings?.errorWorkflowId ?? '',
@@ -403,6 +409,12 @@ export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]) {
   if (window !== undefined) idempotency.windowSeconds = window;
   if (Object.keys(idempotency).length > 0) options.idempotency = idempotency;
   if (t.schemaCheck !== 'off') options.schemaCheck = t.schemaCheck;
+  const needsToken = t.handshake === 'meta' || t.handshake === 'zoom';
+  if (needsToken && t.handshakeToken === '')
+    problems.push({
+      field: '/trigger/handshakeToken',
+      message: t.handshake === 'meta' ? "needs Meta's verify token" : "needs your Zoom app's secret token",
+    });
 
   return {
     methods: t.methods,
@@ -410,6 +422,8 @@ export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]) {
     auth: cleanAuth(t.auth),
     response,
     options,
+    ...(t.handshake ? { handshake: t.handshake } : {}),
+    ...(needsToken && t.handshakeToken ? { handshakeToken: t.handshakeToken } : {}),
   };
 }
 

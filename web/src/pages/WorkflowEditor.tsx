@@ -572,6 +572,7 @@ export function WorkflowEditor({ id }: { id: string }) {
           onChange={setTrigger}
           problems={problems}
           savedAuth={saved.trigger.auth}
+          savedHandshakeToken={saved.trigger.handshakeToken}
         />
       </fieldset>
     </>

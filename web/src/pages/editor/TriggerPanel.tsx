@@ -3,6 +3,30 @@ import type { FieldProblem } from '../../api';
 import { authDefaults, MASK, pathProblem, type TriggerDraft } from '../../lib/draft';
 import { type AuthConfig, type AuthType, METHODS, type Method, type ResponseMode } from '../../types';
 
+const HANDSHAKES: { value: TriggerDraft['handshake']; label: string; help: string }[] = [
+  { value: '', label: 'None', help: '' },
+  {
+    value: 'slack',
+    label: 'Slack (url_verification)',
+    help: "Slack's signed url_verification is answered with its challenge; set Slack's signing secret as the authentication.",
+  },
+  {
+    value: 'meta',
+    label: 'Meta: WhatsApp, Instagram, Messenger (hub.challenge)',
+    help: "Meta's GET check is answered with hub.challenge when its verify token matches the one below; GET is added to the methods.",
+  },
+  {
+    value: 'microsoft-graph',
+    label: 'Microsoft Graph (validationToken)',
+    help: 'A subscription check (?validationToken=…) is answered with the token as text, before the authentication.',
+  },
+  {
+    value: 'zoom',
+    label: 'Zoom (endpoint.url_validation)',
+    help: "Zoom's check is answered with plainToken and its HMAC under your app's secret token below.",
+  },
+];
+
 const AUTH_KINDS: { type: AuthType; label: string }[] = [
   { type: 'none', label: 'None: anyone with the URL' },
   { type: 'basic', label: 'Basic auth (username and password)' },
@@ -42,12 +66,15 @@ export function TriggerPanel({
   onChange,
   problems,
   savedAuth,
+  savedHandshakeToken,
 }: {
   trigger: TriggerDraft;
   onChange: (patch: Partial<TriggerDraft>) => void;
   problems: FieldProblem[];
   /** The stored auth, to know which secrets are saved. */
   savedAuth: AuthConfig;
+  /** The stored handshake token: "***" when one is saved. */
+  savedHandshakeToken?: string;
 }) {
   const id = useId();
   const livePathError = pathProblem(trigger.path);
@@ -126,6 +153,41 @@ export function TriggerPanel({
         />
         <p id={`${id}-auth-${key}-help`} className="help">
           Stored encrypted; never shown again{saved ? '. Leave empty to keep the saved one.' : '.'}
+        </p>
+        {error && <p className="field-error">{error}</p>}
+      </div>
+    );
+  };
+
+  /** Meta's verify token or Zoom's secret token: write-only like the auth secrets. */
+  const handshakeToken = () => {
+    const saved = savedHandshakeToken === MASK;
+    const value = trigger.handshakeToken === MASK ? '' : trigger.handshakeToken;
+    const error = problemsAt(problems, '/trigger/handshakeToken');
+    return (
+      <div className="field">
+        <label htmlFor={`${id}-handshake-token`} className="label">
+          {trigger.handshake === 'meta' ? 'Verify token' : 'Secret token'}
+        </label>
+        <input
+          id={`${id}-handshake-token`}
+          data-field="/trigger/handshakeToken"
+          className={`input${error ? ' invalid' : ''}`}
+          type="password"
+          autoComplete="new-password"
+          value={value}
+          placeholder={saved ? 'Saved; type to replace it' : ''}
+          aria-describedby={`${id}-handshake-token-help`}
+          aria-invalid={error ? true : undefined}
+          onChange={(e) =>
+            onChange({ handshakeToken: e.target.value === '' && saved ? MASK : e.target.value })
+          }
+        />
+        <p id={`${id}-handshake-token-help`} className="help">
+          {trigger.handshake === 'meta'
+            ? "The same text you enter as the verify token in Meta's webhook settings."
+            : "Your Zoom app's secret token (Features → Event Subscriptions)."}{' '}
+          Stored encrypted; never shown again.
         </p>
         {error && <p className="field-error">{error}</p>}
       </div>
@@ -319,6 +381,33 @@ export function TriggerPanel({
             </>
           )}
         </div>
+      )}
+
+      <div className="field">
+        <label htmlFor={`${id}-handshake`} className="label">
+          Provider URL check
+        </label>
+        <select
+          id={`${id}-handshake`}
+          data-field="/trigger/handshake"
+          className="input"
+          value={trigger.handshake}
+          aria-describedby={`${id}-handshake-help`}
+          onChange={(e) => onChange({ handshake: e.target.value as TriggerDraft['handshake'] })}
+        >
+          {HANDSHAKES.map((h) => (
+            <option key={h.value} value={h.value}>
+              {h.label}
+            </option>
+          ))}
+        </select>
+        <p id={`${id}-handshake-help`} className="help">
+          {HANDSHAKES.find((h) => h.value === trigger.handshake)?.help ||
+            'Some providers check the URL before sending events; hookflow answers the check itself, without starting the workflow.'}
+        </p>
+      </div>
+      {(trigger.handshake === 'meta' || trigger.handshake === 'zoom') && (
+        <div className="subfields">{handshakeToken()}</div>
       )}
 
       <div className="field">
