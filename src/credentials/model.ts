@@ -5,7 +5,11 @@
  * - `header` `{name, value}` → that header
  * - `basic` `{username, password}` → `Authorization: Basic base64(username:password)`
  * - `query` `{name, value}` → that query parameter, added to the URL's query
- * `data` is stored sealed and never returned: the API shows each value as "***".
+ * - `smtp` `{host, port, security, username?, password?, from}` → the server an `email` step sends
+ *   through (SPEC 7e; engine/mail.ts)
+ * `data` is stored sealed and never returned: the API shows each value as "***". Values are
+ * strings, or numbers and booleans where a type's field is one (a port); a number sent as a
+ * string ("587") is taken as the number.
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { HEADER_NAME } from '../engine/steps/types.js';
@@ -33,23 +37,42 @@ export const CREDENTIAL_DATA = {
     { name: Type.String({ minLength: 1, maxLength: 256 }), value: Value },
     { additionalProperties: false },
   ),
+  smtp: Type.Object(
+    {
+      // A host name or an IP address (an IPv6 one without brackets); no spaces, no scheme.
+      host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$' }),
+      port: Type.Integer({ minimum: 1, maximum: 65535 }),
+      security: Type.Union([Type.Literal('tls'), Type.Literal('starttls'), Type.Literal('none')], {
+        description:
+          'tls: TLS from the first byte (port 465); starttls: plain, then upgraded, and refused if the server cannot (587); none: plain text (a local relay).',
+      }),
+      // Both or neither: a relay that takes mail without authentication has none.
+      username: Type.Optional(Type.String({ maxLength: 512 })),
+      password: Type.Optional(Type.String({ maxLength: 8192 })),
+      // An address, or `Name <address>`; the envelope sender and the From header.
+      from: Type.String({ minLength: 3, maxLength: 998, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' }),
+    },
+    { additionalProperties: false },
+  ),
 } as const satisfies Record<string, TSchema>;
 
 export type CredentialType = keyof typeof CREDENTIAL_DATA;
 export const CREDENTIAL_TYPES = Object.keys(CREDENTIAL_DATA) as CredentialType[];
 
-const TypeSchema = Type.Union([
-  Type.Literal('bearer'),
-  Type.Literal('header'),
-  Type.Literal('basic'),
-  Type.Literal('query'),
-]);
+const TypeSchema = Type.Unsafe<CredentialType>(Type.Union(CREDENTIAL_TYPES.map((t) => Type.Literal(t))));
 
-const DataSchema = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 8192 }), {
-  maxProperties: 8,
-  description:
-    'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}. Write-only: answers show each value as "***".',
-});
+/** A field's value as stored: text, or a number or boolean where the type's field is one. */
+export type CredentialValue = string | number | boolean;
+
+const DataSchema = Type.Record(
+  Type.String({ maxLength: 64 }),
+  Type.Union([Type.String({ maxLength: 8192 }), Type.Number(), Type.Boolean()]),
+  {
+    maxProperties: 16,
+    description:
+      'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}, smtp {host, port, security, username, password, from}. Write-only: answers show each value as "***".',
+  },
+);
 
 export const CredentialCreateSchema = Type.Object(
   {

@@ -4,7 +4,7 @@
  * workflow version names, for the executor to hand to the engine for one run: clear values live
  * only in that run's memory, never in a workflow, a record or a log.
  *
- * In use: a credential named by an `http` step of a workflow's current draft or of its published
+ * In use: a credential named by a step (`http`, `email` …) of a workflow's current draft or of its published
  * version cannot be deleted (409 `credential_in_use`, naming them). Older versions do not hold it:
  * restoring one that names a deleted credential is refused on save like any unknown id.
  */
@@ -26,6 +26,7 @@ import {
   type CredentialCreate,
   type CredentialPatch,
   type CredentialType,
+  type CredentialValue,
 } from './model.js';
 import { type Audit, record } from '../audit/audit.js';
 
@@ -79,7 +80,7 @@ export class CredentialService {
       const row = await this.#row(trx, id);
       let data = this.#open(row);
       if (patch.data) {
-        const merged: Record<string, string> = { ...data };
+        const merged: Record<string, CredentialValue> = { ...data };
         for (const [key, value] of Object.entries(patch.data)) {
           if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
           if (value !== MASK) merged[key] = value;
@@ -119,7 +120,7 @@ export class CredentialService {
           'credential_in_use',
           `Credential "${row.name}" is used by ${users.length === 1 ? 'a step' : `${users.length} steps`} of workflow ${shown}${users.length > 5 ? ' and more' : ''}.`,
           {
-            hint: 'Point those http steps at another credential (or remove them), save and publish, then delete it.',
+            hint: 'Point those steps at another credential (or remove them), save and publish, then delete it.',
           },
         );
       }
@@ -158,15 +159,20 @@ export class CredentialService {
     return row;
   }
 
-  #open(row: CredentialRow): Record<string, string> {
-    return JSON.parse(this.#secrets.reveal(row.data)) as Record<string, string>;
+  #open(row: CredentialRow): Record<string, CredentialValue> {
+    return JSON.parse(this.#secrets.reveal(row.data)) as Record<string, CredentialValue>;
   }
 }
 
 /** The type's fields, checked: 400 validation_failed naming each wrong `/data/<field>`. */
-function checkData(type: CredentialType, data: Record<string, string>): Record<string, string> {
+function checkData(
+  type: CredentialType,
+  input: Record<string, CredentialValue>,
+): Record<string, CredentialValue> {
   const schema = CREDENTIAL_DATA[type];
-  if (Value.Check(schema, data)) return { ...data };
+  // "587" for a port is the number 587 (a form's field is text); nothing else is coerced.
+  const data = Value.Convert(schema, { ...input }) as Record<string, CredentialValue>;
+  if (Value.Check(schema, data)) return data;
   const fields: FieldError[] = [];
   for (const e of Value.Errors(schema, data)) {
     const params = e.params as { additionalProperties?: string[]; requiredProperties?: string[] };
@@ -184,7 +190,7 @@ function checkData(type: CredentialType, data: Record<string, string>): Record<s
   throw validationFailed(fields.slice(0, 20));
 }
 
-function toApi(row: CredentialRow, data: Record<string, string>): Credential {
+function toApi(row: CredentialRow, data: Record<string, CredentialValue>): Credential {
   return {
     id: row.id,
     name: row.name,

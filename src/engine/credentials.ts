@@ -9,12 +9,12 @@
 /** What records show instead of a secret (as workflows/model.ts MASK; the engine imports no workflow module). */
 const MASK = '***';
 
-export type CredentialType = 'bearer' | 'header' | 'basic' | 'query';
+export type CredentialType = 'bearer' | 'header' | 'basic' | 'query' | 'smtp';
 
 export interface RunCredential {
   type: CredentialType;
-  /** The type's fields, in clear. */
-  data: Record<string, string>;
+  /** The type's fields, in clear (text, or a number or boolean where the field is one: a port). */
+  data: Record<string, string | number | boolean>;
 }
 
 export type RunCredentials = Record<string, RunCredential>;
@@ -30,7 +30,8 @@ export interface Applied {
 
 /** Sets the credential on the request being built (headers lower-cased, as the http step keeps them). */
 export function applyCredential(cred: RunCredential, url: URL, headers: Record<string, string>): Applied {
-  const d = cred.data;
+  // The types applied to a request hold text only (credentials/model.ts).
+  const d = cred.data as Record<string, string>;
   switch (cred.type) {
     case 'bearer': {
       const value = `Bearer ${d.token ?? ''}`;
@@ -53,6 +54,9 @@ export function applyCredential(cred: RunCredential, url: URL, headers: Record<s
       // As sent (form-encoded in the URL) or echoed decoded: both are forms scrubber() looks for.
       return { query: d.name ?? '', secrets: [d.value ?? ''] };
     }
+    default:
+      // Refused on save (a step names only the credential types it takes, StepType.credentialTypes).
+      throw new Error(`A ${cred.type} credential cannot be applied to an HTTP request.`);
   }
 }
 

@@ -23,6 +23,7 @@ import { checkDeadline, stepError } from './errors.js';
 import { DEFAULT_BUDGET, defineEntry, render } from './expressions.js';
 import { type Loop, runHolder } from './flow.js';
 import { runResult, type Started, startRun } from './run-state.js';
+import { MailTransports } from './mail.js';
 import { createOutbound, type Outbound } from './network.js';
 import { DEFAULT_FOREACH_MAX_ITEMS } from './steps/flow.js';
 import { STEP_TYPES, type StepRegistry } from './steps/index.js';
@@ -57,6 +58,7 @@ export class Engine {
   readonly #options: EngineOptions;
   readonly #compiler: Compiler;
   readonly #outbound: Outbound;
+  readonly #mail: MailTransports;
   readonly #limits: { memoryBytes: number; timeoutMs: number; foreachMaxItems: number };
   readonly #checkpointLimits: CheckpointLimits;
   readonly #loop: Loop = {
@@ -77,6 +79,7 @@ export class Engine {
         allowPrivateNetwork: options.allowPrivateNetwork,
         maxSocketsPerHost: options.httpMaxSocketsPerHost,
       });
+    this.#mail = new MailTransports(this.#outbound.policy);
     this.#limits = {
       memoryBytes: (options.codeMemoryMb ?? 64) * 1024 * 1024,
       timeoutMs: options.codeTimeoutMs ?? 1_000,
@@ -234,6 +237,7 @@ export class Engine {
       input: scope.input,
       signal: run.signal,
       outbound: this.#outbound,
+      mail: this.#mail,
       scope,
       limits: this.#limits,
       step: node.step.name,
@@ -335,6 +339,7 @@ export class Engine {
   }
 
   close(): Promise<void> {
+    this.#mail.close();
     return this.#outbound.close();
   }
 }

@@ -31,8 +31,14 @@ export interface StepResult {
   logs?: string[];
   /** `http`: the request as sent, a credential's value as "***" (SPEC 7c). */
   request?: unknown;
-  /** `http`: each attempt, `{at, status}` or `{at, error}` (SPEC 7c retry). */
+  /** `http`, `email`: each attempt, `{at, status}` or `{at, error}` (SPEC 7c retry). */
   attempts?: unknown[];
+  /** `email`: the message as sent (from, to, cc, bcc, replyTo, subject, attachments; never the body) and the server's last reply. */
+  mail?: unknown;
+  /** `email`: the recipients the server refused, each with its reply. */
+  refused?: unknown[];
+  /** `email`: the refusing reply `{code, text, command}` of a failed step. */
+  reply?: unknown;
 }
 
 export interface IterationResult {

@@ -14,12 +14,14 @@ export function walkSteps(steps: readonly unknown[], base = '/steps'): Generator
   return walkStepLists<Step>(steps, catalogLists, base);
 }
 
-/** The credential ids `http` steps name (SPEC 7c), each with where it is named. */
-export function credentialRefs(steps: readonly unknown[]): { id: string; pointer: string }[] {
-  const refs: { id: string; pointer: string }[] = [];
+/** The credential ids steps name (SPEC 7c, 7e: `http`, `email` …), each with where and by which step type. */
+export function credentialRefs(
+  steps: readonly unknown[],
+): { id: string; pointer: string; stepType: string }[] {
+  const refs: { id: string; pointer: string; stepType: string }[] = [];
   for (const { step, pointer } of walkSteps(steps)) {
-    if (step.type === 'http' && typeof step.credential === 'string')
-      refs.push({ id: step.credential, pointer: `${pointer}/credential` });
+    if (typeof step.credential === 'string')
+      refs.push({ id: step.credential, pointer: `${pointer}/credential`, stepType: step.type });
   }
   return refs;
 }

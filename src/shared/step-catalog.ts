@@ -55,6 +55,12 @@ export const STEP_CATALOG: Readonly<Record<string, StepCatalogEntry>> = {
     pure: true,
     description: 'Fail the execution with a message.',
   },
+  email: {
+    lists: [],
+    pure: false,
+    description:
+      'Send an email through an SMTP server (an smtp credential); the recipients it took are the output.',
+  },
 };
 
 /** The nested lists a step type declares (undefined: none, or a type this catalog does not know). */

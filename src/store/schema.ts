@@ -135,7 +135,8 @@ export interface ExecutionFieldsTable {
 export interface CredentialsTable {
   id: string;
   name: string;
-  type: 'bearer' | 'header' | 'basic' | 'query';
+  /** A type of credentials/model.ts (CREDENTIAL_DATA); the column is free text, no migration per type. */
+  type: 'bearer' | 'header' | 'basic' | 'query' | 'smtp';
   /** The JSON of the type's fields, sealed (SecretBox): never stored in clear. */
   data: string;
   created_at: string;

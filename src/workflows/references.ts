@@ -1,6 +1,6 @@
 /**
- * What a saved workflow names outside itself must exist (SPEC 7c): the credentials of its `http`
- * steps (nested ones included) and its error workflow. Checked on every save (create, PUT, PATCH,
+ * What a saved workflow names outside itself must exist (SPEC 7c): the credentials its steps name
+ * (nested ones included; of a type the step takes) and its error workflow. Checked on every save (create, PUT, PATCH,
  * restore, import), in the save's transaction; each problem is a FieldError at the exact pointer.
  */
 import type { FieldError } from '../errors.js';
@@ -9,20 +9,29 @@ import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
 import { credentialRefs } from '../model/step-walk.js';
+import { stepType } from '../engine/steps/index.js';
 
 export async function checkReferences(db: Db, workflow: Workflow): Promise<FieldError[]> {
   const errors: FieldError[] = [];
   const refs = credentialRefs(workflow.steps);
   if (refs.length > 0) {
-    const found = new Set(
-      (await credentialsRepo.getMany(db, [...new Set(refs.map((r) => r.id))])).map((r) => r.id),
+    const found = new Map(
+      (await credentialsRepo.getMany(db, [...new Set(refs.map((r) => r.id))])).map((r) => [r.id, r.type]),
     );
-    for (const ref of refs)
-      if (!found.has(ref.id))
+    for (const ref of refs) {
+      const type = found.get(ref.id);
+      const takes = stepType(ref.stepType)?.credentialTypes;
+      if (type === undefined)
         errors.push({
           field: ref.pointer,
           message: `names credential "${ref.id}", which does not exist here (GET /api/v1/credentials lists them; create it, or pick another)`,
         });
+      else if (takes && !takes.includes(type))
+        errors.push({
+          field: ref.pointer,
+          message: `names credential "${ref.id}", a ${type} credential; a ${ref.stepType} step takes ${takes.join(', ')} credentials`,
+        });
+    }
   }
   const errorWorkflowId = workflow.settings?.errorWorkflowId;
   if (errorWorkflowId !== undefined) {

@@ -27,7 +27,6 @@
  * `{header}` sends it under another name; a header of that name set in `headers` wins (the user
  * said what to send). It is no secret: the record's `request.headers` shows it.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import Type from 'typebox';
 import type { Dispatcher } from 'undici';
 import type { FieldError } from '../../errors.js';
@@ -42,6 +41,7 @@ import {
   scrubber,
 } from '../credentials.js';
 import { loadUndici, NetworkRefused } from '../network.js';
+import { type Attempt, nextAttempt, RetrySchema, resumedAttempts, retryPolicy } from '../retry.js';
 import {
   defineStep,
   Expr,
@@ -57,11 +57,6 @@ export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Pauses shorter than this are taken inside the step; longer ones park the execution. */
-export const PARK_FROM_MS = 1_000;
-/** `Retry-After` is honoured up to this (SPEC 7c). */
-export const MAX_RETRY_AFTER_MS = 3_600_000;
-const DEFAULT_BACKOFF_MS = 1_000;
 const RETRY_ON = ['network', '429', '5xx'] as const;
 /** The methods that send an idempotency key: the ones that create or change something and are not idempotent by HTTP's rules. */
 const KEYED_METHODS = new Set(['POST', 'PATCH']);
@@ -72,8 +67,13 @@ const IDEMPOTENCY_HEADER = 'idempotency-key';
  */
 const SECRET_HEADER = /authorization|cookie|token|secret|password|passwd|api-?key|signature|session|auth/i;
 
-/** One attempt as the step record keeps it (SPEC 7c). */
-export type Attempt = { at: string; status: number } | { at: string; error: string };
+export {
+  type Attempt,
+  MAX_RETRY_AFTER_MS,
+  PARK_FROM_MS,
+  pauseBefore,
+  retryAfterMs,
+} from '../retry.js';
 
 /** The webhook's methods (model/workflow.ts), and OPTIONS. */
 const Method = Type.Union([...MethodSchema.anyOf, Type.Literal('OPTIONS')]);
@@ -88,6 +88,7 @@ export interface HttpOutput {
 export const httpStep = defineStep({
   type: 'http',
   description: 'Send an HTTP request; its response is the output.',
+  credentialTypes: ['bearer', 'header', 'basic', 'query'],
   config: Type.Object(
     {
       method: Type.Optional(Method),
@@ -107,21 +108,7 @@ export const httpStep = defineStep({
           description: 'The id of a credential (POST /api/v1/credentials), applied at run time.',
         }),
       ),
-      retry: Type.Optional(
-        Type.Object(
-          {
-            attempts: Type.Integer({ minimum: 1, maximum: 50 }),
-            backoffMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RETRY_AFTER_MS })),
-            on: Type.Optional(
-              Type.Array(Type.Union(RETRY_ON.map((o) => Type.Literal(o))), {
-                uniqueItems: true,
-                maxItems: 3,
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-      ),
+      retry: Type.Optional(RetrySchema(RETRY_ON)),
       idempotencyKey: Type.Optional(
         Type.Union(
           [
@@ -198,10 +185,9 @@ export const httpStep = defineStep({
     const scrub = scrubber(applied?.secrets ?? []);
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
     const details = (): StepDetails => ({ request: recorded, attempts: [...attempts] });
-    const retry = config.retry;
-    const maxAttempts = retry?.attempts ?? 1;
-    const on = new Set<string>(retry?.on ?? RETRY_ON);
-    const backoffMs = retry?.backoffMs ?? DEFAULT_BACKOFF_MS;
+    const policy = retryPolicy(config.retry, RETRY_ON);
+    const maxAttempts = policy.attempts;
+    const on = policy.on;
     const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const failOnError = config.failOnError ?? true;
 
@@ -221,18 +207,10 @@ export const httpStep = defineStep({
         retryable = failure instanceof NetworkFailure && on.has('network');
       }
       const done = attempts.length;
-      if (retryable && done < maxAttempts && !ctx.signal.aborted) {
-        const delay = pauseBefore(done + 1, backoffMs, outcome?.output.headers['retry-after']);
-        if (delay >= PARK_FROM_MS) {
-          return {
-            output: null,
-            park: { until: new Date(Date.now() + delay), state: { attempts } },
-            details: details(),
-          } satisfies StepOutcome;
-        }
-        // Cut short when the run ends (the abort rejects): the next attempt then fails on the signal.
-        await sleep(delay, undefined, { signal: ctx.signal }).catch(() => undefined);
-        continue;
+      if (retryable) {
+        const next = await nextAttempt(ctx, policy, attempts, outcome?.output.headers['retry-after']);
+        if (next === 'again') continue;
+        if (next) return { output: null, park: next.park, details: details() } satisfies StepOutcome;
       }
       if (failure) {
         throw new StepFailure(String(scrub.value(failure.message)), {
@@ -364,40 +342,6 @@ async function send(
       { cause: err },
     );
   }
-}
-
-/**
- * The pause before attempt `next` (2 or more): what `Retry-After` asks (seconds or an HTTP date,
- * capped at an hour), else `backoffMs · 2^(next-2)` with "equal jitter" (half of it fixed, half
- * random, as AWS's backoff note calls it): retries of many executions spread out, and the pause
- * still grows.
- */
-export function pauseBefore(
-  next: number,
-  backoffMs: number,
-  retryAfter: string | string[] | undefined,
-): number {
-  const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
-  if (asked !== undefined) return Math.min(asked, MAX_RETRY_AFTER_MS);
-  const base = Math.min(backoffMs * 2 ** (next - 2), MAX_RETRY_AFTER_MS);
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}
-
-/** `Retry-After` (RFC 9110 10.2.3): delay-seconds or an HTTP-date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  // An HTTP-date names its day and month; Date.parse alone also reads "-5" as a year.
-  if (!/[A-Za-z]{3}/.test(v)) return undefined;
-  const date = Date.parse(v);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
-}
-
-function resumedAttempts(state: unknown): Attempt[] {
-  const list = (state as { attempts?: unknown } | undefined)?.attempts;
-  return Array.isArray(list) ? (list as Attempt[]).slice(0, 50) : [];
 }
 
 function parseUrl(raw: string, base?: URL): URL {

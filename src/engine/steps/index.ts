@@ -6,6 +6,7 @@
  */
 import type { TSchema } from 'typebox';
 import { codeStep } from './code.js';
+import { emailStep } from './email.js';
 import { failStep } from './fail.js';
 import { filterStep } from './filter.js';
 import { forEachStep, ifStep, switchStep } from './flow.js';
@@ -29,6 +30,7 @@ const TYPES: StepType<TSchema>[] = [
   codeStep,
   waitStep,
   failStep,
+  emailStep,
 ] as unknown as StepType<TSchema>[];
 
 export const STEP_TYPES: StepRegistry = new Map(TYPES.map((t) => [t.type, t]));

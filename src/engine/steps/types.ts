@@ -8,6 +8,7 @@ import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import type { FieldError } from '../../errors.js';
 import type { RunCredentials } from '../credentials.js';
 import type { Scope } from '../expressions.js';
+import type { MailTransports } from '../mail.js';
 import type { Outbound } from '../network.js';
 import type { MaybePromise } from '../../shared/maybe-promise.js';
 
@@ -18,6 +19,8 @@ export interface StepContext {
   signal: AbortSignal;
   /** Outbound HTTP: which addresses may be reached, and the connection pool that enforces it. */
   outbound: Outbound;
+  /** SMTP for `email` steps (engine/mail.ts): one pooled transport per credential, on the same network policy. */
+  mail?: MailTransports;
   /**
    * Set when this step parked (StepOutcome.park) and the run now continues from that checkpoint:
    * `state` is what the step gave with `park`. The step runs again with the same input and its
@@ -124,6 +127,12 @@ export interface StepType<S extends TSchema = TSchema> {
    * source, where `{{` is just code).
    */
   literal?: readonly string[];
+  /**
+   * The credential types the step's `credential` field may name (`http`: bearer, header, basic,
+   * query; `email`: smtp). A workflow naming another type is refused on save
+   * (workflows/references.ts).
+   */
+  credentialTypes?: readonly string[];
   /** Checks the schema cannot express; fields are JSON pointers inside the step. */
   check?(config: Static<S>): FieldError[];
   /**
