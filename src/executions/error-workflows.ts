@@ -16,7 +16,8 @@ import type { Bus } from '../bus/bus.js';
 import { newId, nowIso } from '../ids.js';
 import type { FailedExecution } from '../queue/finished.js';
 import { searchFieldRows } from '../store/execution-search.js';
-import { executionsRepo, queuedExecution } from '../store/executions.js';
+import { executionsRepo, queuedExecution, withConcurrency } from '../store/executions.js';
+import { concurrencyOf } from '../engine/concurrency.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 
@@ -61,16 +62,21 @@ export class ErrorWorkflows {
       // Its searchable fields are those of the version it runs.
       const run =
         version === target.version ? target : await workflowsRepo.getVersion(trx, target.id, version);
+      const row = queuedExecution({
+        id,
+        workflow_id: target.id,
+        workflow_version: version,
+        mode: 'error',
+        trigger: JSON.stringify(item),
+        created_at: now,
+      });
+      // An error workflow may order its executions by key too (e.g. one alert at a time per workflow).
+      const concurrency = run?.settings?.concurrency
+        ? await concurrencyOf(run.settings.concurrency, item, { id, mode: 'error', workflowId: target.id })
+        : undefined;
       await executionsRepo.insert(
         trx,
-        queuedExecution({
-          id,
-          workflow_id: target.id,
-          workflow_version: version,
-          mode: 'error',
-          trigger: JSON.stringify(item),
-          created_at: now,
-        }),
+        concurrency ? withConcurrency(row, concurrency) : row,
         searchFieldRows({ id, workflow_id: target.id }, run?.settings?.searchFields, item),
       );
       return 'started' as const;

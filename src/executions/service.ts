@@ -18,7 +18,13 @@ import {
   searchFieldRows,
   searchIndexed,
 } from '../store/execution-search.js';
-import { type ExecutionFilter, executionsRepo, queuedExecution } from '../store/executions.js';
+import {
+  type ExecutionFilter,
+  executionsRepo,
+  queuedExecution,
+  withConcurrency,
+} from '../store/executions.js';
+import { concurrencyOf } from '../engine/concurrency.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
@@ -182,24 +188,30 @@ export class ExecutionService {
           JSON.parse(old.trigger),
         )
       : [];
-    await this.#store.transaction(async (trx) => {
-      await executionsRepo.insert(
-        trx,
-        queuedExecution({
+    // A retry or replay is a new execution: its key is evaluated as for an accepted request, and it
+    // takes its place at the end of its key's line (SPEC 7d).
+    const concurrency = version.settings?.concurrency
+      ? await concurrencyOf(version.settings.concurrency, JSON.parse(old.trigger), {
           id: executionId,
-          workflow_id: old.workflow_id,
-          workflow_version: version.version,
-          // A retry keeps the mode; a replay runs as its target does (published: production, draft:
-          // test). The item itself keeps saying how it arrived (`executionMode`).
           mode,
-          trigger: old.trigger,
-          created_at: now,
-          retry_of: retryOf,
-          // Warnings are about the item (schemaCheck "warn"), which is the same.
-          warnings: old.warnings,
-        }),
-        fields,
-      );
+          workflowId: old.workflow_id,
+        })
+      : undefined;
+    const row = queuedExecution({
+      id: executionId,
+      workflow_id: old.workflow_id,
+      workflow_version: version.version,
+      // A retry keeps the mode; a replay runs as its target does (published: production, draft:
+      // test). The item itself keeps saying how it arrived (`executionMode`).
+      mode,
+      trigger: old.trigger,
+      created_at: now,
+      retry_of: retryOf,
+      // Warnings are about the item (schemaCheck "warn"), which is the same.
+      warnings: old.warnings,
+    });
+    await this.#store.transaction(async (trx) => {
+      await executionsRepo.insert(trx, concurrency ? withConcurrency(row, concurrency) : row, fields);
     });
     await this.#bus.publish('execution.queued', {});
     return executionId;

@@ -52,6 +52,8 @@ export function presentExecution(row: ExecutionRow) {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     errorExecutionId: row.error_execution_id ?? null,
+    concurrencyKey: row.concurrency_key ?? null,
+    skipReason: (row.skip_reason ?? null) as 'superseded' | null,
     // A waiting execution is due again at run_after (a queued one's run_after is internal).
     resumeAt: row.status === 'waiting' ? row.run_after : null,
   };

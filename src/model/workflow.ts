@@ -174,8 +174,49 @@ const StepsSchema = Type.Array(StepSchema, { maxItems: 200 });
  * fields of the trigger item indexed for `GET /executions?where=`, from the executions
  * this version runs on; null or `[]` declares none.
  */
+/**
+ * `settings.concurrency` (SPEC 7d): executions whose `key` values are equal run at most `limit`
+ * at a time, first accepted first started; with `newestWins`, one whose value is lower than that
+ * of an execution of its key that has started is `skipped`. null (or leaving it out) sets none.
+ */
+export const ConcurrencySettingsSchema = Type.Object(
+  {
+    key: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        'An expression over the trigger item, e.g. {{ body.customer.id }}; null or failing: no key.',
+    }),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000,
+        description: 'Executions of one key at a time (default 1).',
+      }),
+    ),
+    newestWins: Type.Optional(
+      Type.Union([
+        Type.String({
+          minLength: 1,
+          maxLength: 2048,
+          description:
+            'An expression giving a number or an ISO-8601 time, e.g. {{ body.data.object.updated }}: an execution whose value is lower than one of its key that has started is skipped.',
+        }),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: false },
+);
+export interface ConcurrencySettings {
+  key: string;
+  limit?: number;
+  newestWins?: string;
+}
+
 export const WorkflowSettingsSchema = Type.Object(
   {
+    concurrency: Type.Optional(Type.Union([ConcurrencySettingsSchema, Type.Null()])),
     errorWorkflowId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
     searchFields: Type.Optional(
       Type.Union([
@@ -190,6 +231,8 @@ export const WorkflowSettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 export interface WorkflowSettings {
+  /** Concurrency key, limit and newest wins (SPEC 7d); absent when none. */
+  concurrency?: ConcurrencySettings;
   errorWorkflowId?: string;
   /** Trigger-item fields indexed for search (dotted paths); absent when none. */
   searchFields?: string[];
@@ -272,6 +315,13 @@ export const WorkflowSchema = Type.Object({
   }),
   steps: Type.Array(Type.Record(Type.String(), Type.Unknown())),
   settings: Type.Object({
+    concurrency: Type.Optional(
+      Type.Object({
+        key: Type.String(),
+        limit: Type.Optional(Type.Integer()),
+        newestWins: Type.Optional(Type.String()),
+      }),
+    ),
     errorWorkflowId: Type.Optional(Type.String()),
     searchFields: Type.Optional(
       Type.Array(Type.String(), {

@@ -79,6 +79,7 @@ export class QueueEntry implements ExecutionEntry {
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
     const before = this.#before;
     if (
+      row.concurrency_key == null &&
       before?.engine.runsBeforeCommit(workflow) &&
       (await runPure(before.engine, workflow, row, item, (err) =>
         before.finished.crashed(err, row.id, workflow.id),

@@ -17,7 +17,13 @@ import type { CheckpointWrite } from '../engine/checkpoint.js';
 import { isoString } from '../ids.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
-import { type BatchOutcome, type ClaimFields, type GaveUpRow, queueRepo } from '../store/queue.js';
+import {
+  type BatchOutcome,
+  type ClaimFields,
+  type GaveUpRow,
+  type KeyedClaim,
+  queueRepo,
+} from '../store/queue.js';
 import type { ExecutionRow, ExecutionsTable } from '../store/schema.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
 
@@ -96,6 +102,7 @@ export class Queue {
   #waitingDueAt = 0;
   readonly #writer: GroupCommit;
   #gaveUp: ((rows: GaveUpRow[], error: { message: string }) => void) | undefined;
+  #skipped: ((rows: ExecutionRow[]) => void) | undefined;
 
   constructor({
     store,
@@ -171,6 +178,15 @@ export class Queue {
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
+    // Keyed rows whose turn it is (store/queue.ts claimKeyed), also when `batch` takes the others:
+    // their turn is their key's, never a batch's. A skip frees the key's turn at once, so the
+    // rows behind it are looked at again (each pass ends at least one row).
+    for (let room = limit - rows.length; room > 0; room = limit - rows.length) {
+      const keyed = await this.#claimKeyed(room, now);
+      rows.push(...keyed.claimed);
+      if (keyed.skipped.length > 0) this.#skipped?.(keyed.skipped);
+      if (keyed.skipped.length === 0) break;
+    }
     if (queued && rows.length < limit) {
       const left = maxChars === undefined ? undefined : maxChars - chars(rows);
       if (left === undefined || left > 0)
@@ -223,6 +239,14 @@ export class Queue {
     this.#gaveUp = listener;
   }
 
+  /**
+   * Who hears of the executions a claim ended `skipped` (newest wins, SPEC 7d): they finished
+   * without running, and whoever waits for them is told as for any finish.
+   */
+  onSkipped(listener: (rows: ExecutionRow[]) => void): void {
+    this.#skipped = listener;
+  }
+
   #report({ released, gaveUp }: { released: number; gaveUp: GaveUpRow[] }): number {
     if (gaveUp.length > 0) this.#gaveUp?.(gaveUp, JSON.parse(GAVE_UP_CRASHED) as { message: string });
     return released;
@@ -259,6 +283,22 @@ export class Queue {
       {
         proves: false,
       },
+    );
+  }
+
+  /** Keyed rows whose turn it is, for this worker at `now` (store/queue.ts claimKeyed). */
+  #claimKeyed(limit: number, now: Date): Promise<KeyedClaim> {
+    const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
+    const nowIso = now.toISOString();
+    if (this.#store.caps.shared) return queueRepo.claimKeyed(this.#store, nowIso, limit, claim);
+    // SQLite: in a group commit transaction, as `#claimDue` says why; only when a keyed row may
+    // start (a read on this connection: without keyed rows the claim costs one index probe).
+    return queueRepo.keyedDue(this.#store.db, nowIso).then((due) =>
+      due
+        ? this.#writer.run((trx) => queueRepo.claimKeyed(this.#store, nowIso, limit, claim, trx), {
+            proves: false,
+          })
+        : { claimed: [], skipped: [] },
     );
   }
 

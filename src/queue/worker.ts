@@ -144,6 +144,10 @@ export class Worker implements ExecutionEntry {
           log: deps.log,
         })
       : undefined;
+    // Executions a claim skipped (newest wins) finished without running: whoever waits is told.
+    deps.queue.onSkipped((rows) => {
+      for (const row of rows) void this.#finished.published(row.id, row.status);
+    });
     // Executions the queue fails itself (every attempt crashed) alert like any other failure.
     deps.queue.onGaveUp((rows, error) => {
       for (const row of rows)
@@ -184,7 +188,10 @@ export class Worker implements ExecutionEntry {
    * - otherwise it is stored queued, and the workers are told.
    */
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
-    const pure = this.#deps.runPure !== false && !this.#stopped && this.#engine.runsBeforeCommit(workflow);
+    // An execution with a concurrency key starts in its key's turn (Queue.claim), never here.
+    const keyed = row.concurrency_key != null;
+    const pure =
+      !keyed && this.#deps.runPure !== false && !this.#stopped && this.#engine.runsBeforeCommit(workflow);
     if (pure) {
       const ran = runPure(this.#engine, workflow, row, item, (err) =>
         this.#finished.crashed(err, row.id, workflow.id),
@@ -192,7 +199,7 @@ export class Worker implements ExecutionEntry {
       if (isPromise(ran)) await ran;
     }
     const bytes = row.trigger.length;
-    const claimed = !pure && this.#reserve(bytes);
+    const claimed = !pure && !keyed && this.#reserve(bytes);
     if (claimed) Object.assign(row, claimFields(this.workerId, this.leaseMs, Date.now()));
     try {
       await write();
@@ -506,6 +513,12 @@ export class Worker implements ExecutionEntry {
     // Parked, not finished: nothing to announce; the queue knows when it is due.
     else if (result.status === 'waiting') this.#armWaitingTimer();
     else {
+      // Its key's turn passes to the next execution of the key: claim it now, not at the next poll
+      // (on a shared store any worker may have the room, so all are told).
+      if (row.concurrency_key != null) {
+        if (this.#shared) this.#deps.notice.send();
+        else this.poke();
+      }
       if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
       await this.#finished.published(row.id, result.status);
     }

@@ -62,6 +62,14 @@ export function queuedExecution(r: {
   };
 }
 
+/** `row` with its concurrency key, limit and newest-wins value (SPEC 7d; engine/concurrency.ts). */
+export function withConcurrency(
+  row: NewExecutionRow,
+  c: { key: string; limit: number; newest: number | null },
+): NewExecutionRow {
+  return { ...row, concurrency_key: c.key, concurrency_limit: c.limit, newest_value: c.newest };
+}
+
 export const executionsRepo = {
   /**
    * The execution and its searchable fields (execution-search.ts `searchFieldRows`): give a

@@ -60,7 +60,7 @@ export interface ExecutionsTable {
    * `waiting`: parked by a step (SPEC 7b `wait`, 7c retry pauses) until `run_after`, holding no
    * executor slot; then claimed like a queued row and resumed from `resume_state`.
    */
-  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
+  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered' | 'skipped';
   /** JSON of the trigger item. */
   trigger: string;
   /**
@@ -91,6 +91,26 @@ export interface ExecutionsTable {
   resume_state: Generated<string | null>;
   /** The execution of the error workflow this failed production execution started (SPEC 7c). */
   error_execution_id: Generated<string | null>;
+  /**
+   * `settings.concurrency` (SPEC 7d) as evaluated when the execution was accepted: its key (null:
+   * none, the claim takes it like any other row), the limit of its key then, and its newest-wins
+   * value as a number (engine/concurrency.ts `newestNumber`; null: none).
+   */
+  concurrency_key: Generated<string | null>;
+  concurrency_limit: Generated<number | null>;
+  newest_value: Generated<number | null>;
+  /** Why a `skipped` execution ran no step: `superseded` (newest wins); null otherwise. */
+  skip_reason: Generated<string | null>;
+}
+
+/**
+ * Newest wins (SPEC 7d): per workflow and concurrency key, the highest newest-wins value of an
+ * execution that has started. A queued one below it is skipped when it comes to start.
+ */
+export interface ConcurrencyMarksTable {
+  workflow_id: string;
+  concurrency_key: string;
+  newest: number;
 }
 
 /**
@@ -270,6 +290,7 @@ export interface Database {
   workflow_versions: WorkflowVersionsTable;
   api_tokens: ApiTokensTable;
   executions: ExecutionsTable;
+  concurrency_marks: ConcurrencyMarksTable;
   execution_fields: ExecutionFieldsTable;
   execution_checkpoints: ExecutionCheckpointsTable;
   test_listeners: TestListenersTable;

@@ -189,7 +189,7 @@ export const workflowsRepo = {
 
   /**
    * Deletes the workflow, its versions and what is kept for its trigger: test listeners, the
-   * learned schema, refused calls and its executions' searchable fields. Its executions
+   * learned schema, refused calls, its executions' searchable fields and newest-wins marks. Its executions
    * stay (searched without the index). Give a transaction: it is several statements.
    */
   async delete(db: Db, id: string): Promise<boolean> {
@@ -201,6 +201,7 @@ export const workflowsRepo = {
       await db.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
       await db.deleteFrom('rejections').where('workflow_id', '=', id).execute();
       await db.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('concurrency_marks').where('workflow_id', '=', id).execute();
     }
     return deleted;
   },

@@ -18,6 +18,7 @@
 import { AppError } from '../errors.js';
 import type { ExecutionEntry } from '../queue/entry.js';
 import type { GroupCommit, GroupWrite } from '../store/group-commit.js';
+import { queueRepo } from '../store/queue.js';
 import type { ExecutionFieldRow, NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import type { Workflow } from '../model/workflow.js';
@@ -109,10 +110,18 @@ export class Ingest {
       row,
       item,
       write: () =>
-        write
+        write || row.concurrency_key != null
           ? this.#writer.run(async (trx) => {
-              await write(trx);
+              await write?.(trx);
               await this.#store.hot.insertExecution(trx, row, fields);
+              // A concurrency key (SPEC 7d) is not a column of the hot insert: executions without
+              // one, most, write what they wrote before.
+              if (row.concurrency_key != null)
+                await queueRepo.setConcurrency(trx, row.id, {
+                  key: row.concurrency_key,
+                  limit: row.concurrency_limit ?? 1,
+                  newest: row.newest_value ?? null,
+                });
             })
           : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }, { commitNow }),
     });

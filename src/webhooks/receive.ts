@@ -12,7 +12,8 @@ import { isoString, newId, nowIso } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import { searchFieldRows } from '../store/execution-search.js';
-import { executionsRepo, isFinished, queuedExecution } from '../store/executions.js';
+import { executionsRepo, isFinished, queuedExecution, withConcurrency } from '../store/executions.js';
+import { concurrencyOf } from '../engine/concurrency.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable, storeUnavailable } from '../store/unavailable.js';
 import type { AuthConfig, Workflow } from '../model/workflow.js';
@@ -380,18 +381,32 @@ export class Receiver {
         : undefined;
 
     const searchFields = workflow.settings?.searchFields;
+    let execution = queuedExecution({
+      id: executionId,
+      workflow_id: workflow.id,
+      workflow_version: workflow.version,
+      mode: matched.mode,
+      trigger: itemJson,
+      created_at: receivedAt,
+      warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
+    });
+    // The concurrency key (SPEC 7d) is evaluated here, at acceptance, and stored on the row: the
+    // claim rule is then SQL over rows alone, the same on every process, and the execution keeps
+    // its key through retries of its attempts, crashes and waits. Only workflows with the setting
+    // pay for it.
+    const concurrency = workflow.settings?.concurrency;
+    if (concurrency) {
+      const c = await concurrencyOf(concurrency, item, {
+        id: executionId,
+        mode: matched.mode,
+        workflowId: workflow.id,
+      });
+      if (c) execution = withConcurrency(execution, c);
+    }
     try {
       await this.#d.ingest.commit({
         workflow,
-        execution: queuedExecution({
-          id: executionId,
-          workflow_id: workflow.id,
-          workflow_version: workflow.version,
-          mode: matched.mode,
-          trigger: itemJson,
-          created_at: receivedAt,
-          warnings: warnings.length > 0 ? JSON.stringify(warnings) : null,
-        }),
+        execution,
         item,
         commitNow,
         ...(write ? { write } : {}),

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { Value } from 'typebox/value';
+import { concurrencyErrors } from '../engine/concurrency.js';
 import { validateStepsAsync } from '../engine/validate.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
@@ -17,6 +18,7 @@ import type { SecretBox } from '../security/secrets.js';
 import type { Db, Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
 import {
+  type ConcurrencySettings,
   SECRET_FIELDS,
   type Step,
   type TriggerConfig,
@@ -398,7 +400,13 @@ async function checkSteps(steps: Step[]): Promise<Step[]> {
  * no settings at all; `keep` (PUT) means absent settings keep `fallback` rather than clearing it.
  */
 function settingsOf(
-  input: { errorWorkflowId?: string | null; searchFields?: string[] | null } | undefined,
+  input:
+    | {
+        concurrency?: { key: string; limit?: number; newestWins?: string | null } | null;
+        errorWorkflowId?: string | null;
+        searchFields?: string[] | null;
+      }
+    | undefined,
   fallback: WorkflowSettings,
   keep = false,
 ): WorkflowSettings {
@@ -410,7 +418,20 @@ function settingsOf(
       .map((e) => ({ field: `/settings${e.instancePath}`, message: e.message }));
     throw validationFailed(fields);
   }
+  const c = input.concurrency;
+  const concurrency: ConcurrencySettings | undefined = c
+    ? {
+        key: c.key,
+        ...(c.limit !== undefined ? { limit: c.limit } : {}),
+        ...(typeof c.newestWins === 'string' ? { newestWins: c.newestWins } : {}),
+      }
+    : undefined;
+  if (concurrency) {
+    const errors = concurrencyErrors(concurrency);
+    if (errors.length > 0) throw validationFailed(errors);
+  }
   return {
+    ...(concurrency ? { concurrency } : {}),
     ...(typeof input.errorWorkflowId === 'string' ? { errorWorkflowId: input.errorWorkflowId } : {}),
     // `[]` declares none, stored as absent: a workflow without searchable fields keeps `{}`.
     ...(input.searchFields?.length ? { searchFields: [...input.searchFields] } : {}),

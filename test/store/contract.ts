@@ -51,6 +51,7 @@ const TABLES = [
   'users',
   'sessions',
   'invitations',
+  'concurrency_marks',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -120,6 +121,10 @@ function execution(overrides: Partial<NewExecutionRow> = {}): NewExecutionRow {
     warnings: null,
     resume_state: null,
     error_execution_id: null,
+    concurrency_key: null,
+    concurrency_limit: null,
+    newest_value: null,
+    skip_reason: null,
     ...overrides,
   };
 }
@@ -787,6 +792,190 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           ),
         );
         expect((await get(done.id as string))?.status).toBe('succeeded');
+      });
+    });
+
+    describe('Queue: concurrency keys (SPEC 7d)', () => {
+      const insertAll = async (rows: NewExecutionRow[]) => {
+        for (const row of rows) await executionsRepo.insert(store.db, row);
+      };
+      const get = (id: string) => executionsRepo.get(store.db, id);
+      const keyed = (id: string, key: string, more: Partial<NewExecutionRow> = {}) =>
+        execution({ id, concurrency_key: key, concurrency_limit: 1, ...more });
+      const succeed = (queue: Queue, id: string) =>
+        queue.complete(id, { status: 'succeeded', steps: [], error: null });
+      const claimedIds = async (queue: Queue, limit = 10) => (await queue.claim(limit)).map((r) => r.id);
+
+      it('starts one execution of a key at a time, in the order accepted, without holding back other keys or unkeyed rows', async () => {
+        const [a1, b1, a2, u, a3, b2] = ids(6);
+        await insertAll([
+          keyed(a1!, 'a'),
+          keyed(b1!, 'b'),
+          keyed(a2!, 'a'),
+          execution({ id: u! }),
+          keyed(a3!, 'a'),
+          keyed(b2!, 'b'),
+        ]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([a1, b1, u]);
+        // Nothing more while the heads run.
+        expect(await claimedIds(queue)).toEqual([]);
+        expect(await succeed(queue, a1!)).toBe(true);
+        expect(await claimedIds(queue)).toEqual([a2]);
+        expect(await succeed(queue, b1!)).toBe(true);
+        expect(await succeed(queue, a2!)).toBe(true);
+        expect((await claimedIds(queue)).sort()).toEqual([a3, b2].sort());
+      });
+
+      it('a limit of 2 runs two of a key at once, the third when one ends', async () => {
+        const [x1, x2, x3] = ids(3);
+        await insertAll([x1!, x2!, x3!].map((id) => keyed(id, 'k', { concurrency_limit: 2 })));
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([x1, x2]);
+        expect(await claimedIds(queue)).toEqual([]);
+        await succeed(queue, x2!);
+        expect(await claimedIds(queue)).toEqual([x3]);
+      });
+
+      it('keys are per workflow: the same key value in two workflows does not wait', async () => {
+        const [p, q] = ids(2);
+        await insertAll([
+          keyed(p!, 'same', { workflow_id: 'wf-p' }),
+          keyed(q!, 'same', { workflow_id: 'wf-q' }),
+        ]);
+        expect(await claimedIds(new Queue({ store, workerId: 'w1' }))).toEqual([p, q]);
+      });
+
+      it('a head queued again for later (a backoff, a lapsed lease) keeps its turn: the rows behind it wait', async () => {
+        const [a1, a2] = ids(2);
+        await insertAll([keyed(a1!, 'a', { run_after: iso(60_000), attempt: 2 }), keyed(a2!, 'a')]);
+        expect(await claimedIds(new Queue({ store, workerId: 'w1' }))).toEqual([]);
+        // A running head whose worker died: released (lease lapsed), it runs again before a2.
+        await store.db
+          .updateTable('executions')
+          .set({ status: 'running', locked_by: 'w-gone', locked_until: iso(-1_000), run_after: iso(-5_000) })
+          .where('id', '=', a1!)
+          .execute();
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([a1]);
+        expect(await get(a1!)).toMatchObject({ status: 'running', locked_by: 'w1', attempt: 3 });
+      });
+
+      it('a waiting execution holds its key: the next of the key starts once it ends, and it resumes itself', async () => {
+        const [a1, a2] = ids(2);
+        await insertAll([
+          keyed(a1!, 'a', { status: 'waiting', run_after: iso(60_000), started_at: iso(-1_000) }),
+          keyed(a2!, 'a'),
+        ]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([]);
+        await store.db
+          .updateTable('executions')
+          .set({ run_after: iso(-1) })
+          .where('id', '=', a1!)
+          .execute();
+        expect(await claimedIds(new Queue({ store, workerId: 'w2' }))).toEqual([a1]);
+      });
+
+      it('keyed rows are never taken by the plain claim nor by a batch', async () => {
+        const [a1, u] = ids(2);
+        await insertAll([keyed(a1!, 'a'), execution({ id: u! })]);
+        const claim = {
+          status: 'running' as const,
+          locked_by: 'w1',
+          locked_until: iso(60_000),
+          started_at: iso(),
+        };
+        expect((await queueRepo.claimDue(store, 'queued', iso(), 10, claim)).map((r) => r.id)).toEqual([u]);
+        await store.db.updateTable('executions').set({ status: 'queued' }).where('id', '=', u!).execute();
+        if (store.caps.skipLocked) {
+          const seen: string[] = [];
+          await queueRepo.batchQueued(store, iso(), 10, claim, async (rows) => {
+            seen.push(...rows.map((r) => r.id));
+            return { finished: [], claimed: [] };
+          });
+          expect(seen).toEqual([u]);
+        }
+      });
+
+      it('two workers claiming at once never start two of one key', async () => {
+        const rows = ids(20).map((id, i) => keyed(id, `k${i % 4}`));
+        await insertAll(rows);
+        const workers = [new Queue({ store, workerId: 'w1' }), new Queue({ store, workerId: 'w2' })];
+        const got = (await Promise.all(workers.map((w) => w.claim(10)))).flat();
+        // The four heads, one per key, each to one worker.
+        expect(got.map((r) => r.id).sort()).toEqual(rows.slice(0, 4).map((r) => r.id));
+        expect(new Set(got.map((r) => r.concurrency_key)).size).toBe(4);
+      });
+
+      it('newest wins: a value lower than one of its key that started is skipped; equal values and no value both run', async () => {
+        const [n10, n5, n10b, none, n12] = ids(5);
+        await insertAll([
+          keyed(n10!, 'c', { newest_value: 10 }),
+          keyed(n5!, 'c', { newest_value: 5 }),
+          keyed(n10b!, 'c', { newest_value: 10 }),
+          keyed(none!, 'c', { newest_value: null }),
+          keyed(n12!, 'c', { newest_value: 12 }),
+        ]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        const skipped: string[] = [];
+        queue.onSkipped((rows) => skipped.push(...rows.map((r) => r.id)));
+        expect(await claimedIds(queue)).toEqual([n10]);
+        expect(await queueRepo.concurrencyMark(store.db, 'wf-a', 'c')).toBe(10);
+        await succeed(queue, n10!);
+        // n5 is lower than the 10 that started: skipped without running, and the next one starts in
+        // the same claim (a skip frees the key's turn at once).
+        expect(await claimedIds(queue)).toEqual([n10b]);
+        expect(skipped).toEqual([n5]);
+        const s = await get(n5!);
+        expect(s).toMatchObject({
+          status: 'skipped',
+          skip_reason: 'superseded',
+          locked_by: null,
+          steps: '[]',
+        });
+        expect(s?.finished_at).not.toBeNull();
+        await succeed(queue, n10b!);
+        expect(await claimedIds(queue)).toEqual([none]);
+        await succeed(queue, none!);
+        expect(await claimedIds(queue)).toEqual([n12]);
+        expect(await queueRepo.concurrencyMark(store.db, 'wf-a', 'c')).toBe(12);
+      });
+
+      it('newest wins holds when the newer execution is gone (retention): the mark is kept apart', async () => {
+        const [newer, older] = ids(2);
+        await insertAll([keyed(newer!, 'd', { newest_value: 2_000 })]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([newer]);
+        await succeed(queue, newer!);
+        await store.db.deleteFrom('executions').where('id', '=', newer!).execute();
+        await insertAll([keyed(older!, 'd', { newest_value: 1_000 })]);
+        expect(await claimedIds(queue)).toEqual([]);
+        expect(await get(older!)).toMatchObject({ status: 'skipped', skip_reason: 'superseded' });
+      });
+
+      it('with a limit above 1, of rows of one key taken together the later lower one is skipped', async () => {
+        const [hi, lo] = ids(2);
+        await insertAll([
+          keyed(hi!, 'e', { newest_value: 7, concurrency_limit: 5 }),
+          keyed(lo!, 'e', { newest_value: 3, concurrency_limit: 5 }),
+        ]);
+        const queue = new Queue({ store, workerId: 'w1' });
+        expect(await claimedIds(queue)).toEqual([hi]);
+        expect(await get(lo!)).toMatchObject({ status: 'skipped' });
+      });
+
+      it('setConcurrency gives an inserted execution its key, limit and value', async () => {
+        const row = execution();
+        await store.transaction(async (trx) => {
+          await executionsRepo.insert(trx, row);
+          await queueRepo.setConcurrency(trx, row.id as string, { key: 'cus_1', limit: 3, newest: 1.5 });
+        });
+        expect(await get(row.id as string)).toMatchObject({
+          concurrency_key: 'cus_1',
+          concurrency_limit: 3,
+          newest_value: 1.5,
+        });
       });
     });
 

@@ -15,5 +15,9 @@ export function queuedRow(): NewExecutionRow {
     }),
     resume_state: null,
     error_execution_id: null,
+    concurrency_key: null,
+    concurrency_limit: null,
+    newest_value: null,
+    skip_reason: null,
   };
 }

@@ -11,6 +11,7 @@ const StatusSchema = Type.Union([
   Type.Literal('succeeded'),
   Type.Literal('failed'),
   Type.Literal('filtered'),
+  Type.Literal('skipped'),
 ]);
 
 /**
@@ -86,6 +87,14 @@ const ExecutionSchema = Type.Object({
   createdAt: Type.String(),
   startedAt: Type.Union([Type.String(), Type.Null()]),
   finishedAt: Type.Union([Type.String(), Type.Null()]),
+  concurrencyKey: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "The execution's concurrency key (settings.concurrency.key, evaluated when it was accepted), or null: it has none.",
+  }),
+  skipReason: Type.Union([Type.Literal('superseded'), Type.Null()], {
+    description:
+      '`skipped`: why no step ran. `superseded`: an execution of the same key with a newer settings.concurrency.newestWins value had started. null otherwise.',
+  }),
   resumeAt: Type.Union([Type.String(), Type.Null()], {
     description:
       'While the execution is `waiting` (a wait step, or an http retry pausing a second or more): when it resumes (ISO-8601 UTC); null otherwise.',

@@ -361,6 +361,37 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.createIndex('audit_log_action').on('audit_log').columns(['action', 'id']).execute();
     },
   }),
+  '0016_concurrency_keys': () => ({
+    async up(db: Kysely<unknown>) {
+      // Concurrency keys (SPEC 7d, settings.concurrency; store/queue.ts claimKeyed). Evaluated when
+      // the execution is accepted and kept on its row, so the claim rule is SQL over rows alone:
+      // the key, the workflow's limit then, and the newest-wins value as a number (null: none).
+      // `skip_reason` says why a `skipped` execution ran no step (`superseded`).
+      await db.schema.alterTable('executions').addColumn('concurrency_key', 'text').execute();
+      await db.schema.alterTable('executions').addColumn('concurrency_limit', 'integer').execute();
+      await db.schema.alterTable('executions').addColumn('newest_value', 'double precision').execute();
+      await db.schema.alterTable('executions').addColumn('skip_reason', 'text').execute();
+      // The executions of a key that are not finished, in the order accepted: what the claim rule
+      // counts. Partial, so rows without a key (most) and finished ones cost it nothing; a claim
+      // reads only the keyed rows still to run or running.
+      await db.schema
+        .createIndex('executions_concurrency')
+        .on('executions')
+        .columns(['workflow_id', 'concurrency_key', 'id'])
+        .where(sql.ref('concurrency_key'), 'is not', null)
+        .where(sql.ref('status'), 'in', ['queued', 'running', 'waiting'])
+        .execute();
+      // Newest wins: the highest value of each key that has started. Kept apart from the
+      // executions so that retention deleting old executions never lets an older event run again.
+      await db.schema
+        .createTable('concurrency_marks')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('concurrency_key', 'text', (c) => c.notNull())
+        .addColumn('newest', 'double precision', (c) => c.notNull())
+        .addPrimaryKeyConstraint('concurrency_marks_pk', ['workflow_id', 'concurrency_key'])
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
