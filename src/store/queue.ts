@@ -105,7 +105,7 @@ function dueIn<O>(
 
 /**
  * The statuses of an execution that has its key's turn or waits for it: the rows the claim rule
- * counts (and the partial index `executions_concurrency` holds). A `waiting` execution keeps its
+ * counts (read from the partial index `executions_concurrency`). A `waiting` execution keeps its
  * turn: it has started and not ended, and a later one of its key must not overtake it (a Stripe
  * customer's events applied in order even when one of them waits).
  */
@@ -127,7 +127,7 @@ export interface KeyedClaim {
 
 /**
  * The claim rule of concurrency keys (SPEC 7d), one statement: of the unfinished rows of each
- * workflow and key (`KEY_ACTIVE`, read from the partial index in key and id order, id being the
+ * workflow and key (`KEY_ACTIVE`, read from the partial index, ordered by key and id, id being the
  * order accepted), a queued row may start when the key's running and waiting rows plus the queued
  * rows accepted before it number fewer than its limit; due ones are taken oldest due first.
  *

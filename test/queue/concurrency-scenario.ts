@@ -152,7 +152,15 @@ export function expectFifoPerKey(receiver: Receiver, accepted: Map<string, strin
 }
 
 /** An API call (the test's token), as both harnesses make it. */
-export type Api = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any }>;
+export type Api = (
+  method: string,
+  route: string,
+  body?: unknown,
+) => Promise<{
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: test convenience, as test/helpers/server.ts ApiResponse
+  body: any;
+}>;
 
 /**
  * Late, older events (newest wins): each key's events are sent one after another, some of them

@@ -371,15 +371,24 @@ const migrations: Record<string, MigrationFactory> = {
       await db.schema.alterTable('executions').addColumn('concurrency_limit', 'integer').execute();
       await db.schema.alterTable('executions').addColumn('newest_value', 'double precision').execute();
       await db.schema.alterTable('executions').addColumn('skip_reason', 'text').execute();
-      // The executions of a key that are not finished, in the order accepted: what the claim rule
-      // counts. Partial, so rows without a key (most) and finished ones cost it nothing; a claim
-      // reads only the keyed rows still to run or running.
+      // What the claim rule reads (store/queue.ts keyedCandidates): the keyed rows of the
+      // unfinished statuses, every column it needs in the index. Partial, so rows without a key
+      // (most) cost it nothing on insert. Status first and covering: SQLite (no ANALYZE statistics)
+      // took the (status, run_after) index instead of a partial index it had to look rows up
+      // from, walking every queued row, keyed or not, at each claim.
       await db.schema
         .createIndex('executions_concurrency')
         .on('executions')
-        .columns(['workflow_id', 'concurrency_key', 'id'])
+        .columns([
+          'status',
+          'workflow_id',
+          'concurrency_key',
+          'id',
+          'run_after',
+          'concurrency_limit',
+          'newest_value',
+        ])
         .where(sql.ref('concurrency_key'), 'is not', null)
-        .where(sql.ref('status'), 'in', ['queued', 'running', 'waiting'])
         .execute();
       // Newest wins: the highest value of each key that has started. Kept apart from the
       // executions so that retention deleting old executions never lets an older event run again.
