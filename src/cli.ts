@@ -48,6 +48,7 @@ const CONFIG_HELP = `Configuration (flag or environment variable):
   HOOKFLOW_MAX_CONCURRENT_REQUESTS      requests in progress before 503 (default 2048)
   HOOKFLOW_MAX_WAITING_RESPONSES        lastStep/respondStep callers waiting before 503 (default 8192)
   HOOKFLOW_ALLOW_PRIVATE_NETWORK        let http steps reach private addresses (default false)
+  HOOKFLOW_SQL_PRIVATE_NETWORKS         private ranges (CIDR) sql steps may reach (default none)
   HOOKFLOW_EXECUTION_TIMEOUT_MS         time budget of one execution (default 300000)
 
 Distributed mode on PostgreSQL: see docs/scaling.md.`;

@@ -119,6 +119,11 @@ export interface Config {
   engine: {
     /** HOOKFLOW_ALLOW_PRIVATE_NETWORK: let `http` steps reach loopback, link-local and private addresses (default false). */
     allowPrivateNetwork: boolean;
+    /**
+     * HOOKFLOW_SQL_PRIVATE_NETWORKS: private ranges (IP addresses or CIDR, comma-separated) that
+     * `sql` steps may connect to although HOOKFLOW_ALLOW_PRIVATE_NETWORK is false (default none).
+     */
+    sqlPrivateNetworks: readonly string[];
     /** HOOKFLOW_EXECUTION_TIMEOUT_MS: time budget of one execution, all steps together (default 300 000). */
     executionTimeoutMs: number;
     /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` step runs over (default 10 000). */
@@ -288,6 +293,7 @@ const SETTINGS = {
   auditMaxAge: { env: 'HOOKFLOW_AUDIT_MAX_AGE', parse: durationOrOff },
   executionsMaxCount: { env: 'HOOKFLOW_EXECUTIONS_MAX_COUNT', parse: integer(1, 1_000_000_000) },
   allowPrivateNetwork: { env: 'HOOKFLOW_ALLOW_PRIVATE_NETWORK', parse: boolean },
+  sqlPrivateNetworks: { env: 'HOOKFLOW_SQL_PRIVATE_NETWORKS', parse: addressList },
   executionTimeoutMs: { env: 'HOOKFLOW_EXECUTION_TIMEOUT_MS', parse: integer(1_000, 24 * 60 * 60 * 1000) },
   foreachMaxItems: { env: 'HOOKFLOW_FOREACH_MAX_ITEMS', parse: integer(1, 1_000_000) },
   engineMemoryMb: { env: 'HOOKFLOW_ENGINE_MEMORY_MB', parse: integer(64, 65_536) },
@@ -381,6 +387,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
     },
     engine: {
       allowPrivateNetwork: v.allowPrivateNetwork ?? false,
+      sqlPrivateNetworks: v.sqlPrivateNetworks ?? [],
       executionTimeoutMs: v.executionTimeoutMs ?? 300_000,
       foreachMaxItems: v.foreachMaxItems ?? 10_000,
       memoryMb: v.engineMemoryMb ?? 512,

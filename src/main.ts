@@ -80,7 +80,7 @@ export async function startHookflow({
     throw err;
   }
   const workflows = new WorkflowService({ store, bus, secrets });
-  const credentials = new CredentialService({ store, secrets });
+  const credentials = new CredentialService({ store, secrets, bus });
   // After the migrations, which cannot do it: the repair needs the encryption key.
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });

@@ -18,6 +18,8 @@ export interface BusEvents {
    * answered now, while the execution goes on. Only sent for responses small enough for a notice.
    */
   'execution.responded': { executionId: string; response: StepResponse };
+  /** A credential was changed or deleted: executors close the database connections they hold for it. */
+  'credential.changed': { credentialId: string };
   /**
    * Local only, never sent to other processes: the cross-process bus was cut off and is back, so
    * notices may have been missed meanwhile. Whoever keeps state built from notices re-reads it

@@ -7,6 +7,8 @@
  * - `query` `{name, value}` → that query parameter, added to the URL's query
  * - `smtp` `{host, port, security, username?, password?, from}` → the server an `email` step sends
  *   through (SPEC 7e; engine/mail.ts)
+ * - `postgres`, `mysql` `{host, port, database, username, password, ssl}` → the database an `sql`
+ *   step connects to (SPEC 7e; engine/steps/sql.ts)
  * `data` is stored sealed and never returned: the API shows each value as "***". Values are
  * strings, or numbers and booleans where a type's field is one (a port); a number sent as a
  * string ("587") is taken as the number.
@@ -17,6 +19,26 @@ import { HEADER_NAME } from '../engine/steps/types.js';
 const Value = Type.String({ minLength: 1, maxLength: 8192 });
 /** A value sent in a header: no line breaks or NUL (they would split or end the header). */
 const HeaderValue = Type.String({ minLength: 1, maxLength: 8192, pattern: '^[^\\r\\n\\u0000]*$' });
+
+/**
+ * A database server (`postgres`, `mysql`): `port` defaults to the server's usual one; `password`
+ * may be empty (a server that trusts the network); `ssl`: false (plain), true (TLS, the server's
+ * certificate checked against the system's CAs) or "no-verify" (TLS, certificate not checked).
+ */
+function database(defaultPort: number) {
+  return Type.Object(
+    {
+      // A host name or an IP address (an IPv6 one without brackets); no spaces, no scheme, no path.
+      host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$' }),
+      port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: defaultPort })),
+      database: Type.String({ minLength: 1, maxLength: 128 }),
+      username: Type.String({ minLength: 1, maxLength: 128 }),
+      password: Type.Optional(Type.String({ maxLength: 8192 })),
+      ssl: Type.Optional(Type.Union([Type.Boolean(), Type.Literal('no-verify')])),
+    },
+    { additionalProperties: false },
+  );
+}
 
 export const CREDENTIAL_DATA = {
   bearer: Type.Object({ token: HeaderValue }, { additionalProperties: false }),
@@ -54,6 +76,8 @@ export const CREDENTIAL_DATA = {
     },
     { additionalProperties: false },
   ),
+  postgres: database(5432),
+  mysql: database(3306),
 } as const satisfies Record<string, TSchema>;
 
 export type CredentialType = keyof typeof CREDENTIAL_DATA;
@@ -70,7 +94,7 @@ const DataSchema = Type.Record(
   {
     maxProperties: 16,
     description:
-      'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}, smtp {host, port, security, username, password, from}. Write-only: answers show each value as "***".',
+      'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}, smtp {host, port, security, username, password, from}, postgres and mysql {host, port, database, username, password, ssl}. Write-only: answers show each value as "***".',
   },
 );
 

@@ -13,6 +13,7 @@ import type { RunCredential } from '../engine/credentials.js';
 import { AppError, type FieldError } from '../errors.js';
 import { newId, nowIso, type Page, toPage } from '../ids.js';
 import { MASK } from '../model/workflow.js';
+import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { CredentialRow } from '../store/schema.js';
@@ -33,10 +34,13 @@ import { type Audit, record } from '../audit/audit.js';
 export class CredentialService {
   readonly #store: Store;
   readonly #secrets: SecretBox;
+  readonly #bus: Bus | undefined;
 
-  constructor({ store, secrets }: { store: Store; secrets: SecretBox }) {
+  /** `bus`: where executors hear that a credential changed (they close its database connections). */
+  constructor({ store, secrets, bus }: { store: Store; secrets: SecretBox; bus?: Bus }) {
     this.#store = store;
     this.#secrets = secrets;
+    this.#bus = bus;
   }
 
   async create(input: CredentialCreate, audit?: Audit): Promise<Credential> {
@@ -76,7 +80,7 @@ export class CredentialService {
    * or sent as "***" (what GET shows) keeps its stored value. The result is validated whole.
    */
   async update(id: string, patch: CredentialPatch, audit?: Audit): Promise<Credential> {
-    return this.#store.transaction(async (trx) => {
+    const updated = await this.#store.transaction(async (trx) => {
       const row = await this.#row(trx, id);
       let data = this.#open(row);
       if (patch.data) {
@@ -105,6 +109,8 @@ export class CredentialService {
       });
       return toApi(next, data);
     });
+    if (patch.data) await this.#changed(id);
+    return updated;
   }
 
   async delete(id: string, audit?: Audit): Promise<void> {
@@ -130,6 +136,16 @@ export class CredentialService {
         target: { type: 'credential', id, name: row.name },
       });
     });
+    await this.#changed(id);
+  }
+
+  /**
+   * Told after the commit: executors close what they hold open with the old values (an `sql`
+   * step's pooled connections). In one process the bus awaits them; a failed notice is not the
+   * caller's failure (a run with the new values opens a new pool anyway).
+   */
+  async #changed(id: string): Promise<void> {
+    await this.#bus?.publish('credential.changed', { credentialId: id }).catch(() => undefined);
   }
 
   /** The ids among `ids` that name no credential (checked when a workflow is saved). */

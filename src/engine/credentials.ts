@@ -9,7 +9,7 @@
 /** What records show instead of a secret (as workflows/model.ts MASK; the engine imports no workflow module). */
 const MASK = '***';
 
-export type CredentialType = 'bearer' | 'header' | 'basic' | 'query' | 'smtp';
+export type CredentialType = 'bearer' | 'header' | 'basic' | 'query' | 'smtp' | 'postgres' | 'mysql';
 
 export interface RunCredential {
   type: CredentialType;

@@ -27,6 +27,7 @@ import { MailTransports } from './mail.js';
 import { createOutbound, type Outbound } from './network.js';
 import { DEFAULT_FOREACH_MAX_ITEMS } from './steps/flow.js';
 import { STEP_TYPES, type StepRegistry } from './steps/index.js';
+import { SqlPools, sqlNetworkPolicy } from './sql.js';
 import { StepFailure, type StepContext, type StepOutcome } from './steps/types.js';
 import type {
   CheckpointLimits,
@@ -59,6 +60,7 @@ export class Engine {
   readonly #compiler: Compiler;
   readonly #outbound: Outbound;
   readonly #mail: MailTransports;
+  readonly #sql: SqlPools;
   readonly #limits: { memoryBytes: number; timeoutMs: number; foreachMaxItems: number };
   readonly #checkpointLimits: CheckpointLimits;
   readonly #loop: Loop = {
@@ -80,6 +82,7 @@ export class Engine {
         maxSocketsPerHost: options.httpMaxSocketsPerHost,
       });
     this.#mail = new MailTransports(this.#outbound.policy);
+    this.#sql = new SqlPools(sqlNetworkPolicy(options.allowPrivateNetwork, options.sqlPrivateNetworks));
     this.#limits = {
       memoryBytes: (options.codeMemoryMb ?? 64) * 1024 * 1024,
       timeoutMs: options.codeTimeoutMs ?? 1_000,
@@ -242,7 +245,10 @@ export class Engine {
       limits: this.#limits,
       step: node.step.name,
     };
-    if (run.ctx.credentials) ctx.credentials = run.ctx.credentials;
+    if (run.ctx.credentials) {
+      ctx.credentials = run.ctx.credentials;
+      ctx.sql = this.#sql;
+    }
     if (resume) ctx.resume = resume;
     if (run.indices.length > 0) ctx.indices = run.indices.slice();
     if (node.lists) ctx.render = (field) => render(templateAt(node.template, field), scope);
@@ -338,9 +344,14 @@ export class Engine {
     }
   }
 
+  /** A credential changed or was deleted: the `sql` steps' pool of its connections closes. */
+  forgetCredential(id: string): Promise<void> {
+    return this.#sql.forget(id);
+  }
+
   close(): Promise<void> {
     this.#mail.close();
-    return this.#outbound.close();
+    return Promise.all([this.#outbound.close(), this.#sql.close()]).then(() => undefined);
   }
 }
 

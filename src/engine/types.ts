@@ -99,6 +99,11 @@ export interface RunContext {
 export interface EngineOptions {
   /** Let `http` steps reach loopback, link-local and private addresses. */
   allowPrivateNetwork: boolean;
+  /**
+   * HOOKFLOW_SQL_PRIVATE_NETWORKS: private ranges (CIDR) `sql` steps may reach even when
+   * allowPrivateNetwork is false (a company's database on its private network).
+   */
+  sqlPrivateNetworks?: readonly string[];
   /** Budget of one execution, all steps together. */
   executionTimeoutMs: number;
   /** Budget of one expression evaluation. */

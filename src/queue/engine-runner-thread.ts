@@ -44,10 +44,19 @@ port.on('message', (msg: ToThread) => {
     void engine.close().finally(() => port.close());
     return;
   }
+  if ('forgetCredential' in msg) {
+    void engine.forgetCredential(msg.forgetCredential);
+    return;
+  }
   void run(msg);
 });
 
-async function run({ id, workflow, trigger, ctx }: Exclude<ToThread, 'close'>): Promise<void> {
+async function run({
+  id,
+  workflow,
+  trigger,
+  ctx,
+}: Exclude<ToThread, 'close' | { forgetCredential: string }>): Promise<void> {
   const post = (reply: FromThread) => port.postMessage(reply);
   try {
     const result = await engine.run(workflow, withJson(JSON.parse(trigger), trigger), {

@@ -78,6 +78,7 @@ type EngineThreadOptions = Pick<
   | 'codeTimeoutMs'
   | 'recordMaxBytes'
   | 'httpMaxSocketsPerHost'
+  | 'sqlPrivateNetworks'
 >;
 
 export type ToThread =
@@ -97,6 +98,8 @@ export type ToThread =
         credentials?: RunContext['credentials'];
       };
     }
+  /** A credential changed or was deleted: the thread's `sql` pool for it closes. */
+  | { forgetCredential: string }
   | 'close';
 
 export type FromThread =
@@ -150,6 +153,9 @@ export class EngineRunner {
       ...(options.recordMaxBytes !== undefined ? { recordMaxBytes: options.recordMaxBytes } : {}),
       ...(options.httpMaxSocketsPerHost !== undefined
         ? { httpMaxSocketsPerHost: options.httpMaxSocketsPerHost }
+        : {}),
+      ...(options.sqlPrivateNetworks !== undefined
+        ? { sqlPrivateNetworks: [...options.sqlPrivateNetworks] }
         : {}),
     };
     this.#memoryMb = options.memoryMb ?? DEFAULT_ENGINE_MEMORY_MB;
@@ -330,6 +336,15 @@ export class EngineRunner {
         );
       } else p.reject(new EngineThreadLost(`The execution was interrupted and runs again: ${reason}.`));
     }
+  }
+
+  /**
+   * A credential changed or was deleted: the engine thread closes its database connections for
+   * it (steps/sql.ts), once the statements running on them are done. Nothing to do before the
+   * thread has started.
+   */
+  forgetCredential(id: string): void {
+    this.#thread?.postMessage({ forgetCredential: id } satisfies ToThread);
   }
 
   /**

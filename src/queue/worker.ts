@@ -319,10 +319,18 @@ export class Worker implements ExecutionEntry {
       if (released > 0)
         this.#deps.log.warn({ released }, 'resuming executions interrupted by a previous stop');
     }
-    this.#unsubscribe = this.#deps.bus.subscribe('execution.queued', () => {
+    const queued = this.#deps.bus.subscribe('execution.queued', () => {
       this.#markBacklog();
       this.poke();
     });
+    // A changed or deleted credential's database connections are closed (engine/steps/sql.ts).
+    const credentials = this.#deps.bus.subscribe('credential.changed', ({ credentialId }) => {
+      this.#runner.forgetCredential(credentialId);
+    });
+    this.#unsubscribe = () => {
+      queued();
+      credentials();
+    };
     this.#timer = setInterval(() => this.poke(), POLL_MS);
     this.#timer.unref();
     this.#heartbeat = setInterval(() => {

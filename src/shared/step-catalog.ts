@@ -61,6 +61,12 @@ export const STEP_CATALOG: Readonly<Record<string, StepCatalogEntry>> = {
     description:
       'Send an email through an SMTP server (an smtp credential); the recipients it took are the output.',
   },
+  sql: {
+    lists: [],
+    pure: false,
+    description:
+      'Run one SQL statement on PostgreSQL or MySQL, data passed as parameters; its rows are the output.',
+  },
 };
 
 /** The nested lists a step type declares (undefined: none, or a type this catalog does not know). */

@@ -156,7 +156,7 @@ export interface CredentialsTable {
   id: string;
   name: string;
   /** A type of credentials/model.ts (CREDENTIAL_DATA); the column is free text, no migration per type. */
-  type: 'bearer' | 'header' | 'basic' | 'query' | 'smtp';
+  type: 'bearer' | 'header' | 'basic' | 'query' | 'smtp' | 'postgres' | 'mysql';
   /** The JSON of the type's fields, sealed (SecretBox): never stored in clear. */
   data: string;
   created_at: string;

@@ -13,6 +13,7 @@ import { forEachStep, ifStep, switchStep } from './flow.js';
 import { httpStep } from './http.js';
 import { respondStep } from './respond.js';
 import { setStep } from './set.js';
+import { sqlStep } from './sql.js';
 import type { StepType } from './types.js';
 import { waitStep } from './wait.js';
 
@@ -31,6 +32,7 @@ const TYPES: StepType<TSchema>[] = [
   waitStep,
   failStep,
   emailStep,
+  sqlStep,
 ] as unknown as StepType<TSchema>[];
 
 export const STEP_TYPES: StepRegistry = new Map(TYPES.map((t) => [t.type, t]));

@@ -10,6 +10,7 @@ import type { RunCredentials } from '../credentials.js';
 import type { Scope } from '../expressions.js';
 import type { MailTransports } from '../mail.js';
 import type { Outbound } from '../network.js';
+import type { SqlPools } from '../sql.js';
 import type { MaybePromise } from '../../shared/maybe-promise.js';
 
 export interface StepContext {
@@ -30,6 +31,8 @@ export interface StepContext {
   resume?: { state: unknown };
   /** The run's credentials, unsealed by the executor (SPEC 7c; engine/credentials.ts), by id. */
   credentials?: RunCredentials;
+  /** The engine's database connection pools, one per credential (`sql` steps; steps/sql.ts). */
+  sql?: SqlPools;
   /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
   scope?: Readonly<Scope>;
   /** The step's name (unique in its workflow), set by the engine. */
@@ -129,7 +132,7 @@ export interface StepType<S extends TSchema = TSchema> {
   literal?: readonly string[];
   /**
    * The credential types the step's `credential` field may name (`http`: bearer, header, basic,
-   * query; `email`: smtp). A workflow naming another type is refused on save
+   * query; `email`: smtp; `sql`: postgres, mysql). A workflow naming another type is refused on save
    * (workflows/references.ts).
    */
   credentialTypes?: readonly string[];
