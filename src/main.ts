@@ -11,6 +11,7 @@ import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config.js';
 import { CredentialService } from './credentials/service.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
+import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
@@ -54,6 +55,8 @@ export interface Hookflow {
    * starts and no owner exists yet; the CLI prints it. Undefined otherwise.
    */
   setupCode: string | undefined;
+  /** Trigger health (SPEC 7g): its sweep runs on processes with an executor; tests call `sweep(now)`. */
+  triggerHealth: TriggerHealth;
   close(): Promise<void>;
 }
 
@@ -153,12 +156,15 @@ export async function startHookflow({
   if (worker) ingest.handOffTo(worker);
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
   const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
+  // Trigger alerts are swept by the processes that run executions; every serving process reports health.
+  const triggerHealth = new TriggerHealth({ store, bus, log, sweepMs: TRIGGER_HEALTH_SWEEP_MS });
 
   let app: App | undefined;
   let url: string | undefined;
   let setupCode: string | undefined;
   try {
     retention?.start();
+    if (roles.worker) triggerHealth.start();
     if (worker) {
       await worker.start();
       log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
@@ -179,6 +185,7 @@ export async function startHookflow({
         listeners,
         receiver,
         rejections,
+        triggerHealth,
       });
       // Never logged: log lines travel further than the terminal the operator reads.
       setupCode = await accounts.issueSetupCode();
@@ -186,6 +193,7 @@ export async function startHookflow({
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
     }
   } catch (err) {
+    await triggerHealth.close();
     await retention?.close();
     await worker?.close(0);
     await bus.close();
@@ -198,6 +206,7 @@ export async function startHookflow({
     closing ??= (async () => {
       await app?.close();
       await rejections.close();
+      await triggerHealth.close();
       await ingest.close();
       await worker?.close();
       await retention?.close();
@@ -208,5 +217,5 @@ export async function startHookflow({
     })();
     return closing;
   };
-  return { app, store, url, setupCode, close };
+  return { app, store, url, setupCode, triggerHealth, close };
 }

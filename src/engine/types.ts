@@ -3,7 +3,7 @@
  * (RunContext, EngineOptions), and the state the step loop (run.ts) and the steps holding steps
  * (flow.ts) share while a run goes on (Run, End).
  */
-import type { ExecutionError } from '../model/execution.js';
+import type { ExecutionError, ExecutionMode } from '../model/execution.js';
 import type { CheckpointLog, CheckpointWrite, Frame } from './checkpoint.js';
 import type { RunCredentials } from './credentials.js';
 import type { ExpressionBudget, Scope } from './expressions.js';
@@ -74,7 +74,7 @@ export interface RunResult {
 
 export interface RunContext {
   executionId: string;
-  mode: 'test' | 'production' | 'error';
+  mode: ExecutionMode;
   attempt?: number;
   /** Called once, when the first `respond` step has run (the execution goes on). */
   onRespond?: (response: NonNullable<RunResult['response']>) => void;

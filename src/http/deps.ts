@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import type { CredentialService } from '../credentials/service.js';
+import type { TriggerHealth } from '../health/monitor.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/store.js';
@@ -36,6 +37,7 @@ export interface HttpDeps {
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;
+  triggerHealth: TriggerHealth;
 }
 
 export type App = FastifyInstance<

@@ -38,6 +38,7 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`GET ${API}/workflows/:id/versions`]: 'viewer',
   [`GET ${API}/workflows/:id/versions/:version`]: 'viewer',
   [`GET ${API}/workflows/:id/rejections`]: 'viewer',
+  [`GET ${API}/workflows/:id/health`]: 'viewer',
   [`GET ${API}/workflows/:id/schema`]: 'viewer',
   [`POST ${API}/workflows`]: 'editor',
   [`PUT ${API}/workflows/:id`]: 'editor',

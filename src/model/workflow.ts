@@ -125,6 +125,22 @@ export const HandshakeSchema = Type.Union([
 ]);
 export type Handshake = Static<typeof HandshakeSchema>;
 
+/**
+ * Trigger health alerts (SPEC 7g): the workflow run (mode `alert`) when production calls stop for
+ * `silenceMinutes`, refusals reach `rejectionsPerMinute`, or a payload drifts from what the
+ * published version's expressions read (`schemaDrift`). src/health watches them.
+ */
+export const TriggerAlertsSchema = Type.Object(
+  {
+    workflowId: Type.String({ minLength: 1, maxLength: 64 }),
+    silenceMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 43_200 })),
+    rejectionsPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    schemaDrift: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type TriggerAlerts = Static<typeof TriggerAlertsSchema>;
+
 /** A webhook method (shared/path.ts METHODS); the http step's methods add OPTIONS to these. */
 export const MethodSchema = Type.Union([
   Type.Literal('GET'),
@@ -147,6 +163,7 @@ export const TriggerInputSchema = Type.Object(
     response: Type.Optional(ResponseSchema),
     options: Type.Optional(TriggerOptionsSchema),
     handshake: Type.Optional(Type.Union([HandshakeSchema, Type.Null()])),
+    alerts: Type.Optional(Type.Union([TriggerAlertsSchema, Type.Null()])),
     /** Meta's verify token or Zoom's secret token; stored sealed, shown as "***". */
     handshakeToken: Type.Optional(Type.Union([Secret, Type.Null()])),
     // Returned by the API; accepted and ignored on input so a GET result can be PUT back.
@@ -268,6 +285,7 @@ export interface TriggerConfig {
   auth: AuthConfig;
   response: ResponseConfig;
   options: TriggerOptions;
+  alerts?: TriggerAlerts;
   handshake?: Handshake;
   /** Sealed (security/secrets.ts); revealed only to answer the handshake. */
   handshakeToken?: string;
@@ -310,6 +328,7 @@ export const WorkflowSchema = Type.Object({
     options: Type.Record(Type.String(), Type.Unknown()),
     handshake: Type.Optional(HandshakeSchema),
     handshakeToken: Type.Optional(Type.Literal('***')),
+    alerts: Type.Optional(TriggerAlertsSchema),
     testUrl: Type.String(),
     productionUrl: Type.String(),
   }),

@@ -5,6 +5,7 @@
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { Role } from '../shared/roles.js';
+import type { ExecutionMode } from '../model/execution.js';
 
 export interface WorkflowsTable {
   id: string;
@@ -55,7 +56,7 @@ export interface ExecutionsTable {
   id: string;
   workflow_id: string;
   workflow_version: number;
-  mode: 'test' | 'production' | 'error';
+  mode: ExecutionMode;
   /**
    * `waiting`: parked by a step (SPEC 7b `wait`, 7c retry pauses) until `run_after`, holding no
    * executor slot; then claimed like a queued row and resumed from `resume_state`.
@@ -278,6 +279,28 @@ export interface SetupCodesTable {
   expires_at: string;
 }
 
+/** Refused production calls per workflow, minute (ISO, to the minute) and code (src/health). */
+export interface RefusalCountsTable {
+  workflow_id: string;
+  minute: string;
+  code: string;
+  count: number;
+}
+
+/** One trigger alert episode (SPEC 7g): `kind` silence | rejections | schemaDrift. */
+export interface TriggerAlertsTable {
+  workflow_id: string;
+  kind: string;
+  episode: string;
+  since: string;
+  fired_at: string;
+  last_seen: string;
+  /** JSON: the alert's details. */
+  details: string;
+  /** The alert workflow's execution; null when none could be started. */
+  execution_id: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   invitations: InvitationsTable;
@@ -300,6 +323,8 @@ export interface Database {
   blob_parts: BlobPartsTable;
   credentials: CredentialsTable;
   rejections: RejectionsTable;
+  refusal_counts: RefusalCountsTable;
+  trigger_alerts: TriggerAlertsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;

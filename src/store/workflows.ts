@@ -200,6 +200,8 @@ export const workflowsRepo = {
       await db.deleteFrom('test_listeners').where('workflow_id', '=', id).execute();
       await db.deleteFrom('learned_schemas').where('workflow_id', '=', id).execute();
       await db.deleteFrom('rejections').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('refusal_counts').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('trigger_alerts').where('workflow_id', '=', id).execute();
       await db.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
       await db.deleteFrom('concurrency_marks').where('workflow_id', '=', id).execute();
     }

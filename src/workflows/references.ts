@@ -1,6 +1,6 @@
 /**
  * What a saved workflow names outside itself must exist (SPEC 7c): the credentials its steps name
- * (nested ones included; of a type the step takes) and its error workflow. Checked on every save (create, PUT, PATCH,
+ * (nested ones included; of a type the step takes) its error workflow and its trigger's alert workflow. Checked on every save (create, PUT, PATCH,
  * restore, import), in the save's transaction; each problem is a FieldError at the exact pointer.
  */
 import type { FieldError } from '../errors.js';
@@ -47,6 +47,20 @@ export async function checkReferences(db: Db, workflow: Workflow): Promise<Field
           message: `names workflow "${errorWorkflowId}", which does not exist`,
         });
     }
+  }
+  const alertWorkflowId = workflow.trigger.alerts?.workflowId;
+  if (alertWorkflowId !== undefined) {
+    if (alertWorkflowId === workflow.id)
+      errors.push({
+        field: '/trigger/alerts/workflowId',
+        message:
+          'names this workflow itself; an alert workflow is another workflow, run when this trigger needs attention',
+      });
+    else if (!(await workflowsRepo.exists(db, alertWorkflowId)))
+      errors.push({
+        field: '/trigger/alerts/workflowId',
+        message: `names workflow "${alertWorkflowId}", which does not exist`,
+      });
   }
   return errors;
 }

@@ -48,6 +48,13 @@ export function buildTrigger(
   const response = input?.response ?? { mode: 'immediately' as const };
   const handshake = input?.handshake ?? undefined;
   const handshakeToken = handshake ? sealHandshakeToken(input, previous, secrets, errors) : undefined;
+  const alerts = input?.alerts ?? undefined;
+  if (alerts && !alerts.silenceMinutes && !alerts.rejectionsPerMinute && !alerts.schemaDrift) {
+    errors.push({
+      field: '/trigger/alerts',
+      message: 'says when to alert: set silenceMinutes, rejectionsPerMinute or schemaDrift',
+    });
+  }
   let methods = input?.methods ?? ['POST'];
   // Meta checks the URL with a GET: a trigger set up for Meta accepts it whatever else it takes.
   if (handshake === 'meta' && !methods.includes('GET')) methods = [...methods, 'GET'];
@@ -60,6 +67,7 @@ export function buildTrigger(
       auth,
       response,
       options,
+      ...(alerts ? { alerts } : {}),
       ...(handshake ? { handshake } : {}),
       ...(handshakeToken ? { handshakeToken } : {}),
     },

@@ -114,6 +114,10 @@ function triggerDraft(overrides: Partial<TriggerDraft> = {}): TriggerDraft {
     schemaCheck: 'off',
     handshake: '',
     handshakeToken: '',
+    alertWorkflowId: '',
+    alertSilenceMinutes: '',
+    alertRejectionsPerMinute: '',
+    alertSchemaDrift: false,
     ...overrides,
   };
 }
@@ -824,6 +828,32 @@ describe('triggerFrom', () => {
     });
   });
 
+  describe('alerts', () => {
+    it('sends the alert workflow with the conditions set, and none without one', () => {
+      expect(
+        from({ alertWorkflowId: 'wf-1', alertSilenceMinutes: '60', alertSchemaDrift: true }),
+      ).toMatchObject({
+        trigger: { alerts: { workflowId: 'wf-1', silenceMinutes: 60, schemaDrift: true } },
+        problems: [],
+      });
+      expect(from({ alertSilenceMinutes: '60' }).trigger).not.toHaveProperty('alerts');
+    });
+
+    it('asks for a condition, and whole numbers', () => {
+      expect(from({ alertWorkflowId: 'wf-1' }).problems).toEqual([
+        {
+          field: '/trigger/alerts',
+          message: 'says when to alert: a silence, a rate of refusals, or schema drift',
+        },
+      ]);
+      expect(
+        from({ alertWorkflowId: 'wf-1', alertRejectionsPerMinute: 'x', alertSchemaDrift: true }).problems,
+      ).toEqual([
+        { field: '/trigger/alerts/rejectionsPerMinute', message: 'must be a whole number above 0' },
+      ]);
+    });
+  });
+
   describe('options', () => {
     it('sends every option set in the form', () => {
       const { trigger, problems } = from({
@@ -960,6 +990,10 @@ describe('draftFrom and payloadFrom', () => {
       schemaCheck: 'warn',
       handshake: '',
       handshakeToken: '',
+      alertWorkflowId: '',
+      alertSilenceMinutes: '',
+      alertRejectionsPerMinute: '',
+      alertSchemaDrift: false,
     });
     expect(d.steps.map((s) => s.name)).toEqual(['shape', 'only big', 'notify', 'answer', 'custom']);
   });

@@ -2,7 +2,7 @@
  * What the API sends and takes (SPEC 4, 8; src/model/, src/http/present.ts). Where the server has
  * the type, it is the server's (type-only imports, erased from the bundle), not a copy.
  */
-import type { ExecutionError } from '../../src/model/execution';
+import type { ExecutionError, ExecutionMode } from '../../src/model/execution';
 import type { Workflow as SavedWorkflow } from '../../src/model/workflow';
 import type { Method } from '../../src/shared/path';
 import type { Role } from '../../src/shared/roles';
@@ -65,6 +65,13 @@ export interface Trigger {
   handshake?: Handshake;
   /** Meta's verify token or Zoom's secret token: "***" once saved. */
   handshakeToken?: string;
+  /** Trigger health alerts (SPEC 7g). */
+  alerts?: {
+    workflowId: string;
+    silenceMinutes?: number;
+    rejectionsPerMinute?: number;
+    schemaDrift?: boolean;
+  };
   testUrl: string;
   productionUrl: string;
 }
@@ -81,7 +88,7 @@ export interface Workflow extends Omit<SavedWorkflow, 'trigger'> {
 }
 
 export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
-export type Mode = 'test' | 'production' | 'error';
+export type Mode = ExecutionMode;
 
 export type { ExecutionError };
 

@@ -66,8 +66,13 @@ const StepRecordSchema = Type.Object(
   { additionalProperties: true },
 );
 
-/** SPEC 1: `error` runs an error workflow for a failed production execution (SPEC 7c). */
-const ModeSchema = Type.Union([Type.Literal('test'), Type.Literal('production'), Type.Literal('error')]);
+/** SPEC 1: `error` runs an error workflow for a failed production execution (SPEC 7c), `alert` an alert workflow (SPEC 7g). */
+const ModeSchema = Type.Union([
+  Type.Literal('test'),
+  Type.Literal('production'),
+  Type.Literal('error'),
+  Type.Literal('alert'),
+]);
 
 const ExecutionSchema = Type.Object({
   id: Type.String(),

@@ -29,7 +29,7 @@ const VersionItemSchema = Type.Object({
   }),
 });
 
-export function workflowRoutes(app: App, { workflows, config, rejections }: HttpDeps): void {
+export function workflowRoutes(app: App, { workflows, config, rejections, triggerHealth }: HttpDeps): void {
   const auditOf = auditContext(config.http);
   const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
   const tags = ['workflows'];
@@ -201,6 +201,42 @@ export function workflowRoutes(app: App, { workflows, config, rejections }: Http
     async (req) => {
       await workflows.get(req.params.id);
       return { items: await rejections.list(req.params.id) };
+    },
+  );
+
+  app.get(
+    '/workflows/:id/health',
+    {
+      schema: routeSchema(tags, {
+        params: IdParams,
+        description:
+          "The trigger's health (SPEC 7g): the last accepted production call, production calls and refusals per hour over the last 24 hours, refusals by code, and the alerts raised (silence, rejections, schemaDrift).",
+        response: {
+          200: Type.Object({
+            lastCallAt: Type.Union([Type.String(), Type.Null()]),
+            callsLast24Hours: Type.Integer(),
+            hours: Type.Array(
+              Type.Object({ hour: Type.String(), calls: Type.Integer(), refusals: Type.Integer() }),
+            ),
+            refusalsByCode: Type.Record(Type.String(), Type.Integer()),
+            alerts: Type.Array(
+              Type.Object({
+                kind: Type.String(),
+                since: Type.String(),
+                firedAt: Type.String(),
+                lastSeen: Type.String(),
+                details: Type.Unknown(),
+                executionId: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...errors(401, 404),
+        },
+      }),
+    },
+    async (req) => {
+      await workflows.get(req.params.id);
+      return triggerHealth.report(req.params.id);
     },
   );
 }

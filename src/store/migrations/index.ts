@@ -401,6 +401,36 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0026_trigger_health': () => ({
+    async up(db: Kysely<unknown>) {
+      // Refused production calls counted per workflow, minute and code (src/health): the rate the
+      // rejection alert compares, and the refusals of the health panel. The rejections table keeps
+      // only a trigger's newest rows; these counts keep every refusal, one row per minute and code.
+      await db.schema
+        .createTable('refusal_counts')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('minute', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('refusal_counts_pk', ['workflow_id', 'minute', 'code'])
+        .execute();
+      await db.schema.createIndex('refusal_counts_minute').on('refusal_counts').column('minute').execute();
+      // Trigger alerts (SPEC 7g), one row per episode: its key makes "once per episode" one insert
+      // that only the first of several processes wins. `last_seen` extends an episode that goes on.
+      await db.schema
+        .createTable('trigger_alerts')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('episode', 'text', (c) => c.notNull())
+        .addColumn('since', 'text', (c) => c.notNull())
+        .addColumn('fired_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen', 'text', (c) => c.notNull())
+        .addColumn('details', 'text', (c) => c.notNull())
+        .addColumn('execution_id', 'text')
+        .addPrimaryKeyConstraint('trigger_alerts_pk', ['workflow_id', 'kind', 'episode'])
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

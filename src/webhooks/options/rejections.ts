@@ -10,6 +10,10 @@
  * and MAX_PENDING in all per flush (the newest win; the rest are counted in the metrics only).
  * `list` shows the buffered ones too, so a refusal is listed at once by the process that refused it.
  *
+ * Production refusals are also counted per workflow, minute and code (`refusal_counts`, every one
+ * of them, not only the rows kept): the trigger health's rejection rate and refusals by code
+ * (src/health). The counts go in the same flush.
+ *
  * Retention: per workflow the newest KEEP_PER_WORKFLOW rows are kept (pruned as each flush
  * writes that workflow's rows), and rows older than 7 days (RETENTION_MS) are deleted once a
  * minute. A deleted workflow's rows go with it (store/workflows.ts).
@@ -17,6 +21,7 @@
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
 import { type Rejection, rejectionsRepo } from '../../store/rejections.js';
+import { triggerHealthRepo } from '../../store/trigger-health.js';
 import type { Store } from '../../store/store.js';
 
 export type { Rejection };
@@ -36,6 +41,8 @@ export class Rejections {
   readonly #log: Logger | undefined;
   /** Newest last, with their ids (time-ordered). */
   #pending: { id: string; workflowId: string; rejection: Rejection }[] = [];
+  /** Production refusals not written yet: `<workflow id> <minute> <code>` → count. */
+  #counts = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #sweptAt = 0;
@@ -48,6 +55,10 @@ export class Rejections {
 
   record(workflowId: string, rejection: Rejection): void {
     this.#pending.push({ id: newId(), workflowId, rejection });
+    if (rejection.mode === 'production') {
+      const key = `${workflowId} ${rejection.at.slice(0, 16)} ${rejection.code}`;
+      this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    }
     if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length - MAX_PENDING);
     if (this.#store && !this.#timer) {
       this.#timer = setTimeout(() => {
@@ -83,6 +94,11 @@ export class Rejections {
     const store = this.#store!;
     const batch = this.#pending;
     this.#pending = [];
+    const counts = [...this.#counts].map(([key, count]) => {
+      const [workflow_id, minute, code] = key.split(' ') as [string, string, string];
+      return { workflow_id, minute, code, count };
+    });
+    this.#counts = new Map();
     // The newest PER_WORKFLOW of each workflow.
     const byWorkflow = new Map<string, typeof batch>();
     for (let i = batch.length - 1; i >= 0; i--) {
@@ -92,7 +108,7 @@ export class Rejections {
       byWorkflow.set(p.workflowId, list);
     }
     const sweep = Date.now() - this.#sweptAt >= SWEEP_MS;
-    if (byWorkflow.size === 0 && !sweep) return;
+    if (byWorkflow.size === 0 && counts.length === 0 && !sweep) return;
     try {
       await store.transaction(async (trx) => {
         for (const [workflowId, list] of byWorkflow) {
@@ -102,7 +118,12 @@ export class Rejections {
           );
           await rejectionsRepo.keepNewest(trx, workflowId, KEEP_PER_WORKFLOW);
         }
-        if (sweep) await rejectionsRepo.deleteBefore(trx, new Date(Date.now() - RETENTION_MS).toISOString());
+        await triggerHealthRepo.addRefusals(trx, counts);
+        if (sweep) {
+          const before = new Date(Date.now() - RETENTION_MS).toISOString();
+          await rejectionsRepo.deleteBefore(trx, before);
+          await triggerHealthRepo.deleteRefusalsBefore(trx, before.slice(0, 16));
+        }
       });
       if (sweep) this.#sweptAt = Date.now();
     } catch (err) {

@@ -40,6 +40,11 @@ export interface TriggerDraft {
   handshake: Handshake | '';
   /** Meta's verify token or Zoom's secret token; MASK while the saved one is kept. */
   handshakeToken: string;
+  /** trigger.alerts (SPEC 7g): the alert workflow ('' for none) and when it runs. */
+  alertWorkflowId: string;
+  alertSilenceMinutes: string;
+  alertRejectionsPerMinute: string;
+  alertSchemaDrift: boolean;
 }
 
 export { MAX_SEARCH_FIELDS };
@@ -244,6 +249,11 @@ export function draftFrom(w: Workflow): Draft {
       schemaCheck: o.schemaCheck ?? 'off',
       handshake: t.handshake ?? '',
       handshakeToken: t.handshakeToken ?? '',
+      alertWorkflowId: t.alerts?.workflowId ?? '',
+      alertSilenceMinutes: t.alerts?.silenceMinutes === undefined ? '' : String(t.alerts.silenceMinutes),
+      alertRejectionsPerMinute:
+        t.alerts?.rejectionsPerMinute === undefined ? '' : String(t.alerts.rejectionsPerMinute),
+      alertSchemaDrift: t.alerts?.schemaDrift === true,
     },
     steps: w.steps.map(stepDraftFrom),
     errorWorkflowId: w.settings?.errorWorkflowId ?? '',
@@ -416,14 +426,39 @@ export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]) {
       message: t.handshake === 'meta' ? "needs Meta's verify token" : "needs your Zoom app's secret token",
     });
 
+  const alerts = alertsFrom(t, problems);
+
   return {
     methods: t.methods,
     path: t.path.trim(),
     auth: cleanAuth(t.auth),
     response,
     options,
+    ...(alerts ? { alerts } : {}),
     ...(t.handshake ? { handshake: t.handshake } : {}),
     ...(needsToken && t.handshakeToken ? { handshakeToken: t.handshakeToken } : {}),
+  };
+}
+
+/** trigger.alerts from the form: none without an alert workflow; with one, at least one condition. */
+function alertsFrom(t: TriggerDraft, problems: FieldProblem[]) {
+  const silenceMinutes = positiveInt(t.alertSilenceMinutes, '/trigger/alerts/silenceMinutes', problems);
+  const rejectionsPerMinute = positiveInt(
+    t.alertRejectionsPerMinute,
+    '/trigger/alerts/rejectionsPerMinute',
+    problems,
+  );
+  if (!t.alertWorkflowId) return undefined;
+  if (silenceMinutes === undefined && rejectionsPerMinute === undefined && !t.alertSchemaDrift)
+    problems.push({
+      field: '/trigger/alerts',
+      message: 'says when to alert: a silence, a rate of refusals, or schema drift',
+    });
+  return {
+    workflowId: t.alertWorkflowId,
+    ...(silenceMinutes !== undefined ? { silenceMinutes } : {}),
+    ...(rejectionsPerMinute !== undefined ? { rejectionsPerMinute } : {}),
+    ...(t.alertSchemaDrift ? { schemaDrift: true } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import { useEffect, useId, useMemo, useState } from 'react';
 import { type ApiError, api, asApiError, qs } from '../api';
 import { ListTable } from '../components/ListTable';
 import { ErrorMessage } from '../components/ErrorMessage';
-import { ModeBadge, StatusBadge } from '../components/StatusBadge';
+import { MODE_LABELS, ModeBadge, StatusBadge } from '../components/StatusBadge';
 import { formatDuration, formatTime } from '../lib/format';
 import { listAllWorkflows } from '../lib/workflows';
 import { useTitle } from '../lib/title';
@@ -135,11 +135,7 @@ export function ExecutionList({ search }: { search: string }) {
           'Status',
           STATUSES.map((s) => [s, s[0]!.toUpperCase() + s.slice(1)]),
         )}
-        {filterSelect('mode', 'Mode', [
-          ['production', 'Production'],
-          ['test', 'Test'],
-          ['error', 'Error workflow'],
-        ])}
+        {filterSelect('mode', 'Mode', Object.entries(MODE_LABELS))}
         <form
           className="field compact where-filter"
           onSubmit={(e) => {

@@ -34,6 +34,7 @@ import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
 import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
 import { PublishDialog, type PublishReview } from './editor/PublishDialog';
+import { HealthPanel } from './editor/HealthPanel';
 import { RejectionsPanel } from './editor/RejectionsPanel';
 import { SettingsPanel } from './editor/SettingsPanel';
 import { focusCard, StepFlow } from './editor/StepFlow';
@@ -821,6 +822,14 @@ export function WorkflowEditor({ id }: { id: string }) {
                     searchFields={draft.searchFields}
                     onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
                     fields={searchable}
+                    problems={problems}
+                  />
+                </fieldset>
+                <fieldset className="read-only-fields" disabled={!canEdit}>
+                  <HealthPanel
+                    workflowId={id}
+                    alerts={draft.trigger}
+                    onChange={setTrigger}
                     problems={problems}
                   />
                 </fieldset>

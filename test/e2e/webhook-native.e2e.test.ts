@@ -1,0 +1,98 @@
+/**
+ * Webhook-native capabilities in the browser (SPEC 7g): a provider handshake chosen in the
+ * trigger's panel (Meta: its verify token asked for, saved as a secret), and the Settings tab's
+ * trigger health — last call, the day's chart, an alert raised for a silence with a link to the
+ * alert workflow's run, and the alert settings saved. Checked with axe-core and at phone width.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  axeViolations,
+  DESKTOP,
+  keepFailures,
+  PHONE,
+  signInAsOwner,
+  startBrowserTest,
+  stopBrowserTest,
+  type BrowserTest,
+} from '../helpers/browser.js';
+import { createActiveWorkflow, createWorkflow } from '../helpers/server.js';
+
+let t: BrowserTest;
+beforeAll(async () => {
+  t = await startBrowserTest({ axe: true });
+}, 120_000);
+afterAll(() => stopBrowserTest(t ?? {}));
+afterEach(keepFailures('webhook-native', () => t?.page));
+
+describe('webhook-native in the browser', () => {
+  it("sets up Meta's handshake from the trigger's panel", async () => {
+    const { page, server } = t;
+    await signInAsOwner(page, server);
+    const wf = await createWorkflow(server, { name: 'WhatsApp', trigger: { path: 'whatsapp' } });
+    await page.goto(`${server.url}/workflows/${wf.id}`);
+    await page.getByTestId('trigger-card').click();
+    await page.getByLabel('Provider URL check').selectOption('meta');
+    // The verify token is asked for before saving.
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText("needs Meta's verify token").first().waitFor();
+    await page.getByLabel('Verify token').fill('meatyhamhock');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const saved = (await server.api('GET', `/api/v1/workflows/${wf.id}`)).body;
+    expect(saved.trigger).toMatchObject({ handshake: 'meta', handshakeToken: '***' });
+    expect(saved.trigger.methods).toContain('GET');
+    await page.reload();
+    await page.getByTestId('trigger-card').click();
+    await expect
+      .poll(() => page.getByLabel('Verify token').getAttribute('placeholder'))
+      .toBe('Saved; type to replace it');
+  });
+
+  it('shows the trigger health with an alert raised for a silence, and saves the alert settings', async () => {
+    const { page, server } = t;
+    const onCall = await createWorkflow(server, { name: 'On-call', trigger: { path: 'on-call' } });
+    const wf = await createActiveWorkflow(server, {
+      name: 'Stripe events',
+      trigger: { path: 'stripe-health', alerts: { workflowId: onCall.id, silenceMinutes: 30 } },
+    });
+    expect((await fetch(`${server.url}/webhook/stripe-health`, { method: 'POST', body: 'a=1' })).status).toBe(
+      200,
+    );
+    await server.hookflow.triggerHealth.sweep(Date.now() + 31 * 60_000);
+
+    await page.goto(`${server.url}/workflows/${wf.id}`);
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
+    const panel = page.getByRole('region', { name: 'Trigger health' });
+    await panel.getByRole('img', { name: /Calls per hour over the last 24 hours: 1 in all/ }).waitFor();
+    await panel.getByRole('row', { name: /Silence.*No call for 30 minutes/ }).waitFor();
+    await panel
+      .getByRole('row', { name: /Silence/ })
+      .getByRole('link', { name: 'Open' })
+      .click();
+    await page.getByRole('heading', { name: /Execution.*Alert workflow/ }).waitFor();
+
+    await page.goBack();
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
+    await panel.getByLabel('Alert at refused calls per minute').fill('20');
+    await panel.getByLabel(/Alert when a payload lacks/).check();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved' }).waitFor();
+    const saved = (await server.api('GET', `/api/v1/workflows/${wf.id}`)).body;
+    expect(saved.trigger.alerts).toEqual({
+      workflowId: onCall.id,
+      silenceMinutes: 30,
+      rejectionsPerMinute: 20,
+      schemaDrift: true,
+    });
+
+    for (const viewport of [DESKTOP, PHONE]) {
+      await page.setViewportSize(viewport);
+      await page.waitForTimeout(100);
+      expect(await axeViolations(page), `at ${viewport.width}`).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        viewport.width,
+      );
+    }
+    await page.setViewportSize(DESKTOP);
+  });
+});
