@@ -6,9 +6,15 @@
 import type { TSchema } from 'typebox';
 import type { Step, Workflow } from '../model/workflow.js';
 import { stepLists, withoutLists } from '../shared/step-lists.js';
-import { compileTemplate, type ExpressionBudget, hasUninterruptible, type Template } from './expressions.js';
+import {
+  compileTemplate,
+  type ExpressionBudget,
+  hasUninterruptible,
+  type Template,
+  usesVariables,
+} from './expressions.js';
 import type { StepRegistry } from './steps/index.js';
-import { StepFailure, type StepType } from './steps/types.js';
+import { StepFailure, type StepType, secretsAllowedIn } from './steps/types.js';
 import { stepConfig, type Validators, validators } from './validate.js';
 
 /** A step as compiled. */
@@ -41,6 +47,12 @@ export interface Compiled {
   uninterruptible: boolean;
   /** Every step pure or contained (StepType.contained): no effect outside the execution. */
   contained: boolean;
+  /**
+   * Some expression names `$vars` or `$secrets`: the executor hands the run its variables
+   * (RunContext.variables), so the version never runs before its commit or in a batch, which
+   * have none.
+   */
+  variables: boolean;
 }
 
 // Compiled workflow versions kept; one is a few KB, and a process rarely runs more than a few
@@ -71,8 +83,12 @@ export class Compiler {
       this.#compiledObjects.set(workflow, compiled);
       return compiled;
     }
-    const acc = { pure: true, uninterruptible: false, contained: true };
+    const acc = { pure: true, uninterruptible: false, contained: true, variables: false };
     const nodes = this.#compileList(workflow.steps, acc);
+    if (acc.variables) {
+      acc.pure = false;
+      acc.contained = false;
+    }
     compiled = { nodes, ...acc };
     if (this.#compiled.size >= MAX_CACHED_VERSIONS)
       this.#compiled.delete(this.#compiled.keys().next().value!);
@@ -83,7 +99,7 @@ export class Compiler {
 
   #compileList(
     steps: readonly unknown[],
-    acc: { pure: boolean; uninterruptible: boolean; contained: boolean },
+    acc: { pure: boolean; uninterruptible: boolean; contained: boolean; variables: boolean },
   ): Node[] {
     return steps.map((s) => {
       const step = s as Step;
@@ -104,10 +120,13 @@ export class Compiler {
             delete config[k];
           }
       }
-      const { template, errors } = compileTemplate(config, '', this.#budget);
+      const { template, errors } = compileTemplate(config, '', this.#budget, (field) =>
+        secretsAllowedIn(type, field),
+      );
       if (errors[0])
         throw new StepFailure(`Step "${step.name}": ${errors[0].message}`, { field: errors[0].field });
       if (hasUninterruptible(template)) acc.uninterruptible = true;
+      if (usesVariables(template)) acc.variables = true;
       const lists = type.lists
         ? stepLists(step, type.lists).map((l) => ({ field: l.field, nodes: this.#compileList(l.steps, acc) }))
         : undefined;

@@ -97,6 +97,12 @@ export interface CompiledExpression {
   fast: FastEvaluator | undefined;
   /** It may spend unbounded time inside one call, where no deadline is checked (see `uninterruptible`). */
   uninterruptible: boolean;
+  /** It names `$vars` or `$secrets` (the run needs the variables: see `usesVariables`). */
+  variables: boolean;
+  /** It names `$secrets`. */
+  secrets: boolean;
+  /** `$secrets` is bound when it is evaluated: its field is one its step type allows secrets in. */
+  secretsAllowed: boolean;
 }
 
 /** A configuration value, ready to render. Literal subtrees are kept as they are. */
@@ -110,33 +116,46 @@ export type Template =
 export interface CompileResult {
   template: Template;
   errors: ExpressionError[];
+  /** The fields whose expressions name `$secrets` where `allowSecrets` says no (refused on save). */
+  secretsMisused: string[];
 }
 
-/** Compile every `{{ … }}` in a JSON value; `field` is the JSON pointer of `value`. */
+/** Says whether an expression at this field (a JSON pointer) may use `$secrets`. */
+export type SecretsAllowed = (field: string) => boolean;
+
+const NO_SECRETS: SecretsAllowed = () => false;
+
+/**
+ * Compile every `{{ … }}` in a JSON value; `field` is the JSON pointer of `value`. `allowSecrets`:
+ * where `$secrets` may be used (nowhere by default); elsewhere it is not bound when evaluated.
+ */
 export function compileTemplate(
   value: unknown,
   field = '',
   budget: ExpressionBudget = DEFAULT_BUDGET,
+  allowSecrets: SecretsAllowed = NO_SECRETS,
 ): CompileResult {
-  const errors: ExpressionError[] = [];
-  const template = compileValue(value, field, budget, errors);
-  return { template, errors };
+  const c: Compiling = { budget, errors: [], allowSecrets, secretsMisused: [] };
+  const template = compileValue(value, field, c);
+  return { template, errors: c.errors, secretsMisused: c.secretsMisused };
 }
 
-function compileValue(
-  value: unknown,
-  field: string,
-  budget: ExpressionBudget,
-  errors: ExpressionError[],
-): Template {
-  if (typeof value === 'string') return compileString(value, field, budget, errors);
+interface Compiling {
+  budget: ExpressionBudget;
+  errors: ExpressionError[];
+  allowSecrets: SecretsAllowed;
+  secretsMisused: string[];
+}
+
+function compileValue(value: unknown, field: string, c: Compiling): Template {
+  if (typeof value === 'string') return compileString(value, field, c);
   if (Array.isArray(value)) {
-    const items = value.map((v, i) => compileValue(v, `${field}/${i}`, budget, errors));
+    const items = value.map((v, i) => compileValue(v, `${field}/${i}`, c));
     return items.every((t) => t.kind === 'literal') ? { kind: 'literal', value } : { kind: 'array', items };
   }
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value).map(
-      ([k, v]) => [k, compileValue(v, `${field}/${pointerEscape(k)}`, budget, errors)] as [string, Template],
+      ([k, v]) => [k, compileValue(v, `${field}/${pointerEscape(k)}`, c)] as [string, Template],
     );
     return entries.every(([, t]) => t.kind === 'literal')
       ? { kind: 'literal', value }
@@ -145,12 +164,8 @@ function compileValue(
   return { kind: 'literal', value };
 }
 
-function compileString(
-  value: string,
-  field: string,
-  budget: ExpressionBudget,
-  errors: ExpressionError[],
-): Template {
+function compileString(value: string, field: string, c: Compiling): Template {
+  const { budget, errors } = c;
   if (!value.includes('{{')) return { kind: 'literal', value };
   const split = splitTemplate(value);
   if ('error' in split) {
@@ -169,6 +184,10 @@ function compileString(
       errors.push(compiled);
       failed = true;
     } else {
+      if (compiled.secrets) {
+        compiled.secretsAllowed = c.allowSecrets(field);
+        if (!compiled.secretsAllowed && !c.secretsMisused.includes(field)) c.secretsMisused.push(field);
+      }
       parts.push(compiled);
     }
   }
@@ -189,12 +208,16 @@ function compileExpression(
     const expression = jsonata(source, { timeout: budget.timeoutMs, stack: budget.maxDepth });
     expression.assign(EVALUATE_ENTRY as unknown as string, yieldNow);
     const ast = expression.ast();
+    const names = variablesNamed(ast);
     return {
       source,
       field,
       expression,
       fast: compileFast(ast, budget.maxDepth),
       uninterruptible: uninterruptible(ast),
+      variables: names.vars || names.secrets,
+      secrets: names.secrets,
+      secretsAllowed: false,
     };
   } catch (err) {
     return toExpressionError(err, field, source, budget);
@@ -217,6 +240,45 @@ function uninterruptible(node: unknown): boolean {
   for (const [key, child] of Object.entries(node))
     if (key !== 'value' && typeof child === 'object' && uninterruptible(child)) return true;
   return false;
+}
+
+/**
+ * Whether an expression names `$vars` or `$secrets` (as a variable: the same name inside a string
+ * is text). `$eval` may name them in text it builds: it counts as naming both, so a run that
+ * evaluates one gets its variables, and a field where secrets are not allowed refuses it.
+ */
+function variablesNamed(
+  node: unknown,
+  found = { vars: false, secrets: false },
+): { vars: boolean; secrets: boolean } {
+  if (typeof node !== 'object' || node === null) return found;
+  if (Array.isArray(node)) {
+    for (const n of node) variablesNamed(n, found);
+    return found;
+  }
+  const n = node as { type?: unknown; value?: unknown };
+  if (n.type === 'variable' && n.value === 'vars') found.vars = true;
+  if (n.type === 'variable' && n.value === 'secrets') found.secrets = true;
+  if (n.type === 'variable' && n.value === 'eval') found.vars = found.secrets = true;
+  for (const [key, child] of Object.entries(node))
+    if (key !== 'value' && typeof child === 'object') variablesNamed(child, found);
+  return found;
+}
+
+/** Whether any expression of a template names `$vars` or `$secrets`. */
+export function usesVariables(template: Template): boolean {
+  switch (template.kind) {
+    case 'literal':
+      return false;
+    case 'expression':
+      return template.expr.variables;
+    case 'text':
+      return template.parts.some((p) => typeof p !== 'string' && p.variables);
+    case 'array':
+      return template.items.some(usesVariables);
+    case 'object':
+      return template.entries.some(([, t]) => usesVariables(t));
+  }
 }
 
 /** Whether any expression of a template is `uninterruptible`. */
@@ -363,6 +425,9 @@ async function evaluateJsonata(expr: CompiledExpression, scope: Scope): Promise<
       execution: scope.execution,
       item: scope.item,
       index: scope.index,
+      vars: scope.vars ?? {},
+      // Only where the step type allows secrets: elsewhere `$secrets` is undefined, even via `$eval`.
+      ...(expr.secretsAllowed ? { secrets: scope.secrets ?? {} } : {}),
       ...(scope.until === undefined ? {} : { [UNTIL_BINDING]: scope.until }),
     });
   } catch (err) {

@@ -116,6 +116,8 @@ function constant(value: unknown): Built {
   return { run: () => value, depth: 1 };
 }
 
+const EMPTY_VARS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** Reads a variable JSONata binds: `$`/`$$` the input, `$trigger`, `$steps`, `$execution`, `$item`, `$index`. */
 function variable(name: unknown): ((scope: Scope) => unknown) | undefined {
   switch (name) {
@@ -132,6 +134,9 @@ function variable(name: unknown): ((scope: Scope) => unknown) | undefined {
       return (scope) => scope.item;
     case 'index':
       return (scope) => scope.index;
+    case 'vars':
+      return (scope) => scope.vars ?? EMPTY_VARS;
+    // `secrets` is left to JSONata, which binds it only where the field allows (expressions.ts).
     default:
       return undefined;
   }

@@ -11,6 +11,7 @@ import {
   checkpointError,
 } from './checkpoint.js';
 import type { Compiled } from './compile.js';
+import { scrubber } from './credentials.js';
 import { ExecutionTimeout } from './errors.js';
 import type { CheckpointLimits, End, Run, RunContext, RunResult, StepResult } from './types.js';
 
@@ -72,6 +73,7 @@ export function startRun(
   outOfTime?.catch(() => undefined);
 
   const outputs: Record<string, unknown> = checkpoint ? checkpoint.steps : {};
+  const secretValues = Object.values(ctx.variables?.secrets ?? {});
   const run: Run = {
     item,
     ctx,
@@ -86,6 +88,8 @@ export function startRun(
         attempt: ctx.attempt ?? 1,
       },
       until,
+      vars: ctx.variables?.vars,
+      secrets: ctx.variables?.secrets,
     },
     outputs,
     budget,
@@ -102,6 +106,8 @@ export function startRun(
     log,
     limits: limits,
     indices: [],
+    secrets: secretValues,
+    scrub: secretValues.length > 0 ? scrubber(secretValues) : undefined,
   };
   const records = checkpoint ? (checkpoint.records as unknown as StepResult[]) : [];
   return { run, compiled, records, timer };

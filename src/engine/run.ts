@@ -249,6 +249,8 @@ export class Engine {
       ctx.credentials = run.ctx.credentials;
       ctx.sql = this.#sql;
     }
+    if (this.#options.files) ctx.files = this.#options.files;
+    if (run.secrets.length > 0) ctx.secrets = run.secrets;
     if (resume) ctx.resume = resume;
     if (run.indices.length > 0) ctx.indices = run.indices.slice();
     if (node.lists) ctx.render = (field) => render(templateAt(node.template, field), scope);
@@ -266,7 +268,10 @@ export class Engine {
     startedAt: string,
   ): End | undefined {
     const parked = outcome.park !== undefined;
-    const output = parked ? null : outcome.output;
+    // With secrets, every form of their values is taken out of the output (which later steps
+    // see) and the record, before either is kept (SPEC 7e: "***" wherever a secret was put).
+    const scrub = run.scrub;
+    const output = parked ? null : scrub ? scrub.value(outcome.output) : outcome.output;
     const record: StepResult = {
       name: step.name,
       type: step.type,
@@ -277,7 +282,7 @@ export class Engine {
       startedAt,
       finishedAt: nowIso(),
     };
-    if (outcome.details) Object.assign(record, outcome.details);
+    if (outcome.details) Object.assign(record, scrub ? scrub.value(outcome.details) : outcome.details);
     list.records.push(record);
     if (outcome.park) {
       run.parkState = outcome.park.state;
@@ -296,8 +301,11 @@ export class Engine {
 
   /** Records a step that failed (or throws OutOfSlice: see stepError); the list's end. */
   #failed(err: unknown, step: Step, run: Run, records: StepResult[], input: unknown, startedAt: string): End {
+    const scrub = run.scrub;
     const error = stepError(err, step.name, run);
-    const failedOutput = err instanceof StepFailure && err.output !== undefined ? err.output : null;
+    if (scrub) error.message = scrub.value(error.message) as string;
+    const failed = err instanceof StepFailure && err.output !== undefined ? err.output : null;
+    const failedOutput = scrub ? scrub.value(failed) : failed;
     const record: StepResult = {
       name: step.name,
       type: step.type,
@@ -308,7 +316,8 @@ export class Engine {
       startedAt,
       finishedAt: nowIso(),
     };
-    if (err instanceof StepFailure && err.details) Object.assign(record, err.details);
+    if (err instanceof StepFailure && err.details)
+      Object.assign(record, scrub ? scrub.value(err.details) : err.details);
     records.push(record);
     return { end: 'failed', error };
   }

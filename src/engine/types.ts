@@ -5,8 +5,9 @@
  */
 import type { ExecutionError, ExecutionMode } from '../model/execution.js';
 import type { CheckpointLog, CheckpointWrite, Frame } from './checkpoint.js';
-import type { RunCredentials } from './credentials.js';
+import type { RunCredentials, Scrubber } from './credentials.js';
 import type { ExpressionBudget, Scope } from './expressions.js';
+import type { FileStore } from './file-store.js';
 import type { Outbound } from './network.js';
 
 export interface StepResult {
@@ -81,6 +82,12 @@ export interface RunContext {
   /** The credentials the version's `http` steps name, unsealed for this run (engine/credentials.ts). */
   credentials?: RunCredentials;
   /**
+   * Variables (SPEC 7e) for this run: `vars` are `$vars` in every expression; `secrets` (unsealed
+   * by the executor) are `$secrets`, only in the fields their step type allows
+   * (StepType.secretFields), and scrubbed to "***" from everything the run records.
+   */
+  variables?: RunVariables;
+  /**
    * Run for at most this long (less than the execution's budget), then give up with OutOfSlice:
    * nothing happened that counts, and the caller has the execution run again elsewhere with its
    * whole budget (a pure workflow tried before its commit: queue/pure-run.ts).
@@ -96,7 +103,14 @@ export interface RunContext {
   resume?: string;
 }
 
+export interface RunVariables {
+  vars: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
 export interface EngineOptions {
+  /** Where files between steps are read from and stored (engine/files.ts); none: steps using files fail. */
+  files?: FileStore;
   /** Let `http` steps reach loopback, link-local and private addresses. */
   allowPrivateNetwork: boolean;
   /**
@@ -167,4 +181,8 @@ export interface Run {
   limits: CheckpointLimits;
   /** The iteration of each enclosing `forEach`, outermost first (StepContext.indices). */
   indices: number[];
+  /** The clear values of the run's secret variables (StepContext.secrets). */
+  secrets: string[];
+  /** Takes every form of them out of what a step records and outputs; none without secrets. */
+  scrub: Scrubber | undefined;
 }

@@ -12,7 +12,7 @@ import { codeSandboxLoaded, loadCodeSandbox } from './code-sandbox.js';
 import { stepLists, withoutLists } from '../shared/step-lists.js';
 import { compileTemplate } from './expressions.js';
 import { STEP_TYPES, type StepRegistry } from './steps/index.js';
-import { renderedSchema, type StepType } from './steps/types.js';
+import { renderedSchema, type StepType, secretsAllowedIn } from './steps/types.js';
 
 /**
  * Step lists nest at most this deep (the top-level list is level 1): deeper workflows are refused
@@ -146,9 +146,14 @@ function validateList(steps: readonly unknown[], pointer: string, level: number,
     }
     for (const e of type.check?.(config) ?? [])
       errors.push({ field: `${base}${e.field}`, message: e.message });
-    for (const e of compileTemplate(ownConfig(step, type)).errors) {
+    const compiled = compileTemplate(ownConfig(step, type), '', undefined, (field) =>
+      secretsAllowedIn(type, field),
+    );
+    for (const e of compiled.errors) {
       errors.push({ field: `${base}${e.field}`, message: `expression does not compile: ${e.message}` });
     }
+    for (const field of compiled.secretsMisused)
+      errors.push({ field: `${base}${field}`, message: secretsMisusedMessage(types) });
     for (const list of stepLists(step, type.lists)) {
       if (level >= MAX_NESTING) {
         if (list.steps.length > 0)
@@ -161,6 +166,16 @@ function validateList(steps: readonly unknown[], pointer: string, level: number,
       validateList(list.steps, `${base}${list.field}`, level + 1, v);
     }
   });
+}
+
+/** Where `$secrets` may be used, as the message of a field that uses it elsewhere says. */
+function secretsMisusedMessage(types: StepRegistry): string {
+  const places = [...types.values()]
+    .filter((t) => t.secretFields?.length)
+    .map(
+      (t) => `a ${t.type} step's ${t.secretFields!.map((f) => f.slice(1).replaceAll('/', '.')).join(', ')}`,
+    );
+  return `uses $secrets, which only ${places.join('; ')} may use (a secret is sent where it is needed and shown nowhere); use $vars for a variable that is not secret`;
 }
 
 /** What of a step is a template: its fields but nested step lists and `literal` fields. */

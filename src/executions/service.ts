@@ -6,10 +6,11 @@
  *   version in production mode (the default), or into its draft (latest version) in test mode.
  * Either way a new `queued` row, picked up by a worker like any other.
  */
+import { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
 import { encodeCursor, newId, nowIso, type Page, toPage } from '../ids.js';
 import type { Bus } from '../bus/bus.js';
-import { blobsRepo } from '../store/blobs.js';
+import { blobFiles } from '../store/blobs.js';
 import {
   MAX_VALUE_LENGTH,
   parseWhere,
@@ -217,14 +218,20 @@ export class ExecutionService {
     return executionId;
   }
 
-  async file(id: string): Promise<BlobRow> {
-    const row = await blobsRepo.get(this.#store.db, id);
-    if (!row) {
+  /**
+   * A stored file (an upload, or what a step stored) and its bytes as a stream read part by part
+   * from the store, so a download never holds the file in memory. A file still being stored (no
+   * sha256 yet) is not found.
+   */
+  async file(id: string): Promise<{ row: Omit<BlobRow, 'data'>; stream: Readable }> {
+    const row = await blobFiles.row(this.#store.db, id);
+    if (!row || row.sha256 === '') {
       throw new AppError('not_found', `There is no file with id ${id}.`, {
-        hint: "File ids are listed in the `files` of an execution's trigger item.",
+        hint: 'File ids are listed in the `files` of an execution\'s trigger item, and in the `file` of an http step with responseType "file".',
       });
     }
-    return row;
+    const { data: _data, ...meta } = row;
+    return { row: meta, stream: Readable.from(blobFiles.chunks(this.#store.db, row), { objectMode: false }) };
   }
 }
 

@@ -11,6 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { EngineOptions, RunResult } from '../engine/run.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
 import type { FromThread, ToThread } from './engine-runner.js';
+import { type FileReply, ThreadFiles } from './engine-files.js';
 
 /**
  * This thread's nice value on Linux, where each thread has its own (setpriority on the thread's
@@ -33,7 +34,18 @@ const { Engine } = await import('../engine/run.js');
 // A `code` step hands the trigger item to its sandbox as this JSON text, not serialised again.
 const { withJson } = await import('../engine/code-sandbox.js');
 const port = parentPort!;
-const engine = new Engine(workerData as EngineOptions);
+/** File calls waiting for the event loop's answer, by number (engine-files.ts). */
+const fileCalls = new Map<number, (reply: FileReply) => void>();
+let fileSeq = 0;
+const files = new ThreadFiles(
+  (call, transfer) =>
+    new Promise<FileReply>((resolve) => {
+      const file = ++fileSeq;
+      fileCalls.set(file, resolve);
+      port.postMessage({ file, call } satisfies FromThread, transfer ?? []);
+    }),
+);
+const engine = new Engine({ ...(workerData as EngineOptions), files });
 const recordMaxBytes = engine.recordMaxBytes;
 
 // Executions' budgets count from here (engine-runner.ts `#ready`).
@@ -48,15 +60,16 @@ port.on('message', (msg: ToThread) => {
     void engine.forgetCredential(msg.forgetCredential);
     return;
   }
+  if ('reply' in msg) {
+    const resolve = fileCalls.get(msg.file);
+    fileCalls.delete(msg.file);
+    resolve?.(msg.reply);
+    return;
+  }
   void run(msg);
 });
 
-async function run({
-  id,
-  workflow,
-  trigger,
-  ctx,
-}: Exclude<ToThread, 'close' | { forgetCredential: string }>): Promise<void> {
+async function run({ id, workflow, trigger, ctx }: Extract<ToThread, { id: number }>): Promise<void> {
   const post = (reply: FromThread) => port.postMessage(reply);
   try {
     const result = await engine.run(workflow, withJson(JSON.parse(trigger), trigger), {
@@ -65,6 +78,7 @@ async function run({
       attempt: ctx.attempt,
       ...(ctx.resumeJson !== undefined ? { resume: ctx.resumeJson } : {}),
       ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
+      ...(ctx.variables ? { variables: ctx.variables } : {}),
       ...(ctx.respond ? { onRespond: (response) => early(response) && post({ id, response }) } : {}),
     });
     post({ id, result: lean(result) });

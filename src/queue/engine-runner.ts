@@ -43,6 +43,7 @@ import type { EngineOptions, RunContext, RunResult } from '../engine/run.js';
 import { threadModule } from '../thread-module.js';
 import type { Workflow } from '../model/workflow.js';
 import type { StepResponse } from '../bus/bus.js';
+import type { FileCall, FileReply, StoredFiles } from './engine-files.js';
 
 /** Past an execution's budget, how long the engine gets to stop it before the thread is. */
 const GRACE_MS = 2_000;
@@ -96,15 +97,21 @@ export type ToThread =
         resumeJson?: string;
         /** The credentials the version's http steps name, unsealed for this run (RunContext.credentials). */
         credentials?: RunContext['credentials'];
+        /** Variables and secrets, unsealed for this run (RunContext.variables). */
+        variables?: RunContext['variables'];
       };
     }
   /** A credential changed or was deleted: the thread's `sql` pool for it closes. */
   | { forgetCredential: string }
+  /** The answer to the thread's file call `file` (engine-files.ts). */
+  | { file: number; reply: FileReply }
   | 'close';
 
 export type FromThread =
   /** The thread has loaded the engine: budgets count from now (see `#ready`). */
   | 'ready'
+  /** A call of the thread's FileStore, answered from the store (engine-files.ts). */
+  | { file: number; call: FileCall }
   | { id: number; response: StepResponse; result?: undefined; crash?: undefined }
   | { id: number; result: RunResult; response?: undefined; crash?: undefined }
   | {
@@ -127,6 +134,7 @@ export class EngineRunner {
   readonly #options: EngineThreadOptions;
   readonly #memoryMb: number;
   readonly #log: Logger;
+  readonly #files: StoredFiles | undefined;
   /** Per execution, how often it was on a lost thread in this process (see the header). */
   readonly #losses = new Map<string, { lost: number; outOfMemory: number }>();
   readonly #pending = new Map<number, Pending>();
@@ -141,7 +149,8 @@ export class EngineRunner {
   #seq = 0;
   #closed: Promise<void> | undefined;
 
-  constructor({ options, log }: { options: EngineRunnerOptions; log: Logger }) {
+  constructor({ options, log, files }: { options: EngineRunnerOptions; log: Logger; files?: StoredFiles }) {
+    this.#files = files;
     this.#options = {
       allowPrivateNetwork: options.allowPrivateNetwork,
       executionTimeoutMs: options.executionTimeoutMs,
@@ -194,6 +203,7 @@ export class EngineRunner {
           respond: ctx.onRespond !== undefined,
           ...(ctx.resumeJson !== undefined ? { resumeJson: ctx.resumeJson } : {}),
           ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
+          ...(ctx.variables ? { variables: ctx.variables } : {}),
         },
       };
       thread.postMessage(msg);
@@ -221,7 +231,8 @@ export class EngineRunner {
     thread.unref();
     this.#ready = false;
     thread.on('message', (reply: FromThread) => {
-      if (reply !== 'ready') this.#reply(reply);
+      if (reply !== 'ready' && 'call' in reply) void this.#file(thread, reply.file, reply.call);
+      else if (reply !== 'ready') this.#reply(reply);
       else if (this.#thread === thread) {
         this.#ready = true;
         for (const p of this.#pending.values())
@@ -234,11 +245,25 @@ export class EngineRunner {
     return thread;
   }
 
+  /** Answers a file call of the thread (the reply's bytes moved, not copied, when they own their buffer). */
+  async #file(thread: Thread, file: number, call: FileCall): Promise<void> {
+    const reply: FileReply = this.#files
+      ? await this.#files.handle(call)
+      : { error: 'this executor has no file store' };
+    const data = reply.ok && typeof reply.ok === 'object' ? reply.ok.data : undefined;
+    const own = data && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+    try {
+      thread.postMessage({ file, reply } satisfies ToThread, own ? [data.buffer as ArrayBuffer] : []);
+    } catch {
+      // The thread is gone (terminated meanwhile): its executions run again elsewhere.
+    }
+  }
+
   #stopAt(): number {
     return Date.now() + this.#options.executionTimeoutMs + GRACE_MS;
   }
 
-  #reply(reply: Exclude<FromThread, 'ready'>): void {
+  #reply(reply: Exclude<FromThread, 'ready' | { call: FileCall }>): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.response) {

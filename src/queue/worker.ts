@@ -27,6 +27,7 @@ import { isStoreUnavailable } from '../store/unavailable.js';
 import type { Workflow } from '../model/workflow.js';
 import type { Bus, StepResponse } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
+import { StoredFiles } from './engine-files.js';
 import { EngineRunner, type EngineRunnerOptions, EngineThreadLost } from './engine-runner.js';
 import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
@@ -133,7 +134,11 @@ export class Worker implements ExecutionEntry {
     this.#deps = deps;
     this.#engine = new Engine(deps.engine);
     this.#finished = new Finished(deps);
-    this.#runner = new EngineRunner({ options: deps.engine, log: deps.log });
+    this.#runner = new EngineRunner({
+      options: deps.engine,
+      log: deps.log,
+      files: new StoredFiles(deps.store),
+    });
     this.#shared = deps.store.caps.shared;
     this.#batches = deps.store.caps.skipLocked
       ? new PureBatches({

@@ -1,6 +1,7 @@
 /**
- * What an expression sees (SPEC 7): `$` (the input), `$trigger`, `$steps`, `$execution`, and in a
- * loop `$item`, `$index`. The engine evaluates against it (engine/expressions.ts adds its
+ * What an expression sees (SPEC 7): `$` (the input), `$trigger`, `$steps`, `$execution`, `$vars`
+ * (the variables that are not secret: SPEC 7e), and in a loop `$item`, `$index`; `$secrets` only
+ * in the fields a step type allows them (an `http` step's url, headers, query and body…). The engine evaluates against it (engine/expressions.ts adds its
  * deadline); the UI's previews build one from a test capture (web/src/lib/expressions.ts).
  */
 export interface ExpressionScope {
@@ -11,4 +12,8 @@ export interface ExpressionScope {
   /** Inside a `forEach`: the element (`$item`) and its position (`$index`); the innermost loop's. */
   item?: unknown;
   index?: number | undefined;
+  /** `$vars`: name → value of every variable that is not secret. */
+  vars?: Record<string, string> | undefined;
+  /** `$secrets`: name → clear value of every secret variable; bound only where allowed. */
+  secrets?: Record<string, string> | undefined;
 }

@@ -124,9 +124,16 @@ function optionErrors(options: TriggerOptions, errors: FieldError[]): void {
     if ((idem.header === undefined) === (idem.key === undefined)) {
       errors.push({ field: '/trigger/options/idempotency', message: 'needs exactly one of header or key' });
     } else if (idem.key !== undefined) {
-      for (const e of compileTemplate(idem.key, '/trigger/options/idempotency/key').errors) {
+      const compiled = compileTemplate(idem.key, '/trigger/options/idempotency/key');
+      for (const e of compiled.errors) {
         errors.push({ field: e.field, message: e.message });
       }
+      for (const field of compiled.secretsMisused)
+        errors.push({
+          field,
+          message:
+            "uses $secrets, which only an http step's url, headers, query and body (and the email and sql steps' fields) may use",
+        });
     }
   }
 }

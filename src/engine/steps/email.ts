@@ -73,6 +73,8 @@ export const emailStep = defineStep({
   description:
     'Send an email through an SMTP server (an smtp credential); the recipients it took are the output.',
   credentialTypes: ['smtp'],
+  // SPEC 7e: an email step's fields may use $secrets (scrubbed from the record like the password).
+  secretFields: ['/to', '/cc', '/bcc', '/replyTo', '/subject', '/text', '/html'],
   config: Type.Object(
     {
       credential: Type.String({

@@ -27,6 +27,8 @@
  * `{header}` sends it under another name; a header of that name set in `headers` wins (the user
  * said what to send). It is no secret: the record's `request.headers` shows it.
  */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import Type from 'typebox';
 import type { Dispatcher } from 'undici';
 import type { FieldError } from '../../errors.js';
@@ -40,6 +42,7 @@ import {
   type Scrubber,
   scrubber,
 } from '../credentials.js';
+import { asFileRef, type FileRef, FileTooLarge, fileRefAt, openFile } from '../files.js';
 import { loadUndici, NetworkRefused } from '../network.js';
 import { type Attempt, nextAttempt, RetrySchema, resumedAttempts, retryPolicy } from '../retry.js';
 import {
@@ -54,6 +57,8 @@ import {
 } from './types.js';
 
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+/** A response stored as a file (`responseType: "file"`) may be this big: it is streamed to the store, never held. */
+export const MAX_FILE_RESPONSE_BYTES = 1024 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -81,14 +86,24 @@ const Method = Type.Union([...MethodSchema.anyOf, Type.Literal('OPTIONS')]);
 export interface HttpOutput {
   status: number;
   headers: Record<string, string | string[]>;
-  body: unknown;
+  body?: unknown;
   bodyEncoding?: 'base64';
+  /** `responseType: "file"`: the body, stored (engine/files.ts). */
+  file?: FileRef;
 }
+
+/**
+ * A request body: text, or a stream made anew for each attempt and redirect (a file, or
+ * multipart with files, read from the store as it is sent) with its length in bytes.
+ */
+type BodySource = string | { stream: () => Readable; length: number };
 
 export const httpStep = defineStep({
   type: 'http',
   description: 'Send an HTTP request; its response is the output.',
   credentialTypes: ['bearer', 'header', 'basic', 'query'],
+  // A Slack incoming-webhook URL, an API key in a header or the query, a token in the body.
+  secretFields: ['/url', '/headers', '/query', '/body'],
   config: Type.Object(
     {
       method: Type.Optional(Method),
@@ -98,6 +113,29 @@ export const httpStep = defineStep({
         Type.Record(Type.String({ minLength: 1 }), Type.Unknown(), { maxProperties: 200 }),
       ),
       body: Type.Optional(Type.Unknown()),
+      multipart: Type.Optional(
+        Type.Object(
+          {
+            fields: Type.Optional(
+              Type.Record(Type.String({ minLength: 1 }), Type.Unknown(), { maxProperties: 200 }),
+            ),
+            files: Type.Optional(
+              Type.Record(Type.String({ minLength: 1 }), Type.Unknown(), { maxProperties: 100 }),
+            ),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'A multipart/form-data body: `fields` (name → value) and `files` (name → a file reference, or a list of them), streamed from the store.',
+          },
+        ),
+      ),
+      responseType: Type.Optional(
+        Type.Union([Type.Literal('auto'), Type.Literal('file')], {
+          description:
+            '"file": a 2xx response body is stored as a file, and the output is {status, headers, file} (a file reference); "auto" (default): parsed by its content type.',
+        }),
+      ),
       timeoutMs: Type.Optional(Expr(Type.Integer({ minimum: 1, maximum: 300_000 }))),
       failOnError: Type.Optional(Expr(Type.Boolean())),
       credential: Type.Optional(
@@ -129,6 +167,8 @@ export const httpStep = defineStep({
   ),
   check(config) {
     const errors: FieldError[] = [];
+    if (config.body !== undefined && config.multipart !== undefined)
+      errors.push({ field: '/multipart', message: 'cannot be set with body: a request has one body' });
     const key = config.idempotencyKey;
     const name = typeof key === 'object' ? key.header.toLowerCase() : undefined;
     if (name !== undefined && (RESERVED_RESPONSE_HEADERS.has(name) || name === 'host'))
@@ -171,7 +211,10 @@ export const httpStep = defineStep({
       const key = idempotencyKeyOf(ctx);
       if (key !== undefined) headers[keyHeader] = key;
     }
-    const body = encodeBody(method, config.body, headers);
+    const body =
+      config.multipart !== undefined
+        ? multipartBody(method, config.multipart, headers, ctx)
+        : encodeBody(method, config.body, headers, ctx);
     const recorded = {
       method,
       url: maskedUrl(url, applied),
@@ -182,7 +225,10 @@ export const httpStep = defineStep({
         ]),
       ),
     };
-    const scrub = scrubber(applied?.secrets ?? []);
+    // A credential's values and the run's secret variables (SPEC 7e), in every form.
+    const scrub = scrubber([...(applied?.secrets ?? []), ...(ctx.secrets ?? [])]);
+    // A secret variable put into the URL or a header (a Slack webhook URL is one) is shown as "***".
+    if (ctx.secrets?.length) Object.assign(recorded, scrub.value(recorded));
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
     const details = (): StepDetails => ({ request: recorded, attempts: [...attempts] });
     const policy = retryPolicy(config.retry, RETRY_ON);
@@ -197,7 +243,17 @@ export const httpStep = defineStep({
       let failure: StepFailure | undefined;
       let retryable = false;
       try {
-        outcome = await send(ctx, method, new URL(url.href), { ...headers }, body, timeoutMs, applied, scrub);
+        outcome = await send(
+          ctx,
+          method,
+          new URL(url.href),
+          { ...headers },
+          body,
+          timeoutMs,
+          applied,
+          scrub,
+          config.responseType === 'file',
+        );
         attempts.push({ at, status: outcome.output.status });
         const status = outcome.output.status;
         retryable = (status === 429 && on.has('429')) || (status >= 500 && status <= 599 && on.has('5xx'));
@@ -273,10 +329,11 @@ async function send(
   method: string,
   startUrl: URL,
   headers: Record<string, string>,
-  firstBody: string | undefined,
+  firstBody: BodySource | undefined,
   timeoutMs: number,
   applied: Applied | undefined,
   scrub: Scrubber,
+  asFile: boolean,
 ): Promise<{ output: HttpOutput; method: string; url: URL }> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout]);
@@ -290,7 +347,7 @@ async function send(
       const res = await request(url, {
         method: current as 'GET',
         headers,
-        body,
+        body: body === undefined || typeof body === 'string' ? body : body.stream(),
         signal,
         dispatcher,
       });
@@ -313,6 +370,7 @@ async function send(
           current = current === 'HEAD' ? 'HEAD' : 'GET';
           body = undefined;
           delete headers['content-type'];
+          delete headers['content-length'];
         }
         // Credentials were meant for the first origin only.
         if (next.origin !== url.origin) {
@@ -323,10 +381,22 @@ async function send(
         url = next;
         continue;
       }
-      return { output: await readResponse(res, current, scrub), method: current, url };
+      const ok = res.statusCode >= 200 && res.statusCode <= 299;
+      const output =
+        asFile && ok && current !== 'HEAD'
+          ? await storeResponse(ctx, res, url)
+          : await readResponse(res, current, scrub);
+      return { output, method: current, url };
     }
   } catch (err) {
     if (err instanceof StepFailure) throw err;
+    if (err instanceof FileTooLarge)
+      throw new StepFailure(
+        `The response body is larger than ${err.maxBytes} bytes, the most a file may hold.`,
+        {
+          field: '/responseType',
+        },
+      );
     if (timeout.aborted && !ctx.signal.aborted)
       throw new NetworkFailure(`${current} ${redact(url)} did not answer within ${timeoutMs} ms.`, {
         field: '/timeoutMs',
@@ -373,12 +443,24 @@ function checkLiteral(ctx: StepContext, url: URL): void {
     );
 }
 
-function encodeBody(method: string, body: unknown, headers: Record<string, string>): string | undefined {
+function encodeBody(
+  method: string,
+  body: unknown,
+  headers: Record<string, string>,
+  ctx: StepContext,
+): BodySource | undefined {
   if (body === undefined) return undefined;
   if (method === 'GET' || method === 'HEAD') {
     throw new StepFailure(`A ${method} request cannot carry a body; use query, or another method.`, {
       field: '/body',
     });
+  }
+  // A file reference is sent as the body itself, with its type (SPEC 7e).
+  const file = asFileRef(body);
+  if (file) {
+    headers['content-type'] ??= headerSafe(file.mimeType) || 'application/octet-stream';
+    headers['content-length'] = String(file.size);
+    return { stream: () => openFile(ctx.files, file, '/body'), length: file.size };
   }
   if (typeof body === 'string') {
     headers['content-type'] ??= 'text/plain; charset=utf-8';
@@ -400,6 +482,140 @@ function encodeBody(method: string, body: unknown, headers: Record<string, strin
   }
   headers['content-type'] ??= 'application/json';
   return JSON.stringify(body);
+}
+
+/**
+ * `multipart: {fields, files}` as a multipart/form-data body (RFC 7578): fields first, then each
+ * file (a reference, or a list of them) with its filename and type, streamed from the store. The
+ * length is known beforehand (the references carry their sizes), so it is sent as Content-Length.
+ */
+function multipartBody(
+  method: string,
+  multipart: { fields?: Record<string, unknown>; files?: Record<string, unknown> },
+  headers: Record<string, string>,
+  ctx: StepContext,
+): BodySource {
+  if (method === 'GET' || method === 'HEAD') {
+    throw new StepFailure(`A ${method} request cannot carry a body; use query, or another method.`, {
+      field: '/multipart',
+    });
+  }
+  const boundary = `----hookflow${randomBytes(12).toString('hex')}`;
+  const parts: (Buffer | { ref: FileRef; field: string })[] = [];
+  for (const [name, value] of Object.entries(multipart.fields ?? {})) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (v === undefined || v === null) continue;
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${text(v)}\r\n`,
+          'utf8',
+        ),
+      );
+    }
+  }
+  for (const [name, value] of Object.entries(multipart.files ?? {})) {
+    const list = Array.isArray(value) ? value : [value];
+    list.forEach((v, i) => {
+      const field = `/multipart/files/${name}${Array.isArray(value) ? `/${i}` : ''}`;
+      const ref = fileRefAt(v, field);
+      const type = headerSafe(ref.mimeType) || 'application/octet-stream';
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"; filename="${quoted(ref.filename)}"\r\nContent-Type: ${type}\r\n\r\n`,
+          'utf8',
+        ),
+        { ref, field },
+        Buffer.from('\r\n'),
+      );
+    });
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  const length = parts.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.ref.size), 0);
+  headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
+  headers['content-length'] = String(length);
+  async function* stream(): AsyncGenerator<Uint8Array> {
+    for (const part of parts) {
+      if (Buffer.isBuffer(part)) yield part;
+      else yield* openFile(ctx.files, part.ref, part.field);
+    }
+  }
+  return { stream: () => Readable.from(stream(), { objectMode: false }), length };
+}
+
+/** A name or filename inside a multipart header's quotes (as browsers escape them: WHATWG HTML's form encoding). */
+function quoted(s: string): string {
+  return s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+}
+
+/** A value a header can carry as it is: without line breaks and control characters. */
+function headerSafe(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+  return s.replace(/[\x00-\x1f\x7f]/g, '').trim();
+}
+
+/**
+ * A 2xx response body streamed into the store as a file of this execution (responseType "file"):
+ * the output is `{status, headers, file}`. Its name comes from Content-Disposition, else the URL's
+ * last path segment; its type from Content-Type.
+ */
+async function storeResponse(ctx: StepContext, res: UndiciResponse, url: URL): Promise<HttpOutput> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = value;
+  const executionId = ctx.scope?.execution.id;
+  if (!ctx.files || executionId === undefined) {
+    res.body.destroy();
+    throw new StepFailure('Files cannot be stored here: this engine runs without a file store.', {
+      field: '/responseType',
+    });
+  }
+  const declared = Number(res.headers['content-length']);
+  if (declared > MAX_FILE_RESPONSE_BYTES) {
+    res.body.destroy();
+    throw new FileTooLarge(MAX_FILE_RESPONSE_BYTES);
+  }
+  const type = headerSafe(String(res.headers['content-type'] ?? '')) || 'application/octet-stream';
+  try {
+    const file = await ctx.files.create(
+      executionId,
+      { filename: responseFilename(res.headers['content-disposition'], url), mimeType: type },
+      res.body,
+      MAX_FILE_RESPONSE_BYTES,
+    );
+    return { status: res.statusCode, headers, file };
+  } finally {
+    if (!res.body.readableEnded) res.body.destroy();
+  }
+}
+
+/** The filename a response names (`filename*=UTF-8''…` first, then `filename=`), else the URL's last segment. */
+export function responseFilename(disposition: string | string[] | undefined, url: URL): string {
+  const d = Array.isArray(disposition) ? disposition[0] : disposition;
+  if (d) {
+    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(d);
+    if (star) {
+      try {
+        const name = decodeURIComponent(star[1]!.trim());
+        if (name) return cleanName(name);
+      } catch {
+        // A malformed escape: the plain filename, if any, is next.
+      }
+    }
+    const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(d);
+    const name = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2]?.trim();
+    if (name) return cleanName(name);
+  }
+  let last = '';
+  try {
+    last = decodeURIComponent(url.pathname.split('/').pop() ?? '');
+  } catch {
+    last = url.pathname.split('/').pop() ?? '';
+  }
+  return cleanName(last) || 'response';
+}
+
+/** A filename without directories or control characters, at most 255 characters. */
+function cleanName(name: string): string {
+  return headerSafe(name.split(/[\\/]/).pop() ?? '').slice(0, 255);
 }
 
 type UndiciResponse = Dispatcher.ResponseData;

@@ -9,6 +9,7 @@ import type { FieldError } from '../../errors.js';
 import type { RunCredentials } from '../credentials.js';
 import type { Scope } from '../expressions.js';
 import type { MailTransports } from '../mail.js';
+import type { FileStore } from '../file-store.js';
 import type { Outbound } from '../network.js';
 import type { SqlPools } from '../sql.js';
 import type { MaybePromise } from '../../shared/maybe-promise.js';
@@ -29,6 +30,14 @@ export interface StepContext {
    * retry makes its next attempt).
    */
   resume?: { state: unknown };
+  /**
+   * The clear values of the run's secret variables (SPEC 7e): the engine scrubs them from what
+   * the step records and outputs; a step that stores or encodes bytes (the `http` step's base64
+   * bodies) scrubs them itself before, as it does a credential's.
+   */
+  secrets?: readonly string[];
+  /** Files between steps (engine/files.ts): read them, store new ones. Absent when the engine has no store. */
+  files?: FileStore;
   /** The run's credentials, unsealed by the executor (SPEC 7c; engine/credentials.ts), by id. */
   credentials?: RunCredentials;
   /** The engine's database connection pools, one per credential (`sql` steps; steps/sql.ts). */
@@ -136,6 +145,12 @@ export interface StepType<S extends TSchema = TSchema> {
    * (workflows/references.ts).
    */
   credentialTypes?: readonly string[];
+  /**
+   * The fields whose expressions may use `$secrets` (SPEC 7e), as JSON pointers inside the step;
+   * each covers what is nested in it (`/headers` covers `/headers/authorization`). Anywhere else a
+   * `$secrets` is refused on save and unbound at run time.
+   */
+  secretFields?: readonly string[];
   /** Checks the schema cannot express; fields are JSON pointers inside the step. */
   check?(config: Static<S>): FieldError[];
   /**
@@ -153,6 +168,11 @@ export interface StepType<S extends TSchema = TSchema> {
    * only promises, so a flat workflow of such steps pays no microtask turn per step.
    */
   run(config: Static<S>, ctx: StepContext): MaybePromise<StepOutcome>;
+}
+
+/** Whether `field` (a JSON pointer inside a step of `type`) may use `$secrets`. */
+export function secretsAllowedIn(type: Pick<StepType, 'secretFields'>, field: string): boolean {
+  return (type.secretFields ?? []).some((f) => field === f || field.startsWith(`${f}/`));
 }
 
 /** Declare a step type with its config type inferred from the schema. */

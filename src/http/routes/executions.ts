@@ -223,17 +223,19 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
   );
 
   app.get('/files/:id', { schema: routeSchema(tags, { params: IdParams }) }, async (req, reply) => {
-    const file = await executions.file(req.params.id);
+    const { row: file, stream } = await executions.file(req.params.id);
     const safeName = file.filename.replace(/[^\w.\- ]/g, '_');
     return (
       reply
         .type(file.mime_type)
+        .header('content-length', file.size)
         .header('content-disposition', `attachment; filename="${safeName}"`)
         .header('x-content-sha256', file.sha256)
         // Never let a browser render an uploaded file as a page of this origin.
         .header('x-content-type-options', 'nosniff')
         .header('content-security-policy', "default-src 'none'; sandbox")
-        .send(Buffer.from(file.data))
+        // Streamed part by part from the store (a 50 MB file is never held whole).
+        .send(stream)
     );
   });
 }
