@@ -230,7 +230,9 @@ describe('a 50 MB upload sent on by an http step (a hookflow process)', () => {
     console.log(
       `peak RSS growth, sending on a stored ${SIZE >> 20} MB file: ${(sendGrowth / 1048576).toFixed(1)} MB`,
     );
-    expect(sendGrowth).toBeLessThan(0.5 * SIZE);
+    // Holding the file would be 50 MB more; what shows (0-23 MB measured on a loaded machine) is
+    // parts not yet collected by the threads' garbage collectors.
+    expect(sendGrowth).toBeLessThan(0.75 * SIZE);
   }, 120_000);
 });
 
