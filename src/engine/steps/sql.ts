@@ -50,6 +50,8 @@ export const sqlStep = defineStep({
   ),
   literal: ['query'],
   credentialTypes: ['postgres', 'mysql'],
+  // SPEC 7e: a secret may reach the database as a parameter (and is scrubbed from the record).
+  secretFields: ['/params'],
   check(config) {
     const errors: FieldError[] = [];
     if (typeof config.query === 'string' && config.query.includes('{{'))
