@@ -509,6 +509,9 @@ describe('an error workflow in the browser', () => {
     // A searchable field (issue 19), saved in the same settings.
     await page.getByRole('button', { name: 'Add searchable field' }).click();
     await page.getByRole('textbox', { name: 'Searchable field 1' }).fill('body.order_id');
+    // Concurrency (SPEC 7d): one key per customer, two at a time, in the same settings.
+    await page.getByRole('textbox', { name: 'Concurrency key' }).fill('{{ body.customer }}');
+    await page.getByRole('textbox', { name: 'At a time per key' }).fill('2');
     // Activating saves the edits first, and publishes them.
     await page.getByRole('switch', { name: 'Activated' }).click();
     await page.getByTestId('publish-state').getByText(/Live/).waitFor();
@@ -516,7 +519,11 @@ describe('an error workflow in the browser', () => {
       items: { id: string; name: string; settings: unknown; trigger: { productionUrl: string } }[];
     };
     const fragile = list.items.find((w) => w.name === 'Fragile')!;
-    expect(fragile.settings).toEqual({ errorWorkflowId: alerts.id, searchFields: ['body.order_id'] });
+    expect(fragile.settings).toEqual({
+      concurrency: { key: '{{ body.customer }}', limit: 2 },
+      errorWorkflowId: alerts.id,
+      searchFields: ['body.order_id'],
+    });
 
     const res = await fetch(fragile.trigger.productionUrl, { method: 'POST', body: '{}' });
     const { executionId } = (await res.json()) as { executionId: string };

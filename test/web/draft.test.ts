@@ -1014,6 +1014,28 @@ describe('draftFrom and payloadFrom', () => {
     });
   });
 
+  it('carry settings.concurrency (SPEC 7d) both ways, and name what the form cannot send', () => {
+    const concurrency = { key: '{{ body.customer.id }}', limit: 2, newestWins: '{{ body.updated }}' };
+    const d = draftFrom(workflow({ settings: { concurrency } }));
+    expect(d.concurrency).toEqual({ key: concurrency.key, limit: '2', newestWins: concurrency.newestWins });
+    expect(payloadFrom(d).body.settings.concurrency).toEqual(concurrency);
+    // The limit left empty is the default; no key, no setting.
+    expect(
+      payloadFrom({ ...d, concurrency: { key: '{{ body.id }}', limit: '', newestWins: '' } }).body.settings,
+    ).toEqual({ concurrency: { key: '{{ body.id }}' } });
+    expect(draftFrom(workflow()).concurrency).toEqual({ key: '', limit: '', newestWins: '' });
+    expect(payloadFrom(draftFrom(workflow())).body.settings.concurrency).toBeUndefined();
+    expect(payloadFrom({ ...d, concurrency: { key: '', limit: '3', newestWins: '' } }).problems).toEqual([
+      {
+        field: '/settings/concurrency/key',
+        message: 'needs a key: the limit and newest wins apply to executions with equal keys',
+      },
+    ]);
+    expect(payloadFrom({ ...d, concurrency: { key: 'k', limit: '0.5', newestWins: '' } }).problems).toEqual([
+      { field: '/settings/concurrency/limit', message: 'must be a whole number from 1 to 1000' },
+    ]);
+  });
+
   it('copy what they are given, so editing the form does not change the workflow', () => {
     const w = workflow();
     const d = draftFrom(w);
@@ -1099,6 +1121,7 @@ describe('draftFrom and payloadFrom', () => {
       steps: [newStep('set', []), newStep('set', [])],
       errorWorkflowId: '',
       searchFields: [],
+      concurrency: { key: '', limit: '', newestWins: '' },
     };
     d.steps[0]!.name = '';
     d.steps[1]!.name = '';
@@ -1156,6 +1179,7 @@ describe('draftFrom and payloadFrom', () => {
             steps: steps.map(stepDraftFrom),
             errorWorkflowId: '',
             searchFields: [],
+            concurrency: { key: '', limit: '', newestWins: '' },
           };
           const { body, problems } = payloadFrom(d);
           expect(problems).toEqual([]);

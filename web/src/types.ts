@@ -87,7 +87,15 @@ export interface Workflow extends Omit<SavedWorkflow, 'trigger'> {
   trigger: Trigger;
 }
 
-export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'filtered';
+/** `skipped`: superseded by a newer execution of its concurrency key (newest wins, SPEC 7d): no step ran. */
+export type ExecutionStatus =
+  | 'queued'
+  | 'running'
+  | 'waiting'
+  | 'succeeded'
+  | 'failed'
+  | 'filtered'
+  | 'skipped';
 export type Mode = ExecutionMode;
 
 export type { ExecutionError };
@@ -134,6 +142,10 @@ export interface Execution {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** settings.concurrency.key as evaluated when it was accepted (SPEC 7d); null: none. */
+  concurrencyKey?: string | null;
+  /** Why a `skipped` execution ran no step: `superseded` (newest wins). */
+  skipReason?: 'superseded' | null;
   /** The error workflow's execution this failed production execution started (SPEC 7c). */
   errorExecutionId?: string | null;
   /** While `waiting`: when it resumes (ISO-8601 UTC); null otherwise. */

@@ -7,6 +7,7 @@ const LABELS: Record<string, string> = {
   succeeded: 'Succeeded',
   failed: 'Failed',
   filtered: 'Filtered',
+  skipped: 'Skipped',
 };
 
 export function StatusBadge({ status }: { status: ExecutionStatus | string }) {

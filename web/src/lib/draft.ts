@@ -58,6 +58,16 @@ export interface Draft {
   errorWorkflowId: string;
   /** settings.searchFields (issue 19): dotted paths of the trigger item; '' while being typed. */
   searchFields: string[];
+  /** settings.concurrency (SPEC 7d): the key expression ('' for none), the limit and newest wins as typed. */
+  concurrency: ConcurrencyDraft;
+}
+
+export interface ConcurrencyDraft {
+  key: string;
+  /** '' for the default (1). */
+  limit: string;
+  /** '' for none. */
+  newestWins: string;
 }
 
 export const STEP_TYPES: { type: string; label: string; description: string }[] = STEP_FORMS.map((f) => ({
@@ -258,6 +268,11 @@ export function draftFrom(w: Workflow): Draft {
     steps: w.steps.map(stepDraftFrom),
     errorWorkflowId: w.settings?.errorWorkflowId ?? '',
     searchFields: w.settings?.searchFields ?? [],
+    concurrency: {
+      key: w.settings?.concurrency?.key ?? '',
+      limit: w.settings?.concurrency?.limit === undefined ? '' : String(w.settings.concurrency.limit),
+      newestWins: w.settings?.concurrency?.newestWins ?? '',
+    },
   };
 }
 
@@ -462,6 +477,29 @@ function alertsFrom(t: TriggerDraft, problems: FieldProblem[]) {
   };
 }
 
+/** settings.concurrency from the form: none without a key; the limit a whole number from 1 to 1000. */
+function concurrencyFrom(c: ConcurrencyDraft, problems: FieldProblem[]) {
+  const key = c.key.trim();
+  const newestWins = c.newestWins.trim();
+  const limitText = c.limit.trim();
+  if (key === '') {
+    if (limitText !== '' || newestWins !== '')
+      problems.push({
+        field: '/settings/concurrency/key',
+        message: 'needs a key: the limit and newest wins apply to executions with equal keys',
+      });
+    return undefined;
+  }
+  const limit = Number(limitText);
+  if (limitText !== '' && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
+    problems.push({ field: '/settings/concurrency/limit', message: 'must be a whole number from 1 to 1000' });
+  return {
+    key,
+    ...(limitText !== '' && Number.isInteger(limit) ? { limit } : {}),
+    ...(newestWins !== '' ? { newestWins } : {}),
+  };
+}
+
 export function payloadFrom(d: Draft) {
   const problems: FieldProblem[] = [];
   if (d.name.trim() === '') problems.push({ field: '/name', message: 'needs a name' });
@@ -476,7 +514,9 @@ export function payloadFrom(d: Draft) {
         message: 'is not a field path: names in dots, e.g. body.order_id',
       });
   });
+  const concurrency = concurrencyFrom(d.concurrency, problems);
   const settings = {
+    ...(concurrency ? { concurrency } : {}),
     ...(d.errorWorkflowId ? { errorWorkflowId: d.errorWorkflowId } : {}),
     ...(searchFields.length > 0 ? { searchFields } : {}),
   };

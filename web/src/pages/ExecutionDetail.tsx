@@ -11,7 +11,7 @@ import { ErrorBox, StepRecord, useVersionSteps } from './execution/StepRecord';
 import type { Execution, Workflow } from '../types';
 import { useCan } from '../lib/role';
 
-const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
+const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
 
 /** An error execution's trigger item names the failed execution (SPEC 7c): `execution.id`. */
 function failedExecution(e: Execution): { id?: unknown; workflowName?: unknown } | undefined {
@@ -154,6 +154,19 @@ export function ExecutionDetail({ id }: { id: string }) {
           request into the draft from the <Link to={`/workflows/${e.workflowId}`}>editor</Link>.
         </p>
       )}
+      {e.status === 'skipped' && (
+        <p className="notice small" role="status" data-testid="skip-note">
+          Skipped: superseded. An execution of the same concurrency key
+          {e.concurrencyKey ? (
+            <>
+              {' '}
+              (<code>{e.concurrencyKey}</code>)
+            </>
+          ) : null}{' '}
+          with a newer value of the workflow's <em>newest wins</em> setting had already started, so this older
+          event ran no step: it can never overwrite the newer one.
+        </p>
+      )}
       {e.status === 'waiting' ? (
         <p className="notice small waiting-note" role="status" data-testid="waiting-note">
           This execution is waiting{e.resumeAt ? ` until ${formatTime(e.resumeAt)}` : ''}: it holds no worker
@@ -197,6 +210,16 @@ export function ExecutionDetail({ id }: { id: string }) {
             )}
           </dd>
         </div>
+        {e.concurrencyKey && (
+          <div>
+            <dt>Concurrency key</dt>
+            <dd>
+              <code className="small" data-testid="concurrency-key">
+                {e.concurrencyKey}
+              </code>
+            </dd>
+          </div>
+        )}
         {e.errorExecutionId && (
           <div>
             <dt>Error workflow</dt>

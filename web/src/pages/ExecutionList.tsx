@@ -19,7 +19,7 @@ interface SearchInfo {
 }
 type SearchPage = Page<Execution> & { search?: SearchInfo };
 
-const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'filtered'];
+const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'filtered', 'skipped'];
 
 /** Executions, newest first, filtered by workflow, status and mode (kept in the URL, so links work). */
 export function ExecutionList({ search }: { search: string }) {

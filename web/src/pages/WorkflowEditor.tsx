@@ -393,6 +393,8 @@ export function WorkflowEditor({ id }: { id: string }) {
     },
     [learned, tree, sim],
   );
+  /** What settings expressions see (the concurrency key): the trigger item, as the first step does. */
+  const triggerContext = useMemo(() => contextFor('/steps/0'), [contextFor]);
   const names = useCallback(() => (draft ? allNames(draft.steps) : new Set<string>()), [draft]);
   /** One list of steps (the top level or a nested one, by identity) becomes `next`. */
   const setList = useCallback(
@@ -823,6 +825,10 @@ export function WorkflowEditor({ id }: { id: string }) {
                     onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
                     fields={searchable}
                     problems={problems}
+                    concurrency={draft.concurrency}
+                    onConcurrencyChange={(concurrency) => setDraft({ ...draft, concurrency })}
+                    expressionFields={triggerContext.fields}
+                    scope={triggerContext.scope}
                   />
                 </fieldset>
                 <fieldset className="read-only-fields" disabled={!canEdit}>

@@ -1,16 +1,19 @@
 import { useEffect, useId, useState } from 'react';
 import type { FieldProblem } from '../../api';
 import { api, qs } from '../../api';
+import { ExpressionInput } from '../../components/ExpressionInput';
 import { FieldPicker, type PickerField } from '../../components/FieldPicker';
 import { ReferenceSelect } from '../../components/ReferenceSelect';
-import { MAX_SEARCH_FIELDS } from '../../lib/draft';
+import { type ConcurrencyDraft, MAX_SEARCH_FIELDS } from '../../lib/draft';
+import type { Scope } from '../../lib/expressions';
 import { Link } from '../../router';
 import type { Page, Workflow } from '../../types';
 
 /**
  * Workflow settings: the error workflow (SPEC 7c) — run (mode `error`) with the failure as its
  * trigger item when a production execution of this one fails, active or not; and the searchable
- * fields (issue 19) — fields of the trigger item indexed for the executions search.
+ * fields (issue 19) — fields of the trigger item indexed for the executions search; and concurrency
+ * (SPEC 7d) — a key per execution, how many of one key run at once, and newest wins.
  */
 export function SettingsPanel({
   workflowId,
@@ -20,6 +23,10 @@ export function SettingsPanel({
   onSearchFieldsChange,
   fields,
   problems,
+  concurrency,
+  onConcurrencyChange,
+  expressionFields,
+  scope,
 }: {
   workflowId: string;
   errorWorkflowId: string;
@@ -29,6 +36,12 @@ export function SettingsPanel({
   /** Fields of the trigger item known from test events, offered by the field picker. */
   fields: PickerField[];
   problems: FieldProblem[];
+  concurrency: ConcurrencyDraft;
+  onConcurrencyChange: (c: ConcurrencyDraft) => void;
+  /** Trigger-item fields as expressions (`{{ body.x }}`), for the concurrency fields' picker. */
+  expressionFields: PickerField[];
+  /** The latest test event as expressions see it, for the previews; undefined without one. */
+  scope: Scope | undefined;
 }) {
   const id = useId();
   const [others, setOthers] = useState<Workflow[] | null>(null);
@@ -124,6 +137,50 @@ export function SettingsPanel({
           <Link to={`/executions?workflowId=${encodeURIComponent(workflowId)}`}>executions search</Link> finds
           them at once among millions. Executions are indexed from when the version declaring a field runs
           (production: once published); older ones are searched without the index.
+        </p>
+      </fieldset>
+      <fieldset className="field" aria-describedby={`${id}-concurrency-help`}>
+        <legend className="label">Concurrency</legend>
+        <ExpressionInput
+          label="Concurrency key"
+          value={concurrency.key}
+          onChange={(key) => onConcurrencyChange({ ...concurrency, key })}
+          fields={expressionFields}
+          scope={scope}
+          placeholder="{{ body.data.object.customer }}"
+          serverError={errorsAt('/settings/concurrency/key') || undefined}
+          field="/settings/concurrency/key"
+        />
+        <label className="field">
+          <span className="label">At a time per key</span>
+          <input
+            className={`input${errorsAt('/settings/concurrency/limit') ? ' invalid' : ''}`}
+            inputMode="numeric"
+            value={concurrency.limit}
+            placeholder="1"
+            data-field="/settings/concurrency/limit"
+            onChange={(e) => onConcurrencyChange({ ...concurrency, limit: e.target.value })}
+          />
+        </label>
+        {errorsAt('/settings/concurrency/limit') && (
+          <p className="field-error">{errorsAt('/settings/concurrency/limit')}</p>
+        )}
+        <ExpressionInput
+          label="Newest wins (optional)"
+          value={concurrency.newestWins}
+          onChange={(newestWins) => onConcurrencyChange({ ...concurrency, newestWins })}
+          fields={expressionFields}
+          scope={scope}
+          placeholder="{{ body.data.object.updated }}"
+          serverError={errorsAt('/settings/concurrency/newestWins') || undefined}
+          field="/settings/concurrency/newestWins"
+        />
+        <p id={`${id}-concurrency-help`} className="help">
+          Executions whose keys are equal (e.g. one Stripe customer) run one at a time — or as many as “at a
+          time” says — in the order they arrived; other keys are not held back. A key that is empty or fails
+          gives no key. With <em>newest wins</em> (a number or an ISO-8601 time), an event older than one of
+          its key that has started is skipped (status <code>skipped</code>), so a late, older event never
+          overwrites a newer one.
         </p>
       </fieldset>
     </section>

@@ -24,7 +24,7 @@ export interface TestEvents {
   refreshRun: (executionId: string) => void;
 }
 
-const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
+const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
 
 export function useTestEvents(workflowId: string): TestEvents {
   const base = `/workflows/${encodeURIComponent(workflowId)}`;

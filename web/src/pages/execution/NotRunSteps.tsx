@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api } from '../../api';
 import type { Execution, Step } from '../../types';
 
-const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
+const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
 
 /**
  * The steps of the version an execution ran that have no record in it: after a failure or a
@@ -54,6 +54,8 @@ export function NotRunStep({ step, index, reason }: { step: Step; index: number;
 /** Why the steps after the last recorded one did not run. */
 export function notRunReason(execution: Execution): string {
   const last = execution.steps[execution.steps.length - 1];
+  if (execution.status === 'skipped')
+    return 'Not run: a newer event of the same concurrency key had started (newest wins), so this older one was skipped.';
   if (execution.status === 'filtered') return `Not run: step "${last?.name ?? ''}" filtered the item out.`;
   if (execution.status === 'failed')
     return last?.status === 'failed'
