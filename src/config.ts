@@ -156,6 +156,13 @@ export interface Config {
     /** HOOKFLOW_ENCRYPTION_KEY: key for secrets at rest (generated into the data dir when unset). */
     encryptionKey: string | undefined;
   };
+  mailer: {
+    /**
+     * HOOKFLOW_MAILER_CREDENTIAL: the id or name of an `smtp` credential; invitations of new members
+     * are then also mailed through it (SPEC 11b). Unset: no mail, the link is shown to copy.
+     */
+    credential: string | undefined;
+  };
   log: {
     /** HOOKFLOW_LOG_LEVEL / --log-level: fatal | error | warn | info | debug | trace | silent. */
     level: string;
@@ -305,6 +312,7 @@ const SETTINGS = {
   },
   httpMaxSocketsPerHost: { env: 'HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST', parse: integer(1, 65_536) },
   encryptionKey: { env: 'HOOKFLOW_ENCRYPTION_KEY', parse: encryptionKey },
+  mailerCredential: { env: 'HOOKFLOW_MAILER_CREDENTIAL', parse: text },
   metricsToken: { env: 'HOOKFLOW_METRICS_TOKEN', parse: metricsToken },
   logLevel: {
     env: 'HOOKFLOW_LOG_LEVEL',
@@ -398,6 +406,7 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       httpMaxSocketsPerHost: v.httpMaxSocketsPerHost ?? 128,
     },
     security: { encryptionKey: v.encryptionKey },
+    mailer: { credential: v.mailerCredential },
     log: { level: v.logLevel ?? 'info', format: v.logFormat ?? 'auto' },
   };
   return deepFreeze(config);

@@ -9,7 +9,9 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config.js';
+import { Mailer } from './credentials/mailer.js';
 import { CredentialService } from './credentials/service.js';
+import { OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { ExecutionService } from './executions/service.js';
@@ -159,6 +161,15 @@ export async function startHookflow({
   // Trigger alerts are swept by the processes that run executions; every serving process reports health.
   const triggerHealth = new TriggerHealth({ store, bus, log, sweepMs: TRIGGER_HEALTH_SWEEP_MS });
 
+  // Invitation links by mail (SPEC 11b), on the network policy of steps.
+  const mailer =
+    roles.http && config.mailer.credential !== undefined
+      ? new Mailer({
+          credentials,
+          credential: config.mailer.credential,
+          policy: config.engine.allowPrivateNetwork ? OPEN_NETWORK : publicNetworkOnly(),
+        })
+      : undefined;
   let app: App | undefined;
   let url: string | undefined;
   let setupCode: string | undefined;
@@ -182,6 +193,7 @@ export async function startHookflow({
         workflows,
         executions: new ExecutionService({ store, bus }),
         credentials,
+        ...(mailer ? { mailer } : {}),
         listeners,
         receiver,
         rejections,
@@ -191,9 +203,20 @@ export async function startHookflow({
       setupCode = await accounts.issueSetupCode();
       url = await app.listen({ host: config.http.host, port: config.http.port });
       log.info({ url, baseUrl: config.http.baseUrl, store: store.caps.name }, 'hookflow is listening');
+      if (mailer) {
+        // Looked up again at each invitation: a credential created after the start is used then.
+        const found = await credentials.smtp(mailer.credential);
+        if ('error' in found)
+          log.warn(
+            { reason: found.error },
+            'HOOKFLOW_MAILER_CREDENTIAL names no smtp credential yet: invitations are not mailed',
+          );
+        else log.info({ credential: found.id }, 'invitations are mailed');
+      }
     }
   } catch (err) {
     await triggerHealth.close();
+    mailer?.close();
     await retention?.close();
     await worker?.close(0);
     await bus.close();
@@ -205,6 +228,7 @@ export async function startHookflow({
   const close = () => {
     closing ??= (async () => {
       await app?.close();
+      mailer?.close();
       await rejections.close();
       await triggerHealth.close();
       await ingest.close();

@@ -169,6 +169,24 @@ export class CredentialService {
     return out;
   }
 
+  /**
+   * The `smtp` credential `ref` names — its id, or else its name (one credential of that name) —
+   * in clear, for the system's own mail (credentials/mailer.ts); or why there is none.
+   */
+  async smtp(
+    ref: string,
+  ): Promise<{ id: string; data: Record<string, CredentialValue> } | { error: string }> {
+    const db = this.#store.db;
+    const byId = await credentialsRepo.get(db, ref);
+    const rows = byId ? [byId] : await credentialsRepo.byName(db, ref);
+    if (rows.length === 0) return { error: `no credential has the id or name "${ref}"` };
+    if (rows.length > 1) return { error: `more than one credential is named "${ref}": name one by its id` };
+    const row = rows[0]!;
+    if (row.type !== 'smtp')
+      return { error: `credential "${ref}" is a ${row.type} credential, not an smtp one` };
+    return { id: row.id, data: this.#open(row) };
+  }
+
   async #row(db: Db, id: string): Promise<CredentialRow> {
     const row = await credentialsRepo.get(db, id);
     if (!row) throw credentialNotFound(id);

@@ -192,3 +192,19 @@ export function connect(host: string, port: number, policy: NetworkPolicy): Prom
     });
   });
 }
+
+/** An SMTP failure in words: the server's reply when it refused ("550 5.1.1 …"), else what failed on the way. */
+export function describeSmtpError(err: unknown): string {
+  const e = err as {
+    message?: string;
+    code?: string;
+    responseCode?: number;
+    response?: string;
+    command?: string;
+  };
+  if (typeof e.responseCode === 'number' && e.responseCode >= 400) {
+    const reply = (e.response ?? '').trim() || String(e.responseCode);
+    return `the SMTP server refused${e.command ? ` ${e.command}` : ''}: ${reply}`;
+  }
+  return `${e.message ?? String(err)}${e.code ? ` (${e.code})` : ''}`;
+}

@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
+import type { Mailer } from '../credentials/mailer.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { TriggerHealth } from '../health/monitor.js';
 import type { Metrics } from '../metrics.js';
@@ -34,6 +35,8 @@ export interface HttpDeps {
   workflows: WorkflowService;
   executions: ExecutionService;
   credentials: CredentialService;
+  /** HOOKFLOW_MAILER_CREDENTIAL set: mails invitation links (credentials/mailer.ts). */
+  mailer?: Mailer;
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;

@@ -17,6 +17,17 @@ export const credentialsRepo = {
     return db.selectFrom('credentials').selectAll().where('id', 'in', ids).execute();
   },
 
+  /** The rows named `name` (names need not be unique: at most `limit`, newest first). */
+  async byName(db: Db, name: string, limit = 2): Promise<CredentialRow[]> {
+    return db
+      .selectFrom('credentials')
+      .selectAll()
+      .where('name', '=', name)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
   /** Newest first; `before` is the id of the last item of the previous page. */
   async list(db: Db, opts: { limit: number; before?: string | undefined }): Promise<CredentialRow[]> {
     let q = db.selectFrom('credentials').selectAll().orderBy('id', 'desc').limit(opts.limit);

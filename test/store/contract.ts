@@ -24,6 +24,7 @@ import type {
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { migrate } from '../../src/store/open.js';
 import type { ExecutionCompletion, Store } from '../../src/store/store.js';
+import { credentialsRepo } from '../../src/store/credentials.js';
 import { invitationsRepo } from '../../src/store/invitations.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { usersRepo } from '../../src/store/users.js';
@@ -52,6 +53,7 @@ const TABLES = [
   'sessions',
   'invitations',
   'concurrency_marks',
+  'credentials',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -299,6 +301,28 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(await workflowsRepo.getVersion(store.db, w.id, 2)).toBeUndefined();
         expect(await workflowsRepo.getVersion(store.db, other.id, 1)).toEqual(other);
         expect(await workflowsRepo.delete(store.db, w.id)).toBe(false);
+      });
+    });
+
+    describe('credentialsRepo', () => {
+      it('byName finds the rows of that exact name, newest first, up to the limit', async () => {
+        const [a, b, c] = ids(3);
+        const row = (id: string, name: string) => ({
+          id,
+          name,
+          type: 'smtp' as const,
+          data: 'enc:v1:sealed',
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-01-01T00:00:00.000Z',
+        });
+        await credentialsRepo.insert(store.db, row(a!, 'Mailer'));
+        await credentialsRepo.insert(store.db, row(b!, 'Mailer'));
+        await credentialsRepo.insert(store.db, row(c!, 'mailer'));
+        expect((await credentialsRepo.byName(store.db, 'Mailer')).map((r) => r.id)).toEqual(
+          newestFirst([a!, b!]),
+        );
+        expect((await credentialsRepo.byName(store.db, 'Mailer', 1)).map((r) => r.id)).toEqual([b!]);
+        expect(await credentialsRepo.byName(store.db, 'nobody')).toEqual([]);
       });
     });
 

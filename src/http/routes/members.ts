@@ -4,6 +4,7 @@ import { principalOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
 import { errors, IdParams, routeSchema } from '../schemas.js';
 import { auditContext } from '../audit-context.js';
+import { invitationMail } from '../../accounts/invite-mail.js';
 
 export const RoleSchema = Type.Union(
   [Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')],
@@ -29,7 +30,7 @@ const InvitationSchema = Type.Object({
   expiresAt: Type.String(),
 });
 
-export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
+export function memberRoutes(app: App, { accounts, config, mailer, log }: HttpDeps): void {
   const { members } = accounts;
   const auditOf = auditContext(config.http);
   const tags = ['members'];
@@ -66,13 +67,30 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
     '/members/invitations',
     {
       schema: routeSchema(tags, {
-        summary: `Invite someone with a role: the link (shown once) works once, for 7 days. A pending invitation of the same email is replaced.`,
+        summary: `Invite someone with a role: the link (shown once) works once, for 7 days. A pending invitation of the same email is replaced. With HOOKFLOW_MAILER_CREDENTIAL set, the link is also mailed, and \`mail\` says whether it was sent (the invitation stands either way).`,
         body: Type.Object(
           { email: Type.String({ minLength: 3, maxLength: 254 }), role: AssignableRoleSchema },
           { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({ id: Type.String(), inviteUrl: Type.String(), expiresAt: Type.String() }),
+          201: Type.Object({
+            id: Type.String(),
+            inviteUrl: Type.String(),
+            expiresAt: Type.String(),
+            mail: Type.Optional(
+              Type.Object(
+                {
+                  sent: Type.Boolean(),
+                  to: Type.String(),
+                  error: Type.Optional(Type.String({ description: 'Why the mail was not sent.' })),
+                },
+                {
+                  description:
+                    'Only with HOOKFLOW_MAILER_CREDENTIAL set: whether the link was mailed. When it was not, the invitation still stands: pass on inviteUrl yourself.',
+                },
+              ),
+            ),
+          }),
           ...errors(400, 401, 403),
         },
       }),
@@ -80,10 +98,32 @@ export function memberRoutes(app: App, { accounts, config }: HttpDeps): void {
     async (req, reply) => {
       const by = principalOf(req)!;
       const { invitation, token } = await members.invite(req.body.email, req.body.role, by, auditOf(req));
+      const inviteUrl = `${config.http.baseUrl}/invite/${token}`;
+      const answer = { id: invitation.id, inviteUrl, expiresAt: invitation.expiresAt };
+      if (!mailer) return reply.code(201).send(answer);
+      // After the invitation's commit: a mail that cannot be sent loses nothing, it is said so.
+      const sent = await mailer.send(
+        invitationMail({
+          email: invitation.email,
+          role: invitation.role,
+          inviteUrl,
+          expiresAt: invitation.expiresAt,
+          invitedBy: by.name,
+          baseUrl: config.http.baseUrl,
+        }),
+      );
+      if (sent.sent)
+        log.info({ invitationId: invitation.id, messageId: sent.messageId }, 'invitation mailed');
+      else
+        log.warn(
+          { invitationId: invitation.id, credential: mailer.credential, reason: sent.error },
+          'invitation mail not sent',
+        );
       return reply.code(201).send({
-        id: invitation.id,
-        inviteUrl: `${config.http.baseUrl}/invite/${token}`,
-        expiresAt: invitation.expiresAt,
+        ...answer,
+        mail: sent.sent
+          ? { sent: true, to: invitation.email }
+          : { sent: false, to: invitation.email, error: sent.error },
       });
     },
   );

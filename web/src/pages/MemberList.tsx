@@ -24,6 +24,13 @@ const ROLE_HELP: Record<Role, string> = {
  * (shown once to copy, one use, 7 days), pending ones revocable; role changes and removals, which
  * take effect on the member's sessions and tokens at once. Only the owner hands ownership on.
  */
+/** Whether the invitation was mailed (the server has HOOKFLOW_MAILER_CREDENTIAL set). */
+interface InviteMail {
+  sent: boolean;
+  to: string;
+  error?: string;
+}
+
 export function MemberList({ me }: { me: User }) {
   useTitle('Members');
   const id = useId();
@@ -33,7 +40,9 @@ export function MemberList({ me }: { me: User }) {
   const [invitations, setInvitations] = useState<Invitation[] | null>(null);
   const [email, setEmail] = useState('');
   const [inviteRole, setInviteRole] = useState<Exclude<Role, 'owner'>>('editor');
-  const [invited, setInvited] = useState<{ email: string; inviteUrl: string } | null>(null);
+  const [invited, setInvited] = useState<{ email: string; inviteUrl: string; mail?: InviteMail } | null>(
+    null,
+  );
   const [removing, setRemoving] = useState<Member | null>(null);
   const [transferring, setTransferring] = useState<Member | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -60,7 +69,7 @@ export function MemberList({ me }: { me: User }) {
     setError(null);
     setNotice(null);
     await action.run(async () => {
-      const res = await api<{ id: string; inviteUrl: string; expiresAt: string }>(
+      const res = await api<{ id: string; inviteUrl: string; expiresAt: string; mail?: InviteMail }>(
         'POST',
         '/members/invitations',
         {
@@ -68,7 +77,7 @@ export function MemberList({ me }: { me: User }) {
           role: inviteRole,
         },
       );
-      setInvited({ email: email.trim(), inviteUrl: res.inviteUrl });
+      setInvited({ email: email.trim(), inviteUrl: res.inviteUrl, ...(res.mail ? { mail: res.mail } : {}) });
       setEmail('');
       await load();
     });
@@ -160,13 +169,28 @@ export function MemberList({ me }: { me: User }) {
             Invite
           </button>
         </div>
-        <p className="help">hookflow makes a link to send them: it works once, for 7 days.</p>
+        <p className="help">
+          hookflow makes a link to send them (and mails it, when the server has a mailer credential): it works
+          once, for 7 days.
+        </p>
       </form>
 
       {invited && (
         <div className="card" role="status">
           <h2>Invitation for {invited.email}</h2>
-          <p>Send them this link; it is shown only now. Opening it lets them set a password and sign in.</p>
+          {invited.mail?.sent && (
+            <p data-testid="invite-mail">
+              Mailed to {invited.mail.to}. The link is shown only now, in case you want to send it yourself.
+            </p>
+          )}
+          {invited.mail && !invited.mail.sent && (
+            <p className="error" data-testid="invite-mail">
+              The invitation was made, but the mail to {invited.mail.to} was not sent: {invited.mail.error}
+            </p>
+          )}
+          {!invited.mail?.sent && (
+            <p>Send them this link; it is shown only now. Opening it lets them set a password and sign in.</p>
+          )}
           <div className="row wrap-row">
             <code className="grow invite-url" data-testid="invite-url">
               {invited.inviteUrl}
