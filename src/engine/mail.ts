@@ -2,9 +2,10 @@
  * SMTP (SPEC 7e): the connections `email` steps (and the invitation mailer) send through. One
  * pooled nodemailer transport per `smtp` credential: up to MAX_CONNECTIONS connections to its
  * server, each reused for up to MAX_MESSAGES messages, closed after SOCKET_IDLE_MS without traffic.
- * A credential is known by its id and the fingerprint of its values: when a run brings other
- * values (the credential was rotated, here or in another process) the old pool is closed — its
- * messages in flight finish first — and a new one opened. Pools unused for POOL_IDLE_MS are
+ * A credential is known by its id and the fingerprint of its values: when it is rotated or deleted
+ * the executor is told (bus `credential.changed` → `forget`), and a run that brings other values
+ * (a notice missed) replaces the pool too; the old pool is closed — its messages in flight finish
+ * first — and a new one opened. Pools unused for POOL_IDLE_MS are
  * closed (a deleted credential's too).
  *
  * Network policy: the same as `http` steps' (engine/network.ts). Connections are opened here
@@ -116,6 +117,17 @@ export class MailTransports {
     const transporter = createTransport(this.#options(settings));
     this.#pools.set(id, { fingerprint, transporter, usedAt: now });
     return transporter;
+  }
+
+  /**
+   * Credential `id` changed or was deleted (the executor hears it on the bus): its pool closes now
+   * rather than at its next message (messages being delivered finish first).
+   */
+  forget(id: string): void {
+    const pool = this.#pools.get(id);
+    if (!pool) return;
+    this.#pools.delete(id);
+    pool.transporter.close();
   }
 
   /** Closes every pool (messages being delivered finish first). */

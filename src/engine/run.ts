@@ -353,8 +353,9 @@ export class Engine {
     }
   }
 
-  /** A credential changed or was deleted: the `sql` steps' pool of its connections closes. */
+  /** A credential changed or was deleted: the `sql` and `email` steps' pools of its connections close. */
   forgetCredential(id: string): Promise<void> {
+    this.#mail.forget(id);
     return this.#sql.forget(id);
   }
 
