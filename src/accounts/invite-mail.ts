@@ -23,10 +23,10 @@ export function invitationMail(invite: {
     `The link works once, until ${until}. If you did not expect this invitation, ignore this message.`,
   ].join('\n');
   const html = [
-    `<p>${escape(invite.invitedBy)} invited you to hookflow at ${escape(invite.baseUrl)} as ${article(invite.role)} <b>${escape(invite.role)}</b>.</p>`,
-    `<p><a href="${escape(invite.inviteUrl)}">Set your password and sign in</a></p>`,
-    `<p>Or open this link: ${escape(invite.inviteUrl)}</p>`,
-    `<p>The link works once, until ${escape(until)}. If you did not expect this invitation, ignore this message.</p>`,
+    `<p>${escapeHtml(invite.invitedBy)} invited you to hookflow at ${escapeHtml(invite.baseUrl)} as ${article(invite.role)} <b>${escapeHtml(invite.role)}</b>.</p>`,
+    `<p><a href="${escapeHtml(invite.inviteUrl)}">Set your password and sign in</a></p>`,
+    `<p>Or open this link: ${escapeHtml(invite.inviteUrl)}</p>`,
+    `<p>The link works once, until ${escapeHtml(until)}. If you did not expect this invitation, ignore this message.</p>`,
   ].join('\n');
   return { to: invite.email, subject: 'You are invited to hookflow', text, html };
 }
@@ -35,6 +35,6 @@ function article(word: string): string {
   return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }
 
-function escape(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
