@@ -10,8 +10,9 @@ import type { Logger } from 'pino';
 import { Accounts } from './accounts/accounts.js';
 import type { Config } from './config.js';
 import { Mailer } from './credentials/mailer.js';
+import { OAuth2 } from './credentials/oauth2.js';
 import { CredentialService } from './credentials/service.js';
-import { OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
+import { createOutbound, OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { ExecutionService } from './executions/service.js';
@@ -86,6 +87,12 @@ export async function startHookflow({
   }
   const workflows = new WorkflowService({ store, bus, secrets });
   const credentials = new CredentialService({ store, secrets, bus });
+  // OAuth2 token requests leave through a pool of their own, under the http steps' SSRF policy.
+  const tokenOutbound = createOutbound({
+    allowPrivateNetwork: config.engine.allowPrivateNetwork,
+    maxSocketsPerHost: config.engine.httpMaxSocketsPerHost,
+  });
+  const oauth2 = new OAuth2({ store, secrets, outbound: tokenOutbound, baseUrl: config.http.baseUrl, log });
   // After the migrations, which cannot do it: the repair needs the encryption key.
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
@@ -146,6 +153,7 @@ export async function startHookflow({
         runPure: config.ingest.runPure,
         engine: config.engine,
         credentials,
+        tokens: oauth2,
         onFailed,
       })
     : undefined;
@@ -194,6 +202,7 @@ export async function startHookflow({
         executions: new ExecutionService({ store, bus }),
         credentials,
         ...(mailer ? { mailer } : {}),
+        oauth2,
         listeners,
         receiver,
         rejections,
@@ -219,6 +228,7 @@ export async function startHookflow({
     mailer?.close();
     await retention?.close();
     await worker?.close(0);
+    await tokenOutbound.close();
     await bus.close();
     await store.close();
     throw err;
@@ -236,6 +246,7 @@ export async function startHookflow({
       await retention?.close();
       waiter.close();
       triggers.close();
+      await tokenOutbound.close();
       await bus.close();
       await store.close();
     })();

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SecretBox } from '../security/secrets.js';
 import { credentialsRepo } from '../store/credentials.js';
+import { oauth2Repo } from '../store/oauth2.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { SECRET_FIELDS } from '../model/workflow.js';
@@ -71,6 +72,11 @@ export async function rotateSecrets(
         await credentialsRepo.setData(trx, row.id, reseal(row.data));
         counts.credentials++;
       }
+      // OAuth2 tokens, and the PKCE verifiers of connections in progress.
+      for (const row of await oauth2Repo.listSealed(trx))
+        await oauth2Repo.setSealed(trx, row.credential_id, reseal(row.tokens));
+      for (const row of await oauth2Repo.listVerifiers(trx))
+        await oauth2Repo.setVerifier(trx, row.state_hash, reseal(row.verifier));
       for (const row of await workflowsRepo.listTriggers(trx)) {
         const trigger = JSON.parse(row.trigger) as { auth?: Record<string, unknown> };
         if (!resealTrigger(trigger)) continue;

@@ -9,6 +9,8 @@
  *   through (SPEC 7e; engine/mail.ts)
  * - `postgres`, `mysql` `{host, port, database, username, password, ssl}` → the database an `sql`
  *   step connects to (SPEC 7e; engine/steps/sql.ts)
+ * - `oauth2` `{grantType, tokenUrl, clientId, clientSecret, scope?, audience?, authorizationUrl?}`
+ *   → `Authorization: Bearer <access token>`, the token got and renewed by credentials/oauth2.ts
  * `data` is stored sealed and never returned: the API shows each value as "***". Values are
  * strings, or numbers and booleans where a type's field is one (a port); a number sent as a
  * string ("587") is taken as the number.
@@ -19,6 +21,8 @@ import { HEADER_NAME } from '../engine/steps/types.js';
 const Value = Type.String({ minLength: 1, maxLength: 8192 });
 /** A value sent in a header: no line breaks or NUL (they would split or end the header). */
 const HeaderValue = Type.String({ minLength: 1, maxLength: 8192, pattern: '^[^\\r\\n\\u0000]*$' });
+/** An absolute http(s) URL (an OAuth2 provider's endpoints). */
+const HttpUrl = Type.String({ minLength: 8, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' });
 
 /**
  * A database server (`postgres`, `mysql`): `port` defaults to the server's usual one; `password`
@@ -78,6 +82,19 @@ export const CREDENTIAL_DATA = {
   ),
   postgres: database(5432),
   mysql: database(3306),
+  oauth2: Type.Object(
+    {
+      grantType: Type.Union([Type.Literal('client_credentials'), Type.Literal('authorization_code')]),
+      tokenUrl: HttpUrl,
+      clientId: Type.String({ minLength: 1, maxLength: 1024 }),
+      clientSecret: Type.String({ minLength: 1, maxLength: 8192 }),
+      scope: Type.Optional(Type.String({ maxLength: 4096 })),
+      audience: Type.Optional(Type.String({ maxLength: 2048 })),
+      // Required for authorization_code (checked in oauth2Rules: a schema cannot say "when").
+      authorizationUrl: Type.Optional(HttpUrl),
+    },
+    { additionalProperties: false },
+  ),
 } as const satisfies Record<string, TSchema>;
 
 export type CredentialType = keyof typeof CREDENTIAL_DATA;
@@ -94,7 +111,7 @@ const DataSchema = Type.Record(
   {
     maxProperties: 16,
     description:
-      'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}, smtp {host, port, security, username, password, from}, postgres and mysql {host, port, database, username, password, ssl}. Write-only: answers show each value as "***".',
+      'The fields of the type: bearer {token}, header {name, value}, basic {username, password}, query {name, value}, smtp {host, port, security, username, password, from}, oauth2 {grantType, tokenUrl, clientId, clientSecret, scope?, audience?, authorizationUrl?}, postgres and mysql {host, port, database, username, password, ssl}. Write-only: answers show each value as "***".',
   },
 );
 
@@ -127,7 +144,34 @@ export const CredentialSchema = Type.Object({
   }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
+  oauth2: Type.Optional(
+    Type.Object(
+      {
+        state: Type.Union([
+          Type.Literal('not_connected'),
+          Type.Literal('connected'),
+          Type.Literal('needs_reconnect'),
+        ]),
+        expiresAt: Type.Union([Type.String(), Type.Null()]),
+        refreshedAt: Type.Union([Type.String(), Type.Null()]),
+        lastError: Type.Union([Type.String(), Type.Null()]),
+      },
+      {
+        description:
+          'oauth2 credentials only: whether it holds a token (`needs_reconnect`: the provider refused its refresh token; connect it again), when the access token expires and was last got, and the last error. Never a token.',
+      },
+    ),
+  ),
 });
+
+export type OAuth2State = 'not_connected' | 'connected' | 'needs_reconnect';
+
+export interface OAuth2Status {
+  state: OAuth2State;
+  expiresAt: string | null;
+  refreshedAt: string | null;
+  lastError: string | null;
+}
 
 export interface Credential {
   id: string;
@@ -137,4 +181,28 @@ export interface Credential {
   data: Record<string, '***'>;
   createdAt: string;
   updatedAt: string;
+  /** `oauth2` credentials only. */
+  oauth2?: OAuth2Status;
 }
+
+/**
+ * Rules of the `oauth2` data that its schema cannot state: the authorization code grant needs the
+ * provider's authorization endpoint. Fields as JSON pointers inside `data`.
+ */
+export function oauth2Rules(data: Record<string, unknown>): { field: string; message: string }[] {
+  if (data.grantType === 'authorization_code' && !data.authorizationUrl)
+    return [
+      {
+        field: '/data/authorizationUrl',
+        message: 'is required for the authorization_code grant (the provider page a person signs in on)',
+      },
+    ];
+  return [];
+}
+
+export const AuthorizeSchema = Type.Object({
+  authorizeUrl: Type.String({
+    description:
+      "The provider's page to open in the person's browser; it comes back to {base_url}/oauth2/callback, which stores the tokens.",
+  }),
+});

@@ -28,7 +28,10 @@ import {
   type CredentialPatch,
   type CredentialType,
   type CredentialValue,
+  type OAuth2Status,
+  oauth2Rules,
 } from './model.js';
+import { type OAuth2TokensRow, oauth2Repo } from '../store/oauth2.js';
 import { type Audit, record } from '../audit/audit.js';
 
 export class CredentialService {
@@ -62,17 +65,26 @@ export class CredentialService {
         details: { type: row.type },
       });
     });
-    return toApi(row, data);
+    return toApi(row, data, row.type === 'oauth2' ? null : undefined);
   }
 
   async list(limit: number, before: string | undefined): Promise<Page<Credential>> {
     const rows = await credentialsRepo.list(this.#store.db, { limit: limit + 1, before });
-    return toPage(rows, limit, (row) => toApi(row, this.#open(row)));
+    const tokens = await this.#tokenRows(rows);
+    return toPage(rows, limit, (row) => toApi(row, this.#open(row), tokens.get(row.id) ?? oauth2None(row)));
   }
 
   async get(id: string): Promise<Credential> {
     const row = await this.#row(this.#store.db, id);
-    return toApi(row, this.#open(row));
+    const tokens = await this.#tokenRows([row]);
+    return toApi(row, this.#open(row), tokens.get(row.id) ?? oauth2None(row));
+  }
+
+  /** The token rows of the oauth2 credentials among `rows` (SPEC 7e: their state is shown). */
+  async #tokenRows(rows: readonly CredentialRow[]): Promise<Map<string, OAuth2TokensRow>> {
+    const ids = rows.filter((r) => r.type === 'oauth2').map((r) => r.id);
+    const found = await oauth2Repo.getMany(this.#store.db, ids);
+    return new Map(found.map((r) => [r.credential_id, r]));
   }
 
   /**
@@ -102,12 +114,20 @@ export class CredentialService {
       const rotated = Object.entries(patch.data ?? {})
         .filter(([, value]) => value !== MASK)
         .map(([key]) => key);
+      // Tokens got with other settings (another client, provider, scope) are not this
+      // credential's any more: it connects again. A new client secret alone keeps them: the
+      // next refresh uses it (rotating a secret must not cut off a connected account).
+      if (row.type === 'oauth2' && rotated.some((k) => k !== 'clientSecret'))
+        await oauth2Repo.delete(trx, id);
+      else if (row.type === 'oauth2' && rotated.length > 0 && data.grantType === 'client_credentials')
+        await oauth2Repo.delete(trx, id);
       await record(trx, audit, {
         action: 'credential.rotate',
         target: { type: 'credential', id, name: next.name },
         details: { ...(next.name !== row.name ? { renamedFrom: row.name } : {}), fields: rotated },
       });
-      return toApi(next, data);
+      const tokens = await oauth2Repo.get(trx, id);
+      return toApi(next, data, tokens ?? oauth2None(next));
     });
     if (patch.data) await this.#changed(id);
     return updated;
@@ -131,6 +151,7 @@ export class CredentialService {
         );
       }
       await credentialsRepo.delete(trx, id);
+      await oauth2Repo.delete(trx, id);
       await record(trx, audit, {
         action: 'credential.delete',
         target: { type: 'credential', id, name: row.name },
@@ -165,7 +186,9 @@ export class CredentialService {
     if (refs.length === 0) return undefined;
     const rows = await credentialsRepo.getMany(this.#store.db, [...new Set(refs.map((r) => r.id))]);
     const out: Record<string, RunCredential> = {};
-    for (const row of rows) out[row.id] = { type: row.type, data: this.#open(row) };
+    // An oauth2 credential's secrets stay here: steps get its access tokens one at a time (oauth2.ts).
+    for (const row of rows)
+      out[row.id] = { type: row.type, data: row.type === 'oauth2' ? {} : this.#open(row) };
     return out;
   }
 
@@ -206,7 +229,11 @@ function checkData(
   const schema = CREDENTIAL_DATA[type];
   // "587" for a port is the number 587 (a form's field is text); nothing else is coerced.
   const data = Value.Convert(schema, { ...input }) as Record<string, CredentialValue>;
-  if (Value.Check(schema, data)) return data;
+  if (Value.Check(schema, data)) {
+    const rules = type === 'oauth2' ? oauth2Rules(data) : [];
+    if (rules.length > 0) throw validationFailed(rules);
+    return data;
+  }
   const fields: FieldError[] = [];
   for (const e of Value.Errors(schema, data)) {
     const params = e.params as { additionalProperties?: string[]; requiredProperties?: string[] };
@@ -224,7 +251,15 @@ function checkData(
   throw validationFailed(fields.slice(0, 20));
 }
 
-function toApi(row: CredentialRow, data: Record<string, CredentialValue>): Credential {
+/**
+ * The API's view: values masked; an oauth2 credential's token state (`tokens`: its row, null when
+ * it has none yet), never a token.
+ */
+function toApi(
+  row: CredentialRow,
+  data: Record<string, CredentialValue>,
+  tokens: OAuth2TokensRow | null | undefined,
+): Credential {
   return {
     id: row.id,
     name: row.name,
@@ -232,8 +267,21 @@ function toApi(row: CredentialRow, data: Record<string, CredentialValue>): Crede
     data: Object.fromEntries(Object.keys(data).map((k) => [k, MASK])) as Record<string, '***'>,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(tokens === undefined ? {} : { oauth2: oauth2Status(tokens) }),
   };
 }
+
+function oauth2Status(row: OAuth2TokensRow | null): OAuth2Status {
+  return {
+    state: row?.state ?? 'not_connected',
+    expiresAt: row?.expires_at ?? null,
+    refreshedAt: row?.refreshed_at ?? null,
+    lastError: row?.last_error ?? null,
+  };
+}
+
+/** null for an oauth2 credential without a token row (not connected), undefined for other types. */
+const oauth2None = (row: CredentialRow): null | undefined => (row.type === 'oauth2' ? null : undefined);
 
 export const credentialNotFound = (id: string) =>
   new AppError('not_found', `There is no credential with id ${id}.`, {

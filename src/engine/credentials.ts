@@ -9,12 +9,40 @@
 /** What records show instead of a secret (as workflows/model.ts MASK; the engine imports no workflow module). */
 const MASK = '***';
 
-export type CredentialType = 'bearer' | 'header' | 'basic' | 'query' | 'smtp' | 'postgres' | 'mysql';
+export type CredentialType =
+  | 'bearer'
+  | 'header'
+  | 'basic'
+  | 'query'
+  | 'smtp'
+  | 'postgres'
+  | 'mysql'
+  | 'oauth2';
 
 export interface RunCredential {
   type: CredentialType;
-  /** The type's fields, in clear (text, or a number or boolean where the field is one: a port). */
+  /**
+   * The type's fields, in clear (text, or a number or boolean where the field is one: a port). An
+   * `oauth2` credential's are empty: its client secret stays with the executor, which hands out
+   * access tokens one request at a time (TokenSource).
+   */
   data: Record<string, string | number | boolean>;
+}
+
+/**
+ * An access token of an `oauth2` credential, or why there is none. `credential_expired`: the
+ * provider refused the credential's refresh token, or it was never connected; a person must
+ * connect it (again) before steps can use it.
+ */
+export type TokenResult = { token: string } | { error: string; code?: 'credential_expired' };
+
+/**
+ * Where the engine gets the access tokens of `oauth2` credentials (credentials/oauth2.ts, reached
+ * from the engine thread through its port). `rejected`: the token an API just answered 401 to;
+ * a token other than that one is returned (renewed, unless another run renewed it already).
+ */
+export interface TokenSource {
+  accessToken(credentialId: string, rejected?: string): Promise<TokenResult>;
 }
 
 export type RunCredentials = Record<string, RunCredential>;
@@ -33,7 +61,9 @@ export function applyCredential(cred: RunCredential, url: URL, headers: Record<s
   // The types applied to a request hold text only (credentials/model.ts).
   const d = cred.data as Record<string, string>;
   switch (cred.type) {
+    case 'oauth2':
     case 'bearer': {
+      // oauth2: the http step puts the access token it was given in `token`.
       const value = `Bearer ${d.token ?? ''}`;
       headers.authorization = value;
       return { header: 'authorization', secrets: [d.token ?? '', value] };

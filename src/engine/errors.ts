@@ -70,7 +70,12 @@ export function describeError(err: unknown): Omit<ExecutionError, 'step'> {
       ...(err.code !== undefined ? { code: err.code } : {}),
     };
   }
-  if (err instanceof StepFailure) return { message: err.message, ...(err.field ? { field: err.field } : {}) };
+  if (err instanceof StepFailure)
+    return {
+      message: err.message,
+      ...(err.field ? { field: err.field } : {}),
+      ...(err.code ? { code: err.code } : {}),
+    };
   if (err instanceof ExecutionTimeout) return { message: err.message, code: 'execution_timeout' };
   return { message: err instanceof Error ? err.message : String(err) };
 }

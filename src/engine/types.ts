@@ -5,7 +5,7 @@
  */
 import type { ExecutionError, ExecutionMode } from '../model/execution.js';
 import type { CheckpointLog, CheckpointWrite, Frame } from './checkpoint.js';
-import type { RunCredentials, Scrubber } from './credentials.js';
+import type { RunCredentials, Scrubber, TokenSource } from './credentials.js';
 import type { ExpressionBudget, Scope } from './expressions.js';
 import type { FileStore } from './file-store.js';
 import type { Outbound } from './network.js';
@@ -81,6 +81,8 @@ export interface RunContext {
   onRespond?: (response: NonNullable<RunResult['response']>) => void;
   /** The credentials the version's `http` steps name, unsealed for this run (engine/credentials.ts). */
   credentials?: RunCredentials;
+  /** Where `http` steps get the access tokens of `oauth2` credentials (the executor's; engine/credentials.ts). */
+  tokens?: TokenSource;
   /**
    * Variables (SPEC 7e) for this run: `vars` are `$vars` in every expression; `secrets` (unsealed
    * by the executor) are `$secrets`, only in the fields their step type allows

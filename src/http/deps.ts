@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import type { Mailer } from '../credentials/mailer.js';
+import type { OAuth2 } from '../credentials/oauth2.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { TriggerHealth } from '../health/monitor.js';
 import type { Metrics } from '../metrics.js';
@@ -37,6 +38,8 @@ export interface HttpDeps {
   credentials: CredentialService;
   /** HOOKFLOW_MAILER_CREDENTIAL set: mails invitation links (credentials/mailer.ts). */
   mailer?: Mailer;
+  /** OAuth2 credentials' connection (authorize, the callback page). */
+  oauth2: OAuth2;
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;

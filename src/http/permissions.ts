@@ -69,6 +69,7 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`POST ${API}/credentials`]: 'editor',
   [`PATCH ${API}/credentials/:id`]: 'editor',
   [`DELETE ${API}/credentials/:id`]: 'editor',
+  [`POST ${API}/credentials/:id/oauth2/authorize`]: 'editor',
 
   // API tokens: everyone lists their own (admins all); editors make and revoke their own
   // (admins anyone's: routes/tokens.ts).

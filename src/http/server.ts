@@ -24,6 +24,7 @@ import { AuditLog } from '../audit/audit.js';
 import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { oauth2AuthorizeRoute, oauth2CallbackRoute } from './routes/oauth2.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
 import { memberRoutes } from './routes/members.js';
@@ -279,6 +280,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
   healthRoutes(app, deps);
   webhooks = webhookHandler(deps, webhookGate);
   uiRoutes(app, deps);
+  oauth2CallbackRoute(app, deps);
 
   await app.register(
     async (api) => {
@@ -312,6 +314,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         executionRoutes(s, deps);
         testListenerRoutes(s, deps);
         credentialRoutes(s, deps);
+        oauth2AuthorizeRoute(s, deps);
         memberRoutes(s, deps);
         // Reads only: the rows are written by the services that make the changes.
         auditRoutes(s, new AuditLog({ store: deps.store, maxAgeMs: config.audit.maxAgeMs }));

@@ -18,6 +18,6 @@ export interface ExecutionError {
   expression?: string;
   /** 1-based character position in `expression`. */
   position?: number;
-  /** JSONata's error code, or `budget_depth` / `budget_time` / `execution_timeout`. */
+  /** JSONata's error code, or `budget_depth` / `budget_time` / `execution_timeout` / `credential_expired`. */
   code?: string;
 }

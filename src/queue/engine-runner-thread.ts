@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunResult } from '../engine/run.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
 import type { FromThread, ToThread } from './engine-runner.js';
@@ -51,6 +52,22 @@ const recordMaxBytes = engine.recordMaxBytes;
 // Executions' budgets count from here (engine-runner.ts `#ready`).
 port.postMessage('ready' satisfies FromThread);
 
+/** Token requests in flight (`tokens` below), by request id. */
+const asked = new Map<number, (result: TokenResult) => void>();
+let seq = 0;
+/** OAuth2 access tokens come from the event loop, which holds the store and the client secrets. */
+const tokens: TokenSource = {
+  accessToken(credentialId, rejected) {
+    const rid = ++seq;
+    return new Promise<TokenResult>((resolve) => {
+      asked.set(rid, resolve);
+      port.postMessage({
+        token: { rid, credentialId, ...(rejected !== undefined ? { rejected } : {}) },
+      } satisfies FromThread);
+    });
+  },
+};
+
 port.on('message', (msg: ToThread) => {
   if (msg === 'close') {
     void engine.close().finally(() => port.close());
@@ -66,6 +83,12 @@ port.on('message', (msg: ToThread) => {
     resolve?.(msg.reply);
     return;
   }
+  if ('tokenReply' in msg) {
+    const resolve = asked.get(msg.tokenReply.rid);
+    asked.delete(msg.tokenReply.rid);
+    resolve?.(msg.tokenReply.result);
+    return;
+  }
   void run(msg);
 });
 
@@ -77,7 +100,7 @@ async function run({ id, workflow, trigger, ctx }: Extract<ToThread, { id: numbe
       mode: ctx.mode,
       attempt: ctx.attempt,
       ...(ctx.resumeJson !== undefined ? { resume: ctx.resumeJson } : {}),
-      ...(ctx.credentials ? { credentials: ctx.credentials } : {}),
+      ...(ctx.credentials ? { credentials: ctx.credentials, tokens } : {}),
       ...(ctx.variables ? { variables: ctx.variables } : {}),
       ...(ctx.respond ? { onRespond: (response) => early(response) && post({ id, response }) } : {}),
     });

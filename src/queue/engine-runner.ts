@@ -39,6 +39,7 @@
  */
 import { Worker as Thread } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunContext, RunResult } from '../engine/run.js';
 import { threadModule } from '../thread-module.js';
 import type { Workflow } from '../model/workflow.js';
@@ -105,6 +106,8 @@ export type ToThread =
   | { forgetCredential: string }
   /** The answer to the thread's file call `file` (engine-files.ts). */
   | { file: number; reply: FileReply }
+  /** The answer to the thread's `token` request of the same `rid`. */
+  | { tokenReply: { rid: number; result: TokenResult } }
   | 'close';
 
 export type FromThread =
@@ -112,6 +115,8 @@ export type FromThread =
   | 'ready'
   /** A call of the thread's FileStore, answered from the store (engine-files.ts). */
   | { file: number; call: FileCall }
+  /** An `http` step asks for an OAuth2 access token (RunContext.tokens); answered with `tokenReply`. */
+  | { token: { rid: number; credentialId: string; rejected?: string } }
   | { id: number; response: StepResponse; result?: undefined; crash?: undefined }
   | { id: number; result: RunResult; response?: undefined; crash?: undefined }
   | {
@@ -135,6 +140,8 @@ export class EngineRunner {
   readonly #memoryMb: number;
   readonly #log: Logger;
   readonly #files: StoredFiles | undefined;
+  /** Answers the thread's requests for OAuth2 access tokens (credentials/oauth2.ts). */
+  readonly #tokens: TokenSource | undefined;
   /** Per execution, how often it was on a lost thread in this process (see the header). */
   readonly #losses = new Map<string, { lost: number; outOfMemory: number }>();
   readonly #pending = new Map<number, Pending>();
@@ -149,8 +156,14 @@ export class EngineRunner {
   #seq = 0;
   #closed: Promise<void> | undefined;
 
-  constructor({ options, log, files }: { options: EngineRunnerOptions; log: Logger; files?: StoredFiles }) {
+  constructor({
+    options,
+    log,
+    files,
+    tokens,
+  }: { options: EngineRunnerOptions; log: Logger; files?: StoredFiles; tokens?: TokenSource | undefined }) {
     this.#files = files;
+    this.#tokens = tokens;
     this.#options = {
       allowPrivateNetwork: options.allowPrivateNetwork,
       executionTimeoutMs: options.executionTimeoutMs,
@@ -232,6 +245,7 @@ export class EngineRunner {
     this.#ready = false;
     thread.on('message', (reply: FromThread) => {
       if (reply !== 'ready' && 'call' in reply) void this.#file(thread, reply.file, reply.call);
+      else if (reply !== 'ready' && 'token' in reply) this.#token(thread, reply.token);
       else if (reply !== 'ready') this.#reply(reply);
       else if (this.#thread === thread) {
         this.#ready = true;
@@ -259,11 +273,27 @@ export class EngineRunner {
     }
   }
 
+  /** Gets the access token the thread asks for and posts it back (errors become the step's). */
+  #token(thread: Thread, ask: { rid: number; credentialId: string; rejected?: string }): void {
+    const answer = (result: TokenResult) => {
+      if (this.#thread === thread)
+        thread.postMessage({ tokenReply: { rid: ask.rid, result } } satisfies ToThread);
+    };
+    if (!this.#tokens) {
+      answer({ error: 'This executor cannot get OAuth2 access tokens.' });
+      return;
+    }
+    this.#tokens.accessToken(ask.credentialId, ask.rejected).then(answer, (err: unknown) => {
+      this.#log.error({ err, credentialId: ask.credentialId }, 'getting an OAuth2 access token failed');
+      answer({ error: `Getting an access token for credential ${ask.credentialId} failed: ${String(err)}` });
+    });
+  }
+
   #stopAt(): number {
     return Date.now() + this.#options.executionTimeoutMs + GRACE_MS;
   }
 
-  #reply(reply: Exclude<FromThread, 'ready' | { call: FileCall }>): void {
+  #reply(reply: Exclude<FromThread, 'ready' | { call: FileCall } | { token: unknown }>): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.response) {

@@ -17,7 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { checkpointJson } from '../engine/checkpoint.js';
-import type { RunCredentials } from '../engine/credentials.js';
+import type { RunCredentials, TokenSource } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
 import { isPromise } from '../shared/maybe-promise.js';
 import { executionsRepo } from '../store/executions.js';
@@ -82,6 +82,8 @@ export interface WorkerDeps {
   engine: EngineRunnerOptions;
   /** Unseals the credentials a version's `http` steps name, for one run (credentials/service.ts). */
   credentials?: { forRun(steps: readonly unknown[]): Promise<RunCredentials | undefined> };
+  /** The access tokens of `oauth2` credentials, asked for by `http` steps as they run (credentials/oauth2.ts). */
+  tokens?: TokenSource;
   /**
    * Told once the failure of a production execution whose workflow names an error workflow is
    * recorded (SPEC 7c; executions/error-workflows.ts queues that workflow's execution).
@@ -138,6 +140,7 @@ export class Worker implements ExecutionEntry {
       options: deps.engine,
       log: deps.log,
       files: new StoredFiles(deps.store),
+      tokens: deps.tokens,
     });
     this.#shared = deps.store.caps.shared;
     this.#batches = deps.store.caps.skipLocked

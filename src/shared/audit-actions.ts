@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'credential.create',
   'credential.rotate',
   'credential.delete',
+  'credential.connect',
   'token.create',
   'token.revoke',
   'member.invite',

@@ -157,11 +157,46 @@ export interface CredentialsTable {
   id: string;
   name: string;
   /** A type of credentials/model.ts (CREDENTIAL_DATA); the column is free text, no migration per type. */
-  type: 'bearer' | 'header' | 'basic' | 'query' | 'smtp' | 'postgres' | 'mysql';
+  type: 'bearer' | 'header' | 'basic' | 'query' | 'smtp' | 'postgres' | 'mysql' | 'oauth2';
   /** The JSON of the type's fields, sealed (SecretBox): never stored in clear. */
   data: string;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * The tokens of an `oauth2` credential (SPEC 7e; credentials/oauth2.ts), one row per credential
+ * once it was first used or connected. `version` grows with every write of the tokens: a write is
+ * a compare-and-set on it. `claimed_by` / `claim_until` is the refresh claim: one process at a time
+ * asks the token endpoint, the others wait for its result (a one-time refresh token is spent once).
+ */
+export interface OAuth2TokensTable {
+  credential_id: string;
+  state: 'not_connected' | 'connected' | 'needs_reconnect';
+  /** Sealed JSON `{accessToken, refreshToken?}`; null when there is none. */
+  tokens: string | null;
+  expires_at: string | null;
+  refreshed_at: string | null;
+  last_error: string | null;
+  version: number;
+  claimed_by: string | null;
+  claim_until: string | null;
+}
+
+/**
+ * Authorizations in progress (authorization code + PKCE): keyed by the sha256 of the `state` sent
+ * to the provider, single use, expiring; the PKCE verifier sealed; who asked (the audit row of the
+ * connect names them).
+ */
+export interface OAuth2AuthorizationsTable {
+  state_hash: string;
+  credential_id: string;
+  verifier: string;
+  actor_type: 'user' | 'token' | 'system';
+  actor_id: string | null;
+  actor_name: string;
+  created_at: string;
+  expires_at: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -322,6 +357,8 @@ export interface Database {
   blobs: BlobsTable;
   blob_parts: BlobPartsTable;
   credentials: CredentialsTable;
+  oauth2_tokens: OAuth2TokensTable;
+  oauth2_authorizations: OAuth2AuthorizationsTable;
   rejections: RejectionsTable;
   refusal_counts: RefusalCountsTable;
   trigger_alerts: TriggerAlertsTable;

@@ -101,7 +101,7 @@ type BodySource = string | { stream: () => Readable; length: number };
 export const httpStep = defineStep({
   type: 'http',
   description: 'Send an HTTP request; its response is the output.',
-  credentialTypes: ['bearer', 'header', 'basic', 'query'],
+  credentialTypes: ['bearer', 'header', 'basic', 'query', 'oauth2'],
   // A Slack incoming-webhook URL, an API key in a header or the query, a token in the body.
   secretFields: ['/url', '/headers', '/query', '/body'],
   config: Type.Object(
@@ -196,6 +196,8 @@ export const httpStep = defineStep({
       headers[name.toLowerCase()] = v;
     }
     let applied: Applied | undefined;
+    /** An `oauth2` credential's id and the access token sent (renewed once after a 401). */
+    let oauth: { id: string; token: string; renewed: boolean } | undefined;
     if (config.credential !== undefined) {
       const cred = ctx.credentials?.[config.credential];
       if (!cred)
@@ -203,7 +205,11 @@ export const httpStep = defineStep({
           `Credential "${config.credential}" does not exist (any more): this version names a credential that was deleted.`,
           { field: '/credential' },
         );
-      applied = applyCredential(cred, url, headers);
+      if (cred.type === 'oauth2') {
+        const token = await accessToken(ctx, config.credential);
+        oauth = { id: config.credential, token, renewed: false };
+        applied = applyCredential({ type: 'oauth2', data: { token } }, url, headers);
+      } else applied = applyCredential(cred, url, headers);
     }
     const keyHeader = idempotencyHeader(method, config.idempotencyKey);
     // A header of that name the step sets itself is sent as it is.
@@ -226,7 +232,7 @@ export const httpStep = defineStep({
       ),
     };
     // A credential's values and the run's secret variables (SPEC 7e), in every form.
-    const scrub = scrubber([...(applied?.secrets ?? []), ...(ctx.secrets ?? [])]);
+    let scrub = scrubber([...(applied?.secrets ?? []), ...(ctx.secrets ?? [])]);
     // A secret variable put into the URL or a header (a Slack webhook URL is one) is shown as "***".
     if (ctx.secrets?.length) Object.assign(recorded, scrub.value(recorded));
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
@@ -236,6 +242,8 @@ export const httpStep = defineStep({
     const on = policy.on;
     const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const failOnError = config.failOnError ?? true;
+    /** Attempts made again with a renewed OAuth2 token after a 401 (not counted against `retry`). */
+    let renewals = 0;
 
     for (;;) {
       const at = new Date().toISOString();
@@ -262,15 +270,42 @@ export const httpStep = defineStep({
         attempts.push({ at, error: String(scrub.value(failure.message)) });
         retryable = failure instanceof NetworkFailure && on.has('network');
       }
-      const done = attempts.length;
+      // An OAuth2 access token the API refuses (revoked, or expired early): once per step, the
+      // same request again with a renewed token. Not one of `retry`'s attempts.
+      if (outcome?.output.status === 401 && oauth && !oauth.renewed && !ctx.signal.aborted) {
+        let token: string;
+        try {
+          token = await accessToken(ctx, oauth.id, oauth.token);
+        } catch (err) {
+          const e = err as StepFailure;
+          throw new StepFailure(e.message, {
+            ...(e.field ? { field: e.field } : {}),
+            ...(e.code ? { code: e.code } : {}),
+            output: scrub.value(outcome.output),
+            details: details(),
+          });
+        }
+        oauth = { id: oauth.id, token, renewed: true };
+        // The refused token stays masked too (an answer may still quote it).
+        const before = applied?.secrets ?? [];
+        applied = applyCredential({ type: 'oauth2', data: { token } }, url, headers);
+        applied.secrets.push(...before);
+        scrub = scrubber([...applied.secrets, ...(ctx.secrets ?? [])]);
+        renewals++;
+        continue;
+      }
+      const done = attempts.length - renewals;
       if (retryable) {
-        const next = await nextAttempt(ctx, policy, attempts, outcome?.output.headers['retry-after']);
+        // A request made again with a renewed token is not one of `retry`'s attempts.
+        const counted = renewals > 0 ? { ...policy, attempts: policy.attempts + renewals } : policy;
+        const next = await nextAttempt(ctx, counted, attempts, outcome?.output.headers['retry-after']);
         if (next === 'again') continue;
         if (next) return { output: null, park: next.park, details: details() } satisfies StepOutcome;
       }
       if (failure) {
         throw new StepFailure(String(scrub.value(failure.message)), {
           ...(failure.field ? { field: failure.field } : {}),
+          ...(failure.code ? { code: failure.code } : {}),
           ...(failure.output !== undefined ? { output: scrub.value(failure.output) } : {}),
           cause: failure,
           details: details(),
@@ -288,6 +323,27 @@ export const httpStep = defineStep({
     }
   },
 });
+
+/**
+ * The access token of `oauth2` credential `id` (a new one when `rejected` is the token an API just
+ * refused), from the executor. Fails the step when there is none: `credential_expired` when a
+ * person must connect the credential again.
+ */
+async function accessToken(ctx: StepContext, id: string, rejected?: string): Promise<string> {
+  if (!ctx.tokens)
+    throw new StepFailure(
+      `Credential "${id}" is an OAuth2 credential, and this run has no way to get its tokens.`,
+      {
+        field: '/credential',
+      },
+    );
+  const result = await ctx.tokens.accessToken(id, rejected);
+  if ('token' in result) return result.token;
+  throw new StepFailure(result.error, {
+    field: '/credential',
+    ...(result.code ? { code: result.code } : {}),
+  });
+}
 
 /** The header (lower case) a request of `method` carries its idempotency key in, or undefined when none. */
 function idempotencyHeader(

@@ -6,7 +6,7 @@
  */
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import type { FieldError } from '../../errors.js';
-import type { RunCredentials } from '../credentials.js';
+import type { RunCredentials, TokenSource } from '../credentials.js';
 import type { Scope } from '../expressions.js';
 import type { MailTransports } from '../mail.js';
 import type { FileStore } from '../file-store.js';
@@ -42,6 +42,8 @@ export interface StepContext {
   credentials?: RunCredentials;
   /** The engine's database connection pools, one per credential (`sql` steps; steps/sql.ts). */
   sql?: SqlPools;
+  /** The access tokens of the run's `oauth2` credentials (engine/credentials.ts TokenSource). */
+  tokens?: TokenSource;
   /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
   scope?: Readonly<Scope>;
   /** The step's name (unique in its workflow), set by the engine. */
@@ -100,13 +102,16 @@ export class StepFailure extends Error {
   readonly output: unknown;
   /** Added to the failed step's record (see StepOutcome.details). */
   readonly details: StepDetails | undefined;
+  /** A stable code for what went wrong, when a caller may act on it (`credential_expired`; docs/errors.md). */
+  readonly code: string | undefined;
 
   constructor(
     message: string,
-    opts: { field?: string; output?: unknown; cause?: unknown; details?: StepDetails } = {},
+    opts: { field?: string; output?: unknown; cause?: unknown; details?: StepDetails; code?: string } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'StepFailure';
+    this.code = opts.code;
     this.field = opts.field;
     this.output = opts.output;
     this.details = opts.details;

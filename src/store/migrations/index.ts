@@ -401,6 +401,36 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0017_oauth2': () => ({
+    async up(db: Kysely<unknown>) {
+      // OAuth2 credentials (SPEC 7e, credentials/oauth2.ts): each one's tokens, sealed, with the
+      // version its writes compare-and-set and the claim that lets one process at a time refresh.
+      await db.schema
+        .createTable('oauth2_tokens')
+        .addColumn('credential_id', 'text', (c) => c.primaryKey())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('tokens', 'text')
+        .addColumn('expires_at', 'text')
+        .addColumn('refreshed_at', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('claimed_by', 'text')
+        .addColumn('claim_until', 'text')
+        .execute();
+      // Authorizations in progress: the sha256 of `state`, single use, ten minutes.
+      await db.schema
+        .createTable('oauth2_authorizations')
+        .addColumn('state_hash', 'text', (c) => c.primaryKey())
+        .addColumn('credential_id', 'text', (c) => c.notNull())
+        .addColumn('verifier', 'text', (c) => c.notNull())
+        .addColumn('actor_type', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text')
+        .addColumn('actor_name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
   '0026_trigger_health': () => ({
     async up(db: Kysely<unknown>) {
       // Refused production calls counted per workflow, minute and code (src/health): the rate the
