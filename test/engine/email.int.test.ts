@@ -6,6 +6,7 @@
  * password appears in no answer and no record; the SMTP host is held to the same private-network
  * policy as `http` steps.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActiveWorkflow, startTestServer, type TestServer } from '../helpers/server.js';
 import { leaves, parseMime, type SmtpTestServer, startSmtpServer } from '../helpers/smtp.js';
@@ -172,6 +173,105 @@ describe('email step', () => {
     const record = await server.api('GET', `/api/v1/executions/${execution.id}`);
     expect(JSON.stringify(record.body)).not.toContain(PASSWORD);
     expect(JSON.stringify(record.body)).not.toContain(Buffer.from(PASSWORD).toString('base64').slice(0, 12));
+  });
+
+  it('attaches files uploaded to the trigger as multipart, byte for byte, streamed from the store', async () => {
+    const path = `mail-${++seq}`;
+    await createActiveWorkflow(server, {
+      name: path,
+      trigger: { path },
+      steps: [
+        {
+          name: 'send',
+          type: 'email',
+          credential: credentialId,
+          to: 'files@customer.example',
+          subject: 'Your documents',
+          text: 'Attached: {{ $join(files.filename, ", ") }}',
+          attachments: '{{ $trigger.files }}',
+        },
+        {
+          name: 'again',
+          type: 'email',
+          credential: credentialId,
+          to: 'files@customer.example',
+          subject: 'Just the first',
+          attachments: ['{{ $trigger.files[0] }}'],
+        },
+      ],
+    });
+    // 1.5 MiB of random bytes: stored in parts (over 1 MiB), every byte value, base64 in the mail.
+    const pdf = randomBytes(1536 * 1024);
+    const csv = Buffer.from('id;amount\r\n1;42,50 €\r\n', 'utf8');
+    const form = new FormData();
+    form.append('note', 'two files');
+    form.append('receipt', new Blob([pdf], { type: 'application/pdf' }), 'receipt 2026-11.pdf');
+    form.append('lines', new Blob([csv], { type: 'text/csv' }), 'lines.csv');
+    const before = smtp.received.length;
+    const res = await fetch(`${server.url}/webhook/${path}`, { method: 'POST', body: form });
+    expect(res.status).toBe(200);
+    const { executionId } = (await res.json()) as { executionId: string };
+    const execution = await finishedExecution(server, executionId, 30_000);
+    expect(execution.status).toBe('succeeded');
+    expect(execution.steps[0].mail.attachments).toEqual([
+      { filename: 'receipt 2026-11.pdf', mimeType: 'application/pdf', size: pdf.length },
+      { filename: 'lines.csv', mimeType: 'text/csv', size: csv.length },
+    ]);
+    // The record holds references, never the bytes.
+    const record = await server.api('GET', `/api/v1/executions/${executionId}`);
+    expect(JSON.stringify(record.body).length).toBeLessThan(100_000);
+
+    expect(smtp.received.length).toBe(before + 2);
+    const [all, first] = smtp.received.slice(-2).map((m) => leaves(parseMime(m.raw)));
+    const attachment = (parts: typeof all, name: string) =>
+      parts!.find((p) => (p.headers.get('content-disposition') ?? '').includes(name))!;
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    const gotPdf = attachment(all, 'receipt 2026-11.pdf');
+    expect(gotPdf.headers.get('content-type')).toMatch(/^application\/pdf/);
+    expect(gotPdf.headers.get('content-disposition')).toMatch(/^attachment; filename="receipt 2026-11.pdf"/);
+    expect(gotPdf.body.length).toBe(pdf.length);
+    expect(sha(gotPdf.body)).toBe(sha(pdf));
+    const gotCsv = attachment(all, 'lines.csv');
+    expect(gotCsv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(gotCsv.body.equals(csv)).toBe(true);
+    const text = all!.find((p) => p.headers.get('content-type')?.startsWith('text/plain'))!;
+    expect(text.body.toString('utf8')).toBe('Attached: receipt 2026-11.pdf, lines.csv');
+    expect(sha(attachment(first, 'receipt 2026-11.pdf').body)).toBe(sha(pdf));
+    expect(first!.some((p) => (p.headers.get('content-disposition') ?? '').includes('lines.csv'))).toBe(
+      false,
+    );
+  });
+
+  it('an attachment that is not a file reference fails the step naming it', async () => {
+    const fire = await emailWorkflow({
+      to: 'x@customer.example',
+      text: 'x',
+      attachments: ['{{ body.file }}'],
+    });
+    const execution = await fire({ file: { id: 'nope', filename: 'a.txt' } });
+    expect(execution.status).toBe('failed');
+    expect(execution.error.message).toContain('/attachments/0 is not a file reference');
+  });
+
+  it('a reference to a file that is not stored fails the step as such, not retried as a network error', async () => {
+    const fire = await emailWorkflow({
+      to: 'x@customer.example',
+      text: 'x',
+      attachments: '{{ body.file }}',
+      retry: { attempts: 3, backoffMs: 20 },
+    });
+    const execution = await fire({
+      file: {
+        id: 'no-such-file',
+        filename: 'gone.pdf',
+        mimeType: 'application/pdf',
+        size: 10,
+        sha256: 'a'.repeat(64),
+      },
+    });
+    expect(execution.status).toBe('failed');
+    expect(execution.error.message).toContain('gone.pdf');
+    expect(execution.steps[0].attempts ?? []).toHaveLength(0);
   });
 
   it('a refused recipient fails the step with the reply code and text', async () => {

@@ -6,7 +6,7 @@
  * Fields: `to` (required), `cc`, `bcc`, `replyTo` — an address, `Name <address>`, a comma-separated
  * list, or an array of those; `subject`, `text`, `html`; `attachments`: file references (the
  * trigger's `files[]`, an `http` step's `file`), streamed from the store as the message is sent.
- * Every field may hold expressions (and `$secrets`).
+ * Every field may hold expressions (the address, subject and body fields `$secrets` too).
  *
  * Refusals: a reply of the server that refuses the login, the sender, every recipient or the
  * message fails the step with the reply's code and text ("550 5.1.1 … (RCPT TO)"). When it takes
@@ -30,6 +30,7 @@
 import { createHash } from 'node:crypto';
 import Type from 'typebox';
 import { scrubber } from '../credentials.js';
+import { type FileRef, fileRefAt, openFile } from '../files.js';
 import { type SmtpSettings, smtpSecrets, smtpSettings } from '../mail.js';
 import { NetworkRefused } from '../network.js';
 import { type Attempt, nextAttempt, RetrySchema, resumedAttempts, retryPolicy } from '../retry.js';
@@ -44,6 +45,8 @@ const DEFAULT_RETRY_ON = ['network', '4xx'] as const;
 const MAX_RECIPIENTS = 500;
 const RECIPIENT_FIELDS = ['to', 'cc', 'bcc'] as const;
 const ADDRESS_FIELDS = ['to', 'cc', 'bcc', 'replyTo'] as const;
+/** Attachments of one message. */
+const MAX_ATTACHMENTS = 50;
 
 /** An address, a comma-separated list, or an array of them; null (a missing value) is none. */
 const Addresses = () =>
@@ -90,6 +93,17 @@ export const emailStep = defineStep({
       subject: Type.Optional(Text()),
       text: Type.Optional(Text()),
       html: Type.Optional(Text()),
+      attachments: Type.Optional(
+        Expr(
+          Type.Union(
+            [Type.Array(Type.Unknown(), { maxItems: MAX_ATTACHMENTS }), Type.Object({}), Type.Null()],
+            {
+              description:
+                "File references ({id, filename, mimeType, size, sha256}: $trigger.files, an http step's file), one or a list, sent as attachments streamed from the store.",
+            },
+          ),
+        ),
+      ),
       timeoutMs: Type.Optional(Expr(Type.Integer({ minimum: 1, maximum: 300_000 }))),
       failOnRejected: Type.Optional(Expr(Type.Boolean())),
       retry: Type.Optional(RetrySchema(RETRY_ON)),
@@ -130,11 +144,15 @@ export const emailStep = defineStep({
     if (subject !== undefined && /[\r\n]/.test(subject))
       throw new StepFailure('The subject contains a line break.', { field: '/subject' });
 
+    const files = attachmentsOf(config.attachments);
     const messageId = messageIdOf(ctx, settings);
     const recorded = {
       from: settings.from,
       ...addresses,
       ...(subject !== undefined ? { subject } : {}),
+      ...(files.length > 0
+        ? { attachments: files.map((f) => ({ filename: f.filename, mimeType: f.mimeType, size: f.size })) }
+        : {}),
     };
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
     const details = (reply?: string): StepDetails => ({
@@ -159,6 +177,17 @@ export const emailStep = defineStep({
           ...(text !== undefined ? { text } : {}),
           ...(html !== undefined ? { html } : {}),
           ...(messageId !== undefined ? { messageId } : {}),
+          // Opened afresh for each attempt: a stream is read once. Read part by part from the
+          // store as the message is written to the server, never whole in memory.
+          ...(files.length > 0
+            ? {
+                attachments: files.map((f, i) => ({
+                  filename: f.filename,
+                  contentType: f.mimeType,
+                  content: openFile(ctx.files, f, `/attachments/${i}`),
+                })),
+              }
+            : {}),
           signal,
           // Only what the step hands over is sent: no file path or URL in the message is read.
           disableFileAccess: true,
@@ -190,6 +219,10 @@ export const emailStep = defineStep({
         };
       } catch (err) {
         if (err instanceof StepFailure) throw err;
+        // A file that cannot be read (deleted by retention, a made-up reference) fails as itself.
+        const unreadable = findCause(err, StepFailure);
+        if (unreadable)
+          throw new StepFailure(unreadable.message, { field: '/attachments', details: details() });
         failure = classify(err, ctx, timeoutMs, settings);
       }
       const message = String(scrub.value(failure.message));
@@ -305,6 +338,17 @@ function parseAddresses(parse: AddressParser, value: unknown, field: string): st
     }
   });
   return out;
+}
+
+/** The attachments as file references: a list, one reference, or none; a StepFailure names a bad one. */
+function attachmentsOf(value: unknown): FileRef[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) return [fileRefAt(value, '/attachments')];
+  if (value.length > MAX_ATTACHMENTS)
+    throw new StepFailure(`A message takes at most ${MAX_ATTACHMENTS} attachments.`, {
+      field: '/attachments',
+    });
+  return value.map((v, i) => fileRefAt(v, `/attachments/${i}`));
 }
 
 function optionalText(v: string | number | boolean | null | undefined): string | undefined {
