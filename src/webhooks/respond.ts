@@ -120,6 +120,21 @@ export async function waitedOutcome(
     return respondStepOutcome(respond.output as Partial<StepResponse>, executionId, headers);
   }
   if (row.status === 'failed') throw executionFailed(executionId, headers);
+  // Newest wins (SPEC 7d): nothing ran, and the sender's event was received; a 2xx that says so
+  // rather than the sender's own item echoed back as if the workflow had run.
+  if (row.status === 'skipped') {
+    return {
+      status: 200,
+      headers,
+      body: {
+        message: 'Skipped: a newer event of the same concurrency key had already started; no step ran.',
+        executionId,
+        skipReason: row.skip_reason,
+      },
+      executionId,
+      own: true,
+    };
+  }
   if (mode === 'respondStep') {
     return {
       status: 200,

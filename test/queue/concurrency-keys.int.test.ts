@@ -97,6 +97,31 @@ describe('concurrency keys on hookflow start (SQLite)', () => {
     await expectNewestWins(api, sender('newest'), receiver, id);
   }, 60_000);
 
+  it('a caller waiting for the result (lastStep) of a superseded event is told it was skipped', async () => {
+    await activeWorkflow({
+      ...keyedWorkflow('waited', receiver.url, {
+        key: '{{ body.customer }}',
+        newestWins: '{{ body.updated }}',
+      }),
+      trigger: { path: 'waited', response: { mode: 'lastStep' } },
+    });
+    const call = (updated: number) =>
+      fetch(`${server.url}/webhook/waited`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ customer: 'cus_waited', seq: updated, updated }),
+      });
+    const newer = await call(10);
+    expect(newer.status).toBe(200);
+    const older = await call(5);
+    expect(older.status).toBe(200);
+    expect(await older.json()).toEqual({
+      message: 'Skipped: a newer event of the same concurrency key had already started; no step ran.',
+      executionId: older.headers.get('x-hookflow-execution-id'),
+      skipReason: 'superseded',
+    });
+  });
+
   it('a key that evaluates to null gives no key: the execution runs as any other', async () => {
     await activeWorkflow(keyedWorkflow('nokey', receiver.url, { key: '{{ body.nothing }}' }));
     const executionId = await sender('nokey')({ customer: 'nokey', seq: 0 });
