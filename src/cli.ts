@@ -71,6 +71,7 @@ Commands:
   secrets rotate              re-seal every stored secret under HOOKFLOW_NEW_ENCRYPTION_KEY
   listen WORKFLOW_ID          open a test listener on a running server and print each request
   executions list|show|retry|replay   look at and re-run executions on a running server
+  test WORKFLOW_ID [--target draft]   run the workflow's tests from captured traffic; exit 1 on a failure
   backup FILE [--include-key] write the store, its files and a manifest to one archive (server may run)
   restore FILE --data-dir DIR restore an archive into an empty DIR
 
@@ -155,6 +156,20 @@ the archive's (\`backup --include-key\`), written to DIR/encryption.key, or HOOK
 
 Exit status: 0 when restored; 1 when the archive is damaged or from a newer hookflow; 2 on bad usage
 or a non-empty DIR.`,
+  test: `Usage: hookflow test <workflowId> [--target draft|published] [options]
+
+Runs the workflow's tests (made from captured executions: POST /api/v1/workflows/:id/tests) against
+its published version (default) or its draft, on a running server. Effects (http, email, sql, waits)
+are answered by each test's recorded outputs: nothing leaves the server and nothing is stored.
+Prints PASS or FAIL per test and, for a failure, each step whose output differs.
+
+Options:
+  --target draft|published   the version to test (default published)
+  --json                     print the whole result as JSON
+  --url URL                  the server (default HOOKFLOW_URL, else http://127.0.0.1:$HOOKFLOW_PORT or 5678)
+  --token TOKEN              an API token (default HOOKFLOW_TOKEN)
+
+Exit status: 0 when every test passed, 1 when one failed, 2 on bad usage.`,
   listen: `Usage: hookflow listen <workflowId> [options]
 
 Opens a test listener on a running hookflow, prints its test URL, then prints each captured request
@@ -214,6 +229,10 @@ export async function main(argv: string[]): Promise<number> {
           cwd: process.cwd(),
           showHelp: (asError) => help(command, asError),
         });
+      }
+      case 'test': {
+        const { test } = await import('./cli/test.js');
+        return await test(rest, { env: process.env, showHelp: (asError) => help('test', asError) });
       }
       case 'executions':
         return await executions(rest, {

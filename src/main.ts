@@ -15,6 +15,7 @@ import { CredentialService } from './credentials/service.js';
 import { createOutbound, OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
+import { WorkflowTests } from './workflow-tests/service.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
@@ -207,6 +208,7 @@ export async function startHookflow({
         receiver,
         rejections,
         triggerHealth,
+        workflowTests: new WorkflowTests({ store, engine: config.engine }),
       });
       // Never logged: log lines travel further than the terminal the operator reads.
       setupCode = await accounts.issueSetupCode();

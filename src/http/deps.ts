@@ -21,6 +21,7 @@ import type { Rejections } from '../webhooks/options/rejections.js';
 import type { Receiver } from '../webhooks/receive.js';
 import type { TestListeners } from '../webhooks/test-listener.js';
 import type { WorkflowService } from '../workflows/service.js';
+import type { WorkflowTests } from '../workflow-tests/service.js';
 import type { ExecutionService } from '../executions/service.js';
 
 /** Everything the HTTP layer talks to, built by main.ts. */
@@ -44,6 +45,7 @@ export interface HttpDeps {
   receiver: Receiver;
   rejections: Rejections;
   triggerHealth: TriggerHealth;
+  workflowTests: WorkflowTests;
 }
 
 export type App = FastifyInstance<

@@ -33,6 +33,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { uiRoutes } from './routes/ui.js';
 import { type RequestGate, type WebhookHandler, webhookHandler } from './routes/webhooks.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { workflowTestRoutes } from './routes/workflow-tests.js';
 
 const API_BODY_LIMIT = 1024 * 1024;
 // An incoming X-Request-Id is kept when it is short and plain (so a caller can correlate logs).
@@ -310,6 +311,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         secured.addHook('onRequest', checkPermission);
         const s = secured as unknown as App;
         workflowRoutes(s, deps);
+        workflowTestRoutes(s, deps);
         tokenRoutes(s, deps);
         executionRoutes(s, deps);
         testListenerRoutes(s, deps);

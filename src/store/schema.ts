@@ -336,6 +336,19 @@ export interface TriggerAlertsTable {
   execution_id: string | null;
 }
 
+/** A test from captured traffic (SPEC 7g): JSON texts of the item, the mocks and the expectation. */
+export interface WorkflowTestsTable {
+  id: string;
+  workflow_id: string;
+  name: string;
+  source_execution_id: string | null;
+  item: string;
+  mocks: string;
+  expected: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   invitations: InvitationsTable;
@@ -362,6 +375,7 @@ export interface Database {
   rejections: RejectionsTable;
   refusal_counts: RefusalCountsTable;
   trigger_alerts: TriggerAlertsTable;
+  workflow_tests: WorkflowTestsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;

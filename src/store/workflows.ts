@@ -202,6 +202,7 @@ export const workflowsRepo = {
       await db.deleteFrom('rejections').where('workflow_id', '=', id).execute();
       await db.deleteFrom('refusal_counts').where('workflow_id', '=', id).execute();
       await db.deleteFrom('trigger_alerts').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('workflow_tests').where('workflow_id', '=', id).execute();
       await db.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
       await db.deleteFrom('concurrency_marks').where('workflow_id', '=', id).execute();
     }

@@ -95,4 +95,52 @@ describe('webhook-native in the browser', () => {
     }
     await page.setViewportSize(DESKTOP);
   });
+
+  it('makes a test from an execution, and the Publish dialog shows it failing on a changed draft', async () => {
+    const { page, server } = t;
+    const steps = (factor: number) => [
+      { type: 'set', name: 'total', fields: { total: `{{ $number(body.qty) * ${factor} }}` } },
+    ];
+    const wf = await createActiveWorkflow(server, {
+      name: 'Orders',
+      trigger: { path: 'orders-tested' },
+      steps: steps(2),
+    });
+    const res = await fetch(`${server.url}/webhook/orders-tested`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'qty=3',
+    });
+    const { executionId } = (await res.json()) as { executionId: string };
+    await expect
+      .poll(async () => (await server.api('GET', `/api/v1/executions/${executionId}`)).body.status, {
+        timeout: 10_000,
+      })
+      .toBe('succeeded');
+
+    await page.goto(`${server.url}/executions/${executionId}`);
+    await page.getByRole('button', { name: 'Make a test' }).click();
+    await page.getByText(/Test “Orders · .*” made/).waitFor();
+
+    // A draft that changes the total.
+    const { name, trigger, settings } = (await server.api('GET', `/api/v1/workflows/${wf.id}`)).body;
+    expect(
+      (await server.api('PUT', `/api/v1/workflows/${wf.id}`, { name, trigger, settings, steps: steps(3) }))
+        .status,
+    ).toBe(200);
+    await page.goto(`${server.url}/workflows/${wf.id}`);
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Publish draft v2?' });
+    await dialog.getByText('1 of 1 tests fail on draft v2.').waitFor();
+    await dialog.getByText('gives another output').waitFor();
+    expect(await dialog.getByText('"total": 9').count()).toBeGreaterThan(0);
+    expect(await axeViolations(page), 'Publish dialog').toEqual([]);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    // The Settings tab lists it and runs it against the published version, which still passes.
+    await page.getByRole('tablist', { name: 'Workflow' }).getByRole('tab', { name: 'Settings' }).click();
+    const tests = page.getByRole('region', { name: 'Tests' });
+    await tests.getByRole('button', { name: 'Run against the published version' }).click();
+    await tests.getByText('All 1 tests pass on published v1.').waitFor();
+  });
 });

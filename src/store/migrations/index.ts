@@ -461,6 +461,29 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0027_workflow_tests': () => ({
+    async up(db: Kysely<unknown>) {
+      // Tests from captured traffic (SPEC 7g, src/workflow-tests): a trigger item, the recorded
+      // outputs of its effectful steps (the mocks) and what the run is expected to give, per workflow.
+      await db.schema
+        .createTable('workflow_tests')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('source_execution_id', 'text')
+        .addColumn('item', 'text', (c) => c.notNull())
+        .addColumn('mocks', 'text', (c) => c.notNull())
+        .addColumn('expected', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('workflow_tests_workflow_id')
+        .on('workflow_tests')
+        .columns(['workflow_id', 'id'])
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

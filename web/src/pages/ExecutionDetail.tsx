@@ -77,6 +77,25 @@ export function ExecutionDetail({ id }: { id: string }) {
     );
   }, [workflowId]);
 
+  const [testMade, setTestMade] = useState<string | null>(null);
+  /** A test from this execution (SPEC 7g): its request, its effects' recordings, its outputs as expected. */
+  const makeTest = async () => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      const name = `${workflow?.name ?? 'Execution'} · ${formatTime(execution?.createdAt ?? '')}`;
+      await api('POST', `/workflows/${encodeURIComponent(execution!.workflowId)}/tests`, {
+        name,
+        fromExecutionId: id,
+      });
+      setTestMade(name);
+    } catch (err) {
+      setActionError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const again = async (action: 'retry' | 'replay') => {
     setBusy(true);
     setActionError(null);
@@ -144,10 +163,26 @@ export function ExecutionDetail({ id }: { id: string }) {
             >
               Replay into published version
             </button>
+            <button
+              type="button"
+              className="button"
+              onClick={makeTest}
+              disabled={busy || !FINISHED.has(e.status)}
+              title="Keep this request and what each step gave as a test: later changes are checked against it, without calling anything"
+            >
+              Make a test
+            </button>
           </div>
         )}
       </div>
       <ErrorMessage error={actionError} />
+      {testMade && (
+        <p className="notice small" role="status">
+          Test “{testMade}” made: run it from the workflow's{' '}
+          <Link to={`/workflows/${encodeURIComponent(e.workflowId)}`}>Settings tab</Link>, and Publish runs it
+          against the draft.
+        </p>
+      )}
       {workflow?.publishedVersion === null && (
         <p className="small muted">
           This workflow was never published, so there is no published version to replay into: replay the

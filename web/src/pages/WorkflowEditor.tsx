@@ -41,6 +41,7 @@ import { focusCard, StepFlow } from './editor/StepFlow';
 import { StepLastOutput } from './editor/StepRunResult';
 import { StepSettings } from './editor/StepSettings';
 import { TestPanel } from './editor/TestPanel';
+import { TestsPanel } from './editor/TestsPanel';
 import { TriggerCard } from './editor/TriggerCard';
 import { TriggerPanel } from './editor/TriggerPanel';
 import { UrlPanel } from './editor/UrlPanel';
@@ -719,7 +720,12 @@ export function WorkflowEditor({ id }: { id: string }) {
           path until that one is deactivated or this path or method changes.
         </p>
       )}
-      <PublishDialog review={review} onPublish={confirmPublish} onCancel={() => setReview(null)} />
+      <PublishDialog
+        workflowId={id}
+        review={review}
+        onPublish={confirmPublish}
+        onCancel={() => setReview(null)}
+      />
       <ConfirmDialog
         open={leaving !== null}
         title="Leave with unsaved changes?"
@@ -839,6 +845,7 @@ export function WorkflowEditor({ id }: { id: string }) {
                     problems={problems}
                   />
                 </fieldset>
+                <TestsPanel workflowId={id} />
                 <RejectionsPanel workflowId={id} />
               </div>
             ),
