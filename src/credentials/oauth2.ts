@@ -51,7 +51,7 @@ const WAIT_POLL_MS = 100;
 const MAX_ROUNDS = 5;
 /** Renewal starts this long before expiry at least (SPEC 7e: the last 10 % or 60 s)… */
 const RENEW_BEFORE_MS = 60_000;
-/** …but never earlier than half-way through the token's life (a 60 s token is not renewed at every use). */
+/** …or this part of the token's life before it, when that is longer. */
 const RENEW_FRACTION = 0.1;
 
 /** The clear `data` of an `oauth2` credential. */
@@ -72,10 +72,9 @@ interface Tokens {
 }
 
 /**
- * When a token that was got at `refreshedAt` and expires at `expiresAt` (epoch ms) is renewed: in
- * its last 10 % or its last 60 s, whichever is longer, but not before half its life. 1 h → 60 s
- * before expiry... 10 % of an hour is 6 min, longer than 60 s: 6 min before. 5 min → 60 s before;
- * 60 s → 30 s before (at half-life, rather than at every use).
+ * When a token got at `refreshedAt` that expires at `expiresAt` (epoch ms) is renewed: in its last
+ * 10 % or its last 60 s, whichever is longer, but not before half its life (a token that lives a
+ * minute is not renewed at every use). 1 h → 6 min before expiry; 5 min → 60 s; 60 s → 30 s.
  */
 export function renewAt(refreshedAt: number, expiresAt: number): number {
   const life = Math.max(0, expiresAt - refreshedAt);

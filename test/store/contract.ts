@@ -26,6 +26,7 @@ import { migrate } from '../../src/store/open.js';
 import type { ExecutionCompletion, Store } from '../../src/store/store.js';
 import { credentialsRepo } from '../../src/store/credentials.js';
 import { invitationsRepo } from '../../src/store/invitations.js';
+import { oauth2Repo } from '../../src/store/oauth2.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { usersRepo } from '../../src/store/users.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
@@ -54,6 +55,8 @@ const TABLES = [
   'invitations',
   'concurrency_marks',
   'credentials',
+  'oauth2_tokens',
+  'oauth2_authorizations',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -1417,6 +1420,73 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           expect(await listeners.schema(target.workflowId)).toBeUndefined();
         },
       );
+    });
+
+    describe('oauth2 tokens', () => {
+      const write = (access: string) => ({
+        state: 'connected' as const,
+        tokens: access,
+        expires_at: iso(3_600_000),
+        refreshed_at: iso(),
+        last_error: null,
+      });
+
+      it('one claim at a time per credential, until released or lapsed', async () => {
+        await oauth2Repo.ensure(store.db, 'cred-1');
+        await oauth2Repo.ensure(store.db, 'cred-1');
+        const until = iso(60_000);
+        const claims = await Promise.all(
+          ['a', 'b', 'c', 'd'].map((owner) => oauth2Repo.claim(store.db, 'cred-1', owner, iso(), until)),
+        );
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        const holder = ['a', 'b', 'c', 'd'][claims.indexOf(true)]!;
+        const other = holder === 'a' ? 'b' : 'a';
+        expect(await oauth2Repo.claim(store.db, 'cred-1', other, iso(), until)).toBe(false);
+        // A lapsed claim can be taken over.
+        expect(await oauth2Repo.claim(store.db, 'cred-1', other, iso(120_000), iso(180_000))).toBe(true);
+        await oauth2Repo.release(store.db, 'cred-1', other);
+        expect(await oauth2Repo.claim(store.db, 'cred-1', holder, iso(), until)).toBe(true);
+      });
+
+      it('writes compare-and-set on the version, and release the claim', async () => {
+        await oauth2Repo.ensure(store.db, 'cred-2');
+        expect(await oauth2Repo.claim(store.db, 'cred-2', 'me', iso(), iso(60_000))).toBe(true);
+        const [first, second] = await Promise.all([
+          oauth2Repo.write(store.db, 'cred-2', 0, write('sealed-A')),
+          oauth2Repo.write(store.db, 'cred-2', 0, write('sealed-B')),
+        ]);
+        expect([first, second].filter(Boolean)).toHaveLength(1);
+        const row = await oauth2Repo.get(store.db, 'cred-2');
+        expect(row).toMatchObject({ version: 1, state: 'connected', claimed_by: null, claim_until: null });
+        expect(await oauth2Repo.write(store.db, 'cred-2', 0, write('sealed-C'))).toBe(false);
+        // A connect replaces whatever is there and moves the version on.
+        await oauth2Repo.connect(store.db, 'cred-2', write('sealed-D'));
+        expect(await oauth2Repo.get(store.db, 'cred-2')).toMatchObject({ version: 2, tokens: 'sealed-D' });
+        await oauth2Repo.delete(store.db, 'cred-2');
+        expect(await oauth2Repo.get(store.db, 'cred-2')).toBeUndefined();
+      });
+
+      it('an authorization is taken once, and not after it expired', async () => {
+        const row = (hash: string, expires: string) => ({
+          state_hash: hash,
+          credential_id: 'cred-3',
+          verifier: 'sealed',
+          actor_type: 'user' as const,
+          actor_id: 'u1',
+          actor_name: 'ann@example.com',
+          created_at: iso(),
+          expires_at: expires,
+        });
+        await oauth2Repo.insertAuthorization(store.db, row('h1', iso(600_000)));
+        await oauth2Repo.insertAuthorization(store.db, row('h2', iso(-1)));
+        const taken = await Promise.all([
+          oauth2Repo.takeAuthorization(store.db, 'h1', iso()),
+          oauth2Repo.takeAuthorization(store.db, 'h1', iso()),
+        ]);
+        expect(taken.filter(Boolean)).toHaveLength(1);
+        expect(taken.find(Boolean)).toMatchObject({ credential_id: 'cred-3', actor_name: 'ann@example.com' });
+        expect(await oauth2Repo.takeAuthorization(store.db, 'h2', iso())).toBeUndefined();
+      });
     });
   });
 }
