@@ -32,6 +32,8 @@ export interface MockOAuth2 {
   answer(fn: Answer | undefined): void;
   /** Token requests wait until the returned function is called. */
   hold(): () => void;
+  /** Token requests waiting (held) now. */
+  waiting(): number;
   /** Every token, access and refresh, the server has handed out. */
   tokens(): string[];
   close(): Promise<void>;
@@ -44,6 +46,7 @@ export async function startOAuth2Server(): Promise<MockOAuth2> {
   const exchanges: TokenExchange[] = [];
   let answer: Answer | undefined;
   let held: Promise<void> | undefined;
+  let waiting = 0;
   // Each token unique, as a real provider's are (the mock's JWTs of one second would be equal).
   service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => {
     token.payload.jti = randomUUID();
@@ -57,8 +60,13 @@ export async function startOAuth2Server(): Promise<MockOAuth2> {
   const handler = service.requestHandler;
   const server = http.createServer((req, res) => {
     const wait = req.method === 'POST' && req.url?.startsWith('/token') ? held : undefined;
-    if (wait) void wait.then(() => handler(req, res));
-    else handler(req, res);
+    if (wait) {
+      waiting++;
+      void wait.then(() => {
+        waiting--;
+        handler(req, res);
+      });
+    } else handler(req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -82,6 +90,7 @@ export async function startOAuth2Server(): Promise<MockOAuth2> {
         release();
       };
     },
+    waiting: () => waiting,
     tokens() {
       return exchanges.flatMap((e) =>
         [e.response.access_token, e.response.refresh_token, e.response.id_token].filter(
