@@ -671,7 +671,11 @@ async function openMysql(c: DbConfig, policy: NetworkPolicy): Promise<Pool> {
             if (ended) return;
             if (Array.isArray(row) || row === null || typeof row !== 'object') return;
             if ('affectedRows' in row && fields.length === 0) {
-              rowCount = Number((row as { affectedRows: number }).affectedRows);
+              const header = row as { affectedRows: number; serverStatus?: number };
+              rowCount = Number(header.affectedRows);
+              // SERVER_STATUS_IN_TRANS: the statement left a transaction open (BEGIN); it must
+              // not reach the next step on this connection: closed, the server rolls it back.
+              if ((header.serverStatus ?? 0) & 1) drop = true;
               return;
             }
             if (rows.length >= q.maxRows) {

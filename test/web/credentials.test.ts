@@ -9,7 +9,48 @@ describe('credential forms', () => {
       header: ['name', 'value'],
       basic: ['username', 'password'],
       query: ['name', 'value'],
+      postgres: ['host', 'port', 'database', 'username', 'password', 'ssl'],
+      mysql: ['host', 'port', 'database', 'username', 'password', 'ssl'],
     });
+  });
+
+  it('let a database credential leave port and password blank, and send TLS as its value', () => {
+    expect(
+      credentialData('postgres', { host: 'db', database: 'shop', username: 'u', ssl: 'no-verify' }, false),
+    ).toEqual({ data: { host: 'db', database: 'shop', username: 'u', ssl: 'no-verify' }, missing: [] });
+    // Creating, TLS is off unless picked; rotating, an untouched choice is kept as stored.
+    expect(credentialData('mysql', { host: 'db' }, false)).toEqual({
+      data: { host: 'db', ssl: false },
+      missing: ['Database', 'Username'],
+    });
+    expect(credentialData('mysql', { ssl: 'true' }, true)).toEqual({ data: { ssl: true }, missing: [] });
+    expect(credentialData('mysql', { password: 'new' }, true)).toEqual({
+      data: { password: 'new' },
+      missing: [],
+    });
+  });
+
+  it('write an sql step back as it was read, and refuse an expression in its statement', () => {
+    const step = {
+      name: 'q',
+      type: 'sql',
+      credential: 'c1',
+      query: 'select * from orders where id = $1',
+      params: ['{{ body.id }}', 'plain'],
+      maxRows: 10,
+      timeoutMs: 500,
+    };
+    const d = stepDraftFrom(step);
+    expect(d.sql).toBe(step.query);
+    expect(stepFrom(d, 0, [])).toEqual(step);
+    // A stored number or null comes back as the same value, through an expression.
+    expect(stepFrom(stepDraftFrom({ ...step, params: [7, null] }), 0, []).params).toEqual([
+      '{{ 7 }}',
+      '{{ null }}',
+    ]);
+    const problems: { field: string; message: string }[] = [];
+    stepFrom({ ...d, sql: "select '{{ body.id }}'" }, 2, problems);
+    expect(problems.map((p) => p.field)).toEqual(['/steps/2/query']);
   });
 
   it('need every field to create one, and send only typed fields to rotate one', () => {

@@ -577,6 +577,7 @@ describe('newStep', () => {
       'code',
       'wait',
       'fail',
+      'sql',
     ]);
     for (const { type } of STEP_TYPES) expect(newStep(type, []).raw).toBe('');
   });

@@ -1,9 +1,9 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import type { MountedEditor, SyntaxProblem } from '../lib/codemirror';
+import type { EditorLanguage, MountedEditor, SyntaxProblem } from '../lib/codemirror';
 
 /**
- * JavaScript source with CodeMirror 6 (lib/codemirror.ts, loaded on first use). Until it has
- * loaded — or if it cannot — a plain textarea edits the same text.
+ * JavaScript source (or SQL: `language`) with CodeMirror 6 (lib/codemirror.ts, loaded on first
+ * use). Until it has loaded — or if it cannot — a plain textarea edits the same text.
  */
 export function CodeEditor({
   label,
@@ -11,6 +11,8 @@ export function CodeEditor({
   onChange,
   field,
   error,
+  language = 'javascript',
+  help,
 }: {
   label: string;
   value: string;
@@ -18,6 +20,10 @@ export function CodeEditor({
   /** JSON pointer of the value in the workflow, for the links of the error summary. */
   field?: string;
   error?: string;
+  /** Highlighting (and, for JavaScript, the live syntax check); the editor is made again when it changes. */
+  language?: EditorLanguage;
+  /** Said with the field (its aria-describedby), below it. */
+  help?: string;
 }) {
   const id = useId();
   const host = useRef<HTMLDivElement>(null);
@@ -27,7 +33,7 @@ export function CodeEditor({
   const [syntax, setSyntax] = useState<SyntaxProblem | null>(null);
   const latest = useRef({ value, onChange });
   latest.current = { value, onChange };
-  const describedBy = error || syntax ? `${id}-notes` : undefined;
+  const describedBy = error || syntax || help ? `${id}-notes` : undefined;
 
   useEffect(() => {
     let cancelled = false;
@@ -48,6 +54,7 @@ export function CodeEditor({
           onChange: (v) => latest.current.onChange(v),
           attributes,
           onSyntax: setSyntax,
+          language,
         });
         setReady(true);
         if (typing) editor.current.focus();
@@ -59,7 +66,7 @@ export function CodeEditor({
       editor.current?.destroy();
       editor.current = null;
     };
-  }, [id, field]);
+  }, [id, field, language]);
 
   useEffect(() => {
     editor.current?.setValue(value);
@@ -86,6 +93,7 @@ export function CodeEditor({
         />
       )}
       <div id={`${id}-notes`}>
+        {help && <p className="help">{help}</p>}
         {error && <p className="field-error">{error}</p>}
         {!error && syntax && (
           <p className="field-error" data-testid="code-syntax">

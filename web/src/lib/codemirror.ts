@@ -6,6 +6,7 @@
  */
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { javascript } from '@codemirror/lang-javascript';
+import { MySQL, PostgreSQL, sql, StandardSQL } from '@codemirror/lang-sql';
 import {
   bracketMatching,
   defaultHighlightStyle,
@@ -84,6 +85,10 @@ function syntaxProblems(state: EditorState): Diagnostic[] {
   return found;
 }
 
+export type EditorLanguage = 'javascript' | 'sql' | 'postgres' | 'mysql';
+
+const SQL_DIALECTS = { sql: StandardSQL, postgres: PostgreSQL, mysql: MySQL };
+
 export function mountEditor(
   parent: HTMLElement,
   opts: {
@@ -92,6 +97,11 @@ export function mountEditor(
     attributes: Record<string, string>;
     /** The first syntax problem after each change (null when the code parses). */
     onSyntax?: (problem: SyntaxProblem | null) => void;
+    /**
+     * JavaScript (the default, with the live syntax check) or SQL in a dialect (an `sql` step's
+     * query: highlighted only; the database checks it when the step runs).
+     */
+    language?: EditorLanguage;
   },
 ): MountedEditor {
   const report = (state: EditorState, problems: readonly Diagnostic[]) => {
@@ -113,16 +123,20 @@ export function mountEditor(
         highlightActiveLine(),
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         keymap.of([...defaultKeymap, ...historyKeymap]),
-        javascript(),
-        lintGutter(),
-        linter(
-          (view) => {
-            const problems = syntaxProblems(view.state);
-            report(view.state, problems);
-            return problems;
-          },
-          { delay: 300 },
-        ),
+        ...(opts.language && opts.language !== 'javascript'
+          ? [sql({ dialect: SQL_DIALECTS[opts.language], upperCaseKeywords: false })]
+          : [
+              javascript(),
+              lintGutter(),
+              linter(
+                (view) => {
+                  const problems = syntaxProblems(view.state);
+                  report(view.state, problems);
+                  return problems;
+                },
+                { delay: 300 },
+              ),
+            ]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of(opts.attributes),
         EditorView.updateListener.of((u) => {

@@ -10,6 +10,31 @@ export interface CredentialField {
   /** A secret is typed in a password input; the others (a header name) in a text input. */
   secret: boolean;
   placeholder?: string;
+  /** May be left blank (the server takes its default, or none). */
+  optional?: boolean;
+  /** Picked from these rather than typed: [value sent, label]; the first is the default. */
+  choices?: [string | boolean, string][];
+}
+
+/** The fields of a database server (`postgres`, `mysql`; SPEC 7e). */
+function database(port: string): CredentialField[] {
+  return [
+    { key: 'host', label: 'Host', secret: false, placeholder: 'db.internal.example.com' },
+    { key: 'port', label: 'Port', secret: false, placeholder: port, optional: true },
+    { key: 'database', label: 'Database', secret: false, placeholder: 'shop' },
+    { key: 'username', label: 'Username', secret: false },
+    { key: 'password', label: 'Password', secret: true, optional: true },
+    {
+      key: 'ssl',
+      label: 'TLS',
+      secret: false,
+      choices: [
+        [false, 'Off (plain connection)'],
+        [true, "On, the server's certificate checked"],
+        ['no-verify', 'On, the certificate not checked'],
+      ],
+    },
+  ];
 }
 
 /** The fields of a secret sent under a name the user picks (a header, a query parameter). */
@@ -53,6 +78,18 @@ export const CREDENTIAL_TYPES: {
     help: "Added to the URL's query string.",
     fields: namedValue('Parameter', 'api_key'),
   },
+  {
+    type: 'postgres',
+    label: 'PostgreSQL',
+    help: 'A database for SQL query steps. Its host must be a public address, or in a private range the operator allowed (HOOKFLOW_SQL_PRIVATE_NETWORKS).',
+    fields: database('5432'),
+  },
+  {
+    type: 'mysql',
+    label: 'MySQL / MariaDB',
+    help: 'A database for SQL query steps. Its host must be a public address, or in a private range the operator allowed (HOOKFLOW_SQL_PRIVATE_NETWORKS).',
+    fields: database('3306'),
+  },
 ];
 
 export function credentialType(type: string) {
@@ -67,13 +104,19 @@ export function credentialData(
   type: CredentialType,
   values: Record<string, string>,
   keepBlank: boolean,
-): { data: Record<string, string>; missing: string[] } {
-  const data: Record<string, string> = {};
+): { data: Record<string, string | boolean>; missing: string[] } {
+  const data: Record<string, string | boolean> = {};
   const missing: string[] = [];
   for (const f of credentialType(type)?.fields ?? []) {
     const v = values[f.key] ?? '';
+    if (f.choices) {
+      // A choice is sent as its value (true, false, "no-verify"); creating, the first by default.
+      const picked = f.choices.find(([c]) => String(c) === v) ?? (keepBlank ? undefined : f.choices[0]);
+      if (picked) data[f.key] = picked[0];
+      continue;
+    }
     if (v === '') {
-      if (!keepBlank) missing.push(f.label);
+      if (!keepBlank && !f.optional) missing.push(f.label);
       continue;
     }
     data[f.key] = v;

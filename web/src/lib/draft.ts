@@ -155,8 +155,13 @@ export function stepDraftFrom(step: Step): StepDraft {
     seconds: step.seconds === undefined ? '' : String(step.seconds),
     until: valueToText(step.until),
     message: valueToText(step.message),
+    sql: '',
+    params: [],
+    paramsExpr: '',
+    maxRows: '',
     raw: form ? '' : JSON.stringify(rest, null, 2),
     extra,
+    ...form?.read?.(step),
   };
 }
 

@@ -31,20 +31,63 @@ function DataFields({
 }) {
   return (
     <>
-      {credentialType(type)?.fields.map((f) => (
-        <TextField
-          key={f.key}
-          label={rotating ? `New ${f.label.toLowerCase()}` : f.label}
-          className="input mono"
-          type={f.secret ? 'password' : 'text'}
-          autoComplete={f.secret ? 'new-password' : 'off'}
-          spellCheck={false}
-          value={values[f.key] ?? ''}
-          placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
-          onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
-        />
-      ))}
+      {credentialType(type)?.fields.map((f) =>
+        f.choices ? (
+          <ChoiceField
+            key={f.key}
+            label={rotating ? `New ${f.label.toLowerCase()}` : f.label}
+            choices={f.choices}
+            value={values[f.key] ?? ''}
+            keep={rotating === true}
+            onChange={(v) => onChange({ ...values, [f.key]: v })}
+          />
+        ) : (
+          <TextField
+            key={f.key}
+            label={rotating ? `New ${f.label.toLowerCase()}` : f.label}
+            className="input mono"
+            type={f.secret ? 'password' : 'text'}
+            autoComplete={f.secret ? 'new-password' : 'off'}
+            spellCheck={false}
+            value={values[f.key] ?? ''}
+            placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
+            onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
+          />
+        ),
+      )}
     </>
+  );
+}
+
+/** A field picked from a few values (a database's TLS); rotating, "Keep" leaves it as stored. */
+function ChoiceField({
+  label,
+  choices,
+  value,
+  keep,
+  onChange,
+}: {
+  label: string;
+  choices: [string | boolean, string][];
+  value: string;
+  keep: boolean;
+  onChange: (value: string) => void;
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id} className="label">
+        {label}
+      </label>
+      <select id={id} className="input" value={value} onChange={(e) => onChange(e.target.value)}>
+        {keep && <option value="">Keep the stored value</option>}
+        {choices.map(([v, text]) => (
+          <option key={String(v)} value={String(v)}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 
@@ -84,7 +127,9 @@ export function CredentialList() {
       setItems((list) => [c, ...(list ?? [])]);
       setName('');
       setValues({});
-      setNotice(`Created "${c.name}". Choose it in an HTTP request step's Credential field.`);
+      setNotice(
+        `Created "${c.name}". Choose it in ${c.type === 'postgres' || c.type === 'mysql' ? 'an SQL query' : 'an HTTP request'} step's Credential field.`,
+      );
     });
   };
 
@@ -127,9 +172,10 @@ export function CredentialList() {
         <h1 id={`${id}-title`}>Credentials</h1>
       </div>
       <p className="muted">
-        The secrets HTTP request steps send — tokens, API keys, passwords — kept here, encrypted, instead of
-        in a workflow. A step names a credential; its value is added when the step runs and shows as{' '}
-        <code>***</code> in executions and exports. Values cannot be read back: rotate one to change it.
+        The secrets HTTP request and SQL query steps use — tokens, API keys, database passwords — kept here,
+        encrypted, instead of in a workflow. A step names a credential; its value is added when the step runs
+        and shows as <code>***</code> in executions and exports. Values cannot be read back: rotate one to
+        change it.
       </p>
 
       <form className="card" onSubmit={create} aria-labelledby={`${id}-new`}>

@@ -6,6 +6,7 @@ import { forEachForm, ifForm, switchForm } from './flow';
 import { httpForm } from './http';
 import { respondForm } from './respond';
 import { setForm } from './set';
+import { sqlForm } from './sql';
 import type { StepForm } from './types';
 import { waitForm } from './wait';
 
@@ -20,6 +21,7 @@ export const STEP_FORMS: readonly StepForm[] = [
   codeForm,
   waitForm,
   failForm,
+  sqlForm,
 ];
 
 /** An own-property lookup: a type named "constructor" or "toString" has no form, like any other. */

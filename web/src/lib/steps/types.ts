@@ -66,6 +66,12 @@ export interface StepDraft {
   until: string;
   /** fail */
   message: string;
+  /** sql (lib/steps/sql.ts): the statement; its parameters ($1… or ?), one per row (the name unused). */
+  sql: string;
+  params: Row[];
+  /** sql: `params` stored as one expression giving the array ('' when a list of rows). */
+  paramsExpr: string;
+  maxRows: string;
   /** A type this UI has no form for: its configuration as JSON text. */
   raw: string;
   /** Configuration keys the form does not edit. */
@@ -81,6 +87,11 @@ export interface StepForm {
   description: string;
   /** The configuration keys the form edits; the others are kept as they were (`extra`). */
   keys: string[];
+  /**
+   * The draft fields of its own a stored step of this type sets (what the common reading in
+   * lib/draft.ts leaves out), so a type's form stays in its module.
+   */
+  read?(step: Step): Partial<StepDraft>;
   /** What a new step's form starts with, where that is not blank. */
   start?(): Partial<StepDraft>;
   /** The step lists it holds (`if`, `switch`, `forEach`), in the order they appear. */

@@ -19,6 +19,7 @@ const ICONS: Record<string, string> = {
   code: '{ }',
   wait: '◷',
   fail: '✕',
+  sql: '▤',
 };
 
 const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -47,6 +48,8 @@ export function stepSummary(step: StepDraft): string {
       return step.waitBy === 'until' ? `Until ${clip(step.until)}` : `${step.seconds || '?'} s`;
     case 'fail':
       return clip(step.message) || 'No message yet';
+    case 'sql':
+      return clip(step.sql.split('\n').find((l) => l.trim()) ?? '') || 'No statement yet';
     default:
       return 'Configuration as JSON';
   }

@@ -11,6 +11,7 @@ import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
 import { CredentialPicker } from './steps/CredentialPicker';
 import { RetryFields } from './steps/RetryFields';
+import { SqlFields } from './steps/SqlStep';
 import {
   FLOW_FORM_TYPES,
   FLOW_INLINE_FIELDS,
@@ -87,6 +88,9 @@ export function StepSettings({
     'body',
     'timeoutMs',
     'status',
+    'query',
+    'params',
+    'maxRows',
     ...FLOW_INLINE_FIELDS,
   ].map((k) => `${at}/${k}`);
   // A nested step's problems show in its own card; a case's value or condition at its field.
@@ -273,6 +277,18 @@ export function StepSettings({
             placeholder: '{"ok": true}',
           })}
         </>
+      )}
+      {step.type === 'sql' && (
+        <SqlFields
+          step={step}
+          at={at}
+          label={label}
+          onChange={onChange}
+          context={context}
+          problems={problems}
+          result={result}
+          renderList={renderList}
+        />
       )}
       {FLOW_FORM_TYPES.has(step.type) && (
         <FlowFields

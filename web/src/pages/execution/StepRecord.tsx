@@ -2,7 +2,7 @@
  * One step's record in an execution, at any depth (SPEC 7b): its status, timings, error, input and
  * output; for `if`/`switch` the branch that ran and those that did not, with the records of the
  * steps inside; for `forEach` each recorded iteration (the first 100) with its steps; for `code` its
- * console lines; for `http` its attempts.
+ * console lines; for `http` its attempts; for `sql` its rows as a table.
  */
 import { useEffect, useId, useState } from 'react';
 import { api } from '../../api';
@@ -11,6 +11,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { Tabs } from '../../components/Tabs';
 import { formatDuration, formatTime } from '../../lib/format';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../../types';
+import { SqlRows, sqlOutput } from './SqlRows';
 
 export function ErrorBox({ error }: { error: ExecutionError }) {
   return (
@@ -120,7 +121,8 @@ export function StepRecord({
   definitions: Map<string, Step>;
 }) {
   const id = useId();
-  const [tab, setTab] = useState('output');
+  const rows = step.type === 'sql' ? sqlOutput(step.output) : undefined;
+  const [tab, setTab] = useState(rows ? 'rows' : 'output');
   const definition = definitions.get(step.name);
   const holds = step.type === 'if' || step.type === 'switch';
   const skipped = holds ? otherBranches(step, definition) : [];
@@ -244,6 +246,9 @@ export function StepRecord({
         selected={tab}
         onSelect={setTab}
         tabs={[
+          ...(rows
+            ? [{ id: 'rows', label: 'Rows', content: <SqlRows output={rows} name={step.name} /> }]
+            : []),
           {
             id: 'output',
             label: 'Output',

@@ -25,11 +25,17 @@ export function CredentialPicker({
   onChange,
   field,
   error,
+  types,
+  onType,
 }: {
   value: string;
   onChange: (id: string) => void;
   field: string;
   error?: string;
+  /** Only credentials of these types are offered (the types the step takes). */
+  types?: readonly string[];
+  /** Told the chosen credential's type once it is known (an `sql` step names its placeholders by it). */
+  onType?: (type: string | undefined) => void;
 }) {
   const [items, setItems] = useState<Credential[] | null>(null);
   const [failed, setFailed] = useState(false);
@@ -40,6 +46,11 @@ export function CredentialPicker({
     pending = undefined;
     loadCredentials().then(setItems, () => setFailed(true));
   }, [canEdit]);
+  const type = items?.find((c) => c.id === value)?.type;
+  useEffect(() => {
+    onType?.(type);
+  }, [type, onType]);
+  const offered = types ? items?.filter((c) => types.includes(c.type)) : items;
   return (
     <ReferenceSelect
       label="Credential"
@@ -47,7 +58,7 @@ export function CredentialPicker({
       onChange={onChange}
       field={field}
       error={error}
-      options={items?.map((c) => [c.id, `${c.name} (${credentialType(c.type)?.label ?? c.type})`]) ?? null}
+      options={offered?.map((c) => [c.id, `${c.name} (${credentialType(c.type)?.label ?? c.type})`]) ?? null}
       unknownLabel="Unknown credential"
       help={
         <>
