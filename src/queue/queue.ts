@@ -292,9 +292,9 @@ export class Queue {
     const nowIso = now.toISOString();
     if (this.#store.caps.shared) return queueRepo.claimKeyed(this.#store, nowIso, limit, claim);
     // SQLite: in a group commit transaction, as `#claimDue` says why; only when a keyed row may
-    // start (a read on this connection: without keyed rows the claim costs one index probe).
-    return queueRepo.keyedDue(this.#store.db, nowIso).then((due) =>
-      due
+    // start (reads on this connection: without keyed rows the claim costs one index probe).
+    return queueRepo.keyedMayStart(this.#store.db, nowIso).then((may) =>
+      may
         ? this.#writer.run((trx) => queueRepo.claimKeyed(this.#store, nowIso, limit, claim, trx), {
             proves: false,
           })

@@ -299,9 +299,10 @@ export const queueRepo = {
    * one is the one compared with the earlier. `db`: a transaction to run in (SQLite: group
    * commit's), else one of its own.
    *
-   * Without a transaction given, the rule is read first outside one (`keyedDue`): with no keyed
-   * row due (every workflow without the setting) the claim costs one probe of an empty partial
-   * index and nothing else.
+   * Without a transaction given, it first looks outside one whether a keyed row may start
+   * (`keyedMayStart`): with none queued (every workflow without the setting) the claim costs one
+   * probe of the partial index and nothing else, and a transaction is opened only for a row whose
+   * turn it is.
    */
   async claimKeyed(
     store: Store,
@@ -312,7 +313,7 @@ export const queueRepo = {
   ): Promise<KeyedClaim> {
     const none: KeyedClaim = { claimed: [], skipped: [] };
     if (limit <= 0) return none;
-    if (!db.isTransaction && !(await queueRepo.keyedDue(db, nowIso))) return none;
+    if (!db.isTransaction && !(await queueRepo.keyedMayStart(db, nowIso))) return none;
     const settle = async (trx: Store['db']): Promise<KeyedClaim> => {
       // Read again inside the transaction, locking what it picks (PostgreSQL: skipping rows another
       // claim holds, which is then starting that key's head row; `status = 'queued'` is checked
@@ -381,8 +382,32 @@ export const queueRepo = {
   },
 
   /** Whether a keyed row may start now (`keyedCandidates`): a read, outside any transaction. */
-  async keyedDue(db: Store['db'], nowIso: string): Promise<boolean> {
+  /**
+   * Whether a keyed row may start now (`keyedCandidates`), read outside any transaction: first
+   * whether one is queued at all (`keyedQueued`), then the rule itself.
+   */
+  async keyedMayStart(db: Store['db'], nowIso: string): Promise<boolean> {
+    if (!(await queueRepo.keyedQueued(db))) return false;
     return (await keyedCandidates(db, nowIso, 1).execute()).length > 0;
+  },
+
+  /**
+   * Whether any keyed row is queued (due or not): the gate before a keyed claim. One entry of the
+   * partial index (`status = 'queued'` alone, so SQLite reads that index rather than the (status,
+   * run_after) one through every queued row). Measured on SQLite at load average ~22 on 2 cores:
+   * this gate took 0.07–0.14 ms per claim of a store without keyed rows (the rule not read), with or
+   * without 20 000 others queued (a primary-key lookup: 0.03–0.22 ms); the rule's statement alone
+   * took 0.4–0.8 ms there.
+   */
+  async keyedQueued(db: Store['db']): Promise<boolean> {
+    const row = await db
+      .selectFrom('executions')
+      .select('id')
+      .where('status', '=', 'queued')
+      .where('concurrency_key', 'is not', null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   },
 
   /** The newest-wins mark of workflow `workflowId`'s key `key` (undefined: none has started). */
