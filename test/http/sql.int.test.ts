@@ -420,6 +420,28 @@ describe.each([
     expect(stepOf(after, 'query').output.rows).toEqual([{ two: 2 }]);
   });
 
+  it('closes the pool of a deleted credential', async () => {
+    // The first credential's pool closed first (a PATCH), so what is left open is the new one's.
+    await server.api('PATCH', `/api/v1/credentials/${credentialId}`, { data: { port: db.data.port } });
+    await eventually(async () => (await db.connections()) === 0, 5_000);
+    const other = await server.api('POST', '/api/v1/credentials', {
+      name: 'short-lived',
+      type,
+      data: db.data,
+    });
+    const path = `deleted-${dialect}`;
+    const wf = await createActiveWorkflow(server, {
+      name: path,
+      trigger: { path },
+      steps: [{ name: 'q', type: 'sql', credential: other.body.id, query: 'select 1 as one' }],
+    });
+    expect((await webhook(server, path, {})).status).toBe('succeeded');
+    expect(await db.connections()).toBeGreaterThan(0);
+    expect((await server.api('DELETE', `/api/v1/workflows/${wf.id}`)).status).toBe(204);
+    expect((await server.api('DELETE', `/api/v1/credentials/${other.body.id}`)).status).toBe(204);
+    await eventually(async () => (await db.connections()) === 0, 5_000);
+  });
+
   it('keeps the password out of answers, records and exports', async () => {
     const list = await server.api('GET', '/api/v1/executions?limit=100');
     const executions = await Promise.all(
@@ -429,6 +451,44 @@ describe.each([
     const creds = await server.api('GET', '/api/v1/credentials');
     for (const what of [executions.map((e) => e.body), exported.body, creds.body])
       expect(JSON.stringify(what)).not.toContain(PASSWORD);
+  });
+});
+
+describe('sql step when the execution runs out of time', () => {
+  let db: Db;
+  let server: TestServer;
+  beforeAll(async () => {
+    db = await postgresDb();
+    server = await startTestServer({
+      env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_EXECUTION_TIMEOUT_MS: '1000' },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
+  it('cancels the statement on the server (a cancel request), and closes the pools at shutdown', async () => {
+    const cred = await server.api('POST', '/api/v1/credentials', {
+      name: 'pg',
+      type: 'postgres',
+      data: db.data,
+    });
+    await createActiveWorkflow(server, {
+      name: 'budget',
+      trigger: { path: 'budget' },
+      // The step's own timeout is far away: the execution's budget (1 s) ends it.
+      steps: [
+        { name: 'q', type: 'sql', credential: cred.body.id, query: 'select pg_sleep(30)', timeoutMs: 60_000 },
+      ],
+    });
+    const execution = await webhook(server, 'budget', {});
+    expect(execution.status).toBe('failed');
+    expect(JSON.stringify(execution.error)).toMatch(/ran out of time|execution_timeout|budget/);
+    await eventually(async () => (await db.running('pg_sleep(30)')) === 0, 5_000);
+    expect(await db.connections()).toBeGreaterThanOrEqual(0);
+    await server.close();
+    await eventually(async () => (await db.connections()) === 0, 5_000);
   });
 });
 
