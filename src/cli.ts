@@ -3,6 +3,7 @@
  * error, not a silent default), loads the one config, and exits 0 on success, 1 on a failure,
  * 2 on bad usage or bad configuration.
  */
+import { workflowRefs } from './model/step-walk.js';
 import fs from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Accounts } from './accounts/accounts.js';
@@ -559,19 +560,26 @@ async function missingCredentials(
  * Entries that others name as their error workflow come first: a workflow's settings may only name
  * one that exists (checked on save). Cycles (A ↔ B) keep file order for what is left.
  */
-function errorWorkflowsFirst<T extends { id?: string; settings?: { errorWorkflowId?: string | null } }>(
-  entries: T[],
-): T[] {
+function errorWorkflowsFirst<
+  T extends { id?: string; settings?: { errorWorkflowId?: string | null }; steps?: unknown[] },
+>(entries: T[]): T[] {
   const pending = [...entries];
   const done = new Set<string>();
   const ids = new Set(entries.map((e) => e?.id).filter((id): id is string => typeof id === 'string'));
+  // What an entry names that must exist before it is saved: its error workflow and the workflows
+  // its `workflow` steps run (SPEC 7f).
+  const needs = (e: T | undefined): string[] => [
+    ...(typeof e?.settings?.errorWorkflowId === 'string' ? [e.settings.errorWorkflowId] : []),
+    ...(Array.isArray(e?.steps) ? workflowRefs(e.steps).map((r) => r.id) : []),
+  ];
   const out: T[] = [];
   for (let progress = true; progress && pending.length > 0; ) {
     progress = false;
     for (let i = 0; i < pending.length; i++) {
-      const target = pending[i]?.settings?.errorWorkflowId;
-      if (typeof target === 'string' && ids.has(target) && !done.has(target) && target !== pending[i]?.id)
-        continue;
+      const waiting = needs(pending[i]).some(
+        (target) => ids.has(target) && !done.has(target) && target !== pending[i]?.id,
+      );
+      if (waiting) continue;
       const [entry] = pending.splice(i--, 1);
       if (entry?.id) done.add(entry.id);
       out.push(entry as T);

@@ -13,9 +13,11 @@ import { Mailer } from './credentials/mailer.js';
 import { OAuth2 } from './credentials/oauth2.js';
 import { CredentialService } from './credentials/service.js';
 import { createOutbound, OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
+import { DataStore } from './executions/data-store.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { WorkflowTests } from './workflow-tests/service.js';
+import { SubWorkflows } from './executions/sub-workflows.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
@@ -105,6 +107,9 @@ export async function startHookflow({
   // Executions stored queued are announced once per turn (the workers claim them).
   const notice = new QueuedNotice({ bus, log });
   const errorWorkflows = new ErrorWorkflows({ store, bus, log });
+  // The data store and sub-workflows (SPEC 7f): the steps' way to them (engine/services.ts).
+  const dataStore = new DataStore({ store, log });
+  const subWorkflows = new SubWorkflows({ store, bus });
   const onFailed = async (failed: FailedExecution) => {
     await errorWorkflows.start(failed);
   };
@@ -155,6 +160,11 @@ export async function startHookflow({
         engine: config.engine,
         credentials,
         tokens: oauth2,
+        services: {
+          dataStore: (request) => dataStore.run(request),
+          startWorkflow: (request) => subWorkflows.start(request),
+          workflowState: (executionId) => subWorkflows.state(executionId),
+        },
         onFailed,
       })
     : undefined;
@@ -185,6 +195,8 @@ export async function startHookflow({
   try {
     retention?.start();
     if (roles.worker) triggerHealth.start();
+    // Expired entries are deleted by the processes that run executions (reads ignore them anyway).
+    if (worker) dataStore.start();
     if (worker) {
       await worker.start();
       log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
@@ -209,6 +221,7 @@ export async function startHookflow({
         rejections,
         triggerHealth,
         workflowTests: new WorkflowTests({ store, engine: config.engine }),
+        dataStore,
       });
       // Never logged: log lines travel further than the terminal the operator reads.
       setupCode = await accounts.issueSetupCode();
@@ -246,6 +259,7 @@ export async function startHookflow({
       await ingest.close();
       await worker?.close();
       await retention?.close();
+      dataStore.close();
       waiter.close();
       triggers.close();
       await tokenOutbound.close();

@@ -252,6 +252,7 @@ export class Engine {
     if (this.#options.files) ctx.files = this.#options.files;
     if (run.secrets.length > 0) ctx.secrets = run.secrets;
     if (run.ctx.tokens) ctx.tokens = run.ctx.tokens;
+    if (this.#options.services) ctx.services = this.#options.services;
     if (resume) ctx.resume = resume;
     if (run.indices.length > 0) ctx.indices = run.indices.slice();
     if (node.lists) ctx.render = (field) => render(templateAt(node.template, field), scope);

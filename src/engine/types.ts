@@ -9,6 +9,7 @@ import type { RunCredentials, Scrubber, TokenSource } from './credentials.js';
 import type { ExpressionBudget, Scope } from './expressions.js';
 import type { FileStore } from './file-store.js';
 import type { Outbound } from './network.js';
+import type { EngineServices } from './services.js';
 
 export interface StepResult {
   name: string;
@@ -126,6 +127,8 @@ export interface EngineOptions {
   expressionBudget?: ExpressionBudget;
   /** Outbound HTTP (tests pass their own policy); made from allowPrivateNetwork otherwise. */
   outbound?: Outbound;
+  /** The data store and other workflows, for `store` and `workflow` steps (engine/services.ts). */
+  services?: EngineServices;
   /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` runs over (default 10 000). */
   foreachMaxItems?: number;
   /** HOOKFLOW_CODE_MEMORY_MB: memory of one `code` run (default 64). */

@@ -23,6 +23,7 @@ import type { TestListeners } from '../webhooks/test-listener.js';
 import type { WorkflowService } from '../workflows/service.js';
 import type { WorkflowTests } from '../workflow-tests/service.js';
 import type { ExecutionService } from '../executions/service.js';
+import type { DataStore } from '../executions/data-store.js';
 
 /** Everything the HTTP layer talks to, built by main.ts. */
 export interface HttpDeps {
@@ -46,6 +47,8 @@ export interface HttpDeps {
   rejections: Rejections;
   triggerHealth: TriggerHealth;
   workflowTests: WorkflowTests;
+  /** The data store (SPEC 7f), for /api/v1/store. */
+  dataStore: DataStore;
 }
 
 export type App = FastifyInstance<

@@ -77,6 +77,13 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`DELETE ${API}/credentials/:id`]: 'editor',
   [`POST ${API}/credentials/:id/oauth2/authorize`]: 'editor',
 
+  // The data store: the editors' (SPEC 11b names it in the editor's rights; a viewer reads
+  // workflows and executions only). Reading too: entries are business data (order ids, cursors).
+  [`GET ${API}/store`]: 'editor',
+  [`GET ${API}/store/:scope/:key`]: 'editor',
+  [`PUT ${API}/store/:scope/:key`]: 'editor',
+  [`DELETE ${API}/store/:scope/:key`]: 'editor',
+
   // API tokens: everyone lists their own (admins all); editors make and revoke their own
   // (admins anyone's: routes/tokens.ts).
   [`GET ${API}/tokens`]: 'viewer',

@@ -54,6 +54,7 @@ export function presentExecution(row: ExecutionRow) {
     errorExecutionId: row.error_execution_id ?? null,
     concurrencyKey: row.concurrency_key ?? null,
     skipReason: (row.skip_reason ?? null) as 'superseded' | null,
+    parentExecutionId: row.parent_execution_id ?? null,
     // A waiting execution is due again at run_after (a queued one's run_after is internal).
     resumeAt: row.status === 'waiting' ? row.run_after : null,
   };

@@ -32,6 +32,7 @@ import { testListenerRoutes } from './routes/test-listener.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { uiRoutes } from './routes/ui.js';
 import { type RequestGate, type WebhookHandler, webhookHandler } from './routes/webhooks.js';
+import { storeRoutes } from './routes/store.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowTestRoutes } from './routes/workflow-tests.js';
 
@@ -318,6 +319,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         credentialRoutes(s, deps);
         oauth2AuthorizeRoute(s, deps);
         memberRoutes(s, deps);
+        storeRoutes(s, deps);
         // Reads only: the rows are written by the services that make the changes.
         auditRoutes(s, new AuditLog({ store: deps.store, maxAgeMs: config.audit.maxAgeMs }));
       });

@@ -2,7 +2,7 @@
  * Why an execution runs (SPEC 1): a test call or run, live traffic, an error workflow for a failed
  * execution (SPEC 7c), an alert workflow for a trigger that needs attention (SPEC 7g).
  */
-export type ExecutionMode = 'test' | 'production' | 'error' | 'alert';
+export type ExecutionMode = 'test' | 'production' | 'error' | 'alert' | 'sub';
 
 /**
  * How an execution records a failure (SPEC 7): on the execution (`error`) and on the step that

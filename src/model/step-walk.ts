@@ -25,3 +25,13 @@ export function credentialRefs(
   }
   return refs;
 }
+
+/** The workflows `workflow` steps run (SPEC 7f sub-workflows), each with where it is named. */
+export function workflowRefs(steps: readonly unknown[]): { id: string; pointer: string }[] {
+  const refs: { id: string; pointer: string }[] = [];
+  for (const { step, pointer } of walkSteps(steps)) {
+    if (step.type === 'workflow' && typeof step.workflowId === 'string')
+      refs.push({ id: step.workflowId, pointer: `${pointer}/workflowId` });
+  }
+  return refs;
+}

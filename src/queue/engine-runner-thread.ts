@@ -10,6 +10,7 @@ import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunResult } from '../engine/run.js';
+import type { EngineServices } from '../engine/services.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
 import type { FromThread, ToThread } from './engine-runner.js';
 import { type FileReply, ThreadFiles } from './engine-files.js';
@@ -34,6 +35,7 @@ if (process.platform === 'linux') {
 const { Engine } = await import('../engine/run.js');
 // A `code` step hands the trigger item to its sandbox as this JSON text, not serialised again.
 const { withJson } = await import('../engine/code-sandbox.js');
+const { ServiceRefusal } = await import('../engine/services.js');
 const port = parentPort!;
 /** File calls waiting for the event loop's answer, by number (engine-files.ts). */
 const fileCalls = new Map<number, (reply: FileReply) => void>();
@@ -46,7 +48,23 @@ const files = new ThreadFiles(
       port.postMessage({ file, call } satisfies FromThread, transfer ?? []);
     }),
 );
-const engine = new Engine({ ...(workerData as EngineOptions), files });
+
+/** Service calls waiting for the event loop's answer (engine-runner.ts `#call`). */
+const calls = new Map<number, { resolve: (value: never) => void; reject: (err: Error) => void }>();
+let callSeq = 0;
+const call = <T>(name: keyof EngineServices, arg: unknown): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const seq = ++callSeq;
+    calls.set(seq, { resolve: resolve as (value: never) => void, reject });
+    port.postMessage({ service: seq, name, arg } satisfies FromThread);
+  });
+const services: EngineServices = {
+  dataStore: (request) => call('dataStore', request),
+  startWorkflow: (request) => call('startWorkflow', request),
+  workflowState: (executionId) => call('workflowState', executionId),
+};
+
+const engine = new Engine({ ...(workerData as EngineOptions), files, services });
 const recordMaxBytes = engine.recordMaxBytes;
 
 // Executions' budgets count from here (engine-runner.ts `#ready`).
@@ -69,6 +87,19 @@ const tokens: TokenSource = {
 };
 
 port.on('message', (msg: ToThread) => {
+  if (msg !== 'close' && 'answer' in msg) {
+    const pending = calls.get(msg.answer);
+    calls.delete(msg.answer);
+    if (!pending) return;
+    if (msg.error)
+      pending.reject(
+        msg.error.refusal
+          ? new ServiceRefusal(msg.error.message, msg.error.refusal)
+          : new Error(msg.error.message),
+      );
+    else pending.resolve(msg.value as never);
+    return;
+  }
   if (msg === 'close') {
     void engine.close().finally(() => port.close());
     return;

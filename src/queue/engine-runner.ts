@@ -45,6 +45,7 @@ import { threadModule } from '../thread-module.js';
 import type { Workflow } from '../model/workflow.js';
 import type { StepResponse } from '../bus/bus.js';
 import type { FileCall, FileReply, StoredFiles } from './engine-files.js';
+import type { EngineServices } from '../engine/services.js';
 
 /** Past an execution's budget, how long the engine gets to stop it before the thread is. */
 const GRACE_MS = 2_000;
@@ -108,9 +109,17 @@ export type ToThread =
   | { file: number; reply: FileReply }
   /** The answer to the thread's `token` request of the same `rid`. */
   | { tokenReply: { rid: number; result: TokenResult } }
+  /** The answer to a service call of the thread (`FromThread` `call`): its value, or why it failed. */
+  | {
+      answer: number;
+      value?: unknown;
+      error?: { message: string; refusal?: { code?: string; field?: string } };
+    }
   | 'close';
 
 export type FromThread =
+  /** A step calls a service (EngineServices) of the event loop; answered by `answer` with the same number. */
+  | { service: number; name: keyof EngineServices; arg: unknown; id?: undefined }
   /** The thread has loaded the engine: budgets count from now (see `#ready`). */
   | 'ready'
   /** A call of the thread's FileStore, answered from the store (engine-files.ts). */
@@ -142,6 +151,7 @@ export class EngineRunner {
   readonly #files: StoredFiles | undefined;
   /** Answers the thread's requests for OAuth2 access tokens (credentials/oauth2.ts). */
   readonly #tokens: TokenSource | undefined;
+  readonly #services: EngineServices | undefined;
   /** Per execution, how often it was on a lost thread in this process (see the header). */
   readonly #losses = new Map<string, { lost: number; outOfMemory: number }>();
   readonly #pending = new Map<number, Pending>();
@@ -156,14 +166,30 @@ export class EngineRunner {
   #seq = 0;
   #closed: Promise<void> | undefined;
 
+  /**
+   * `services`: the data store and other workflows (engine/services.ts) for `store` and
+   * `workflow` steps. The thread asks for them by message and they run here, on the event loop,
+   * over the process's one store (as `files` do): the thread opens no database of its own (a
+   * second SQLite connection would be a second writer contending with the writer thread for the
+   * file's lock; on PostgreSQL a second pool per process), and starting a child execution is the
+   * executor's business anyway. A call costs one message each way (a value of up to 256 KiB copied).
+   */
   constructor({
     options,
     log,
     files,
     tokens,
-  }: { options: EngineRunnerOptions; log: Logger; files?: StoredFiles; tokens?: TokenSource | undefined }) {
+    services,
+  }: {
+    options: EngineRunnerOptions;
+    log: Logger;
+    files?: StoredFiles;
+    tokens?: TokenSource | undefined;
+    services?: EngineServices | undefined;
+  }) {
     this.#files = files;
     this.#tokens = tokens;
+    this.#services = services;
     this.#options = {
       allowPrivateNetwork: options.allowPrivateNetwork,
       executionTimeoutMs: options.executionTimeoutMs,
@@ -246,6 +272,7 @@ export class EngineRunner {
     thread.on('message', (reply: FromThread) => {
       if (reply !== 'ready' && 'call' in reply) void this.#file(thread, reply.file, reply.call);
       else if (reply !== 'ready' && 'token' in reply) this.#token(thread, reply.token);
+      else if (reply !== 'ready' && 'service' in reply) this.#call(thread, reply);
       else if (reply !== 'ready') this.#reply(reply);
       else if (this.#thread === thread) {
         this.#ready = true;
@@ -289,11 +316,46 @@ export class EngineRunner {
     });
   }
 
+  /** A service call of the thread: run it here and post the answer back (to that thread only). */
+  #call(thread: Thread, { service: call, name, arg }: Extract<FromThread, { service: number }>): void {
+    const services = this.#services;
+    const answer = (msg: ToThread) => {
+      if (this.#thread === thread) thread.postMessage(msg);
+    };
+    if (!services) {
+      answer({
+        answer: call,
+        error: { message: 'This process offers steps no data store or sub-workflows.' },
+      });
+      return;
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: the thread names the method and its argument.
+    (services[name] as (a: any) => Promise<unknown>)(arg).then(
+      (value) => answer({ answer: call, value }),
+      (err: unknown) => {
+        const e = err as { message?: unknown; name?: unknown; code?: string; field?: string };
+        const refusal = e?.name === 'ServiceRefusal';
+        if (!refusal) this.#log.error({ err, service: name }, 'a step’s service call failed');
+        answer({
+          answer: call,
+          error: {
+            message: typeof e?.message === 'string' ? e.message : String(err),
+            ...(refusal
+              ? { refusal: { ...(e.code ? { code: e.code } : {}), ...(e.field ? { field: e.field } : {}) } }
+              : {}),
+          },
+        });
+      },
+    );
+  }
+
   #stopAt(): number {
     return Date.now() + this.#options.executionTimeoutMs + GRACE_MS;
   }
 
-  #reply(reply: Exclude<FromThread, 'ready' | { call: FileCall } | { token: unknown }>): void {
+  #reply(
+    reply: Exclude<FromThread, 'ready' | { call: FileCall } | { token: unknown } | { service: number }>,
+  ): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.response) {

@@ -10,6 +10,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Workflow } from '../model/workflow.js';
 import type { NewExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import { subExecutionsRepo } from '../store/sub-executions.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { VersionCache } from './versions.js';
 
@@ -67,6 +68,24 @@ export class Finished {
       );
     }
     void this.published(row.id, row.status!, here);
+    void this.ended(row);
+  }
+
+  /**
+   * A sub-workflow's execution ended (SPEC 7f): its parent, waiting for it, is due now, on any
+   * worker (the parent's step reads the outcome). Told after the end is committed; should this
+   * process die in between, the parent's own next look (engine/steps/workflow.ts) finds it.
+   * Never throws.
+   */
+  async ended(row: { id: string; parent_execution_id?: string | null | undefined }): Promise<void> {
+    const parent = row.parent_execution_id;
+    if (!parent) return;
+    try {
+      if (await subExecutionsRepo.wake(this.#deps.store.db, parent, new Date().toISOString()))
+        await this.#deps.bus.publish('execution.queued', {});
+    } catch (err) {
+      this.#deps.log.error({ err, executionId: row.id, parent }, 'waking the parent execution failed');
+    }
   }
 
   /** An execution run before its commit crashed the engine (it is stored failed). */

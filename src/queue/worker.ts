@@ -16,6 +16,7 @@
  * crashes and is claimed once more (the checkpoint stays until a result replaces it).
  */
 import type { Logger } from 'pino';
+import type { EngineServices } from '../engine/services.js';
 import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials, TokenSource } from '../engine/credentials.js';
 import { Engine, type RunResult } from '../engine/run.js';
@@ -80,6 +81,8 @@ export interface WorkerDeps {
   runPure?: boolean;
   /** config.engine: the private-network switch and the time budget of one execution. */
   engine: EngineRunnerOptions;
+  /** The data store and sub-workflows, for `store` and `workflow` steps (engine/services.ts). */
+  services?: EngineServices;
   /** Unseals the credentials a version's `http` steps name, for one run (credentials/service.ts). */
   credentials?: { forRun(steps: readonly unknown[]): Promise<RunCredentials | undefined> };
   /** The access tokens of `oauth2` credentials, asked for by `http` steps as they run (credentials/oauth2.ts). */
@@ -141,6 +144,7 @@ export class Worker implements ExecutionEntry {
       log: deps.log,
       files: new StoredFiles(deps.store),
       tokens: deps.tokens,
+      services: deps.services,
     });
     this.#shared = deps.store.caps.shared;
     this.#batches = deps.store.caps.skipLocked
@@ -158,11 +162,13 @@ export class Worker implements ExecutionEntry {
     });
     // Executions the queue fails itself (every attempt crashed) alert like any other failure.
     deps.queue.onGaveUp((rows, error) => {
-      for (const row of rows)
+      for (const row of rows) {
         void this.#finished.workflow(row.workflow_id, row.workflow_version).then(
           (workflow) => this.#finished.failed(row, workflow, error),
           (err) => deps.log.error({ err, executionId: row.id }, 'starting the error workflow failed'),
         );
+        void this.#finished.ended(row);
+      }
     });
   }
 
@@ -517,7 +523,10 @@ export class Worker implements ExecutionEntry {
         { attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' },
         'execution result not recorded',
       );
-      if (typeof next === 'object') await this.#finished.failed(row, workflow, next.failed);
+      if (typeof next === 'object') {
+        await this.#finished.failed(row, workflow, next.failed);
+        await this.#finished.ended(row);
+      }
       return;
     }
     // Recorded (or taken over by another worker): this worker holds the row no more, so its slot is
@@ -537,6 +546,7 @@ export class Worker implements ExecutionEntry {
       }
       if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
       await this.#finished.published(row.id, result.status);
+      await this.#finished.ended(row);
     }
   }
 
@@ -562,6 +572,7 @@ export class Worker implements ExecutionEntry {
     if (typeof next === 'object') {
       await this.#finished.failed(row, workflow, next.failed);
       await this.#finished.published(row.id, 'failed');
+      await this.#finished.ended(row);
     }
   }
 

@@ -67,6 +67,16 @@ export const STEP_CATALOG: Readonly<Record<string, StepCatalogEntry>> = {
     description:
       'Run one SQL statement on PostgreSQL or MySQL, data passed as parameters; its rows are the output.',
   },
+  store: {
+    lists: [],
+    pure: false,
+    description: 'Get, set, delete or atomically increment a value kept between executions (the data store).',
+  },
+  workflow: {
+    lists: [],
+    pure: false,
+    description: 'Run another workflow (a sub-workflow) with an input, and wait for its result.',
+  },
 };
 
 /** The nested lists a step type declares (undefined: none, or a type this catalog does not know). */

@@ -27,9 +27,20 @@ export interface ClaimFields {
 }
 
 /** An execution the queue itself failed (its attempts used up by crashes): who may need telling. */
-export type GaveUpRow = Pick<ExecutionRow, 'id' | 'workflow_id' | 'workflow_version' | 'mode' | 'attempt'>;
+export type GaveUpRow = Pick<
+  ExecutionRow,
+  'id' | 'workflow_id' | 'workflow_version' | 'mode' | 'attempt' | 'parent_execution_id'
+>;
 
-const GAVE_UP_COLUMNS = ['id', 'workflow_id', 'workflow_version', 'mode', 'attempt', 'status'] as const;
+const GAVE_UP_COLUMNS = [
+  'id',
+  'workflow_id',
+  'workflow_version',
+  'mode',
+  'attempt',
+  'status',
+  'parent_execution_id',
+] as const;
 
 /** The rows of a recovery that were failed rather than queued again. */
 const gaveUp = (rows: (GaveUpRow & { status: string })[]): GaveUpRow[] =>

@@ -102,6 +102,12 @@ export interface ExecutionsTable {
   newest_value: Generated<number | null>;
   /** Why a `skipped` execution ran no step: `superseded` (newest wins); null otherwise. */
   skip_reason: Generated<string | null>;
+  /** A sub-workflow's execution (mode `sub`, SPEC 7f): the execution whose `workflow` step started it. */
+  parent_execution_id: Generated<string | null>;
+  /** With `parent_execution_id`: that step's name and forEach indices (`name` or `name.0.3`), unique together. */
+  parent_step: Generated<string | null>;
+  /** How many parents are above it (0: started by a trigger, a retry or a replay). */
+  depth: Generated<number>;
 }
 
 /**
@@ -349,7 +355,26 @@ export interface WorkflowTestsTable {
   updated_at: string;
 }
 
+/** The data store (SPEC 7f; store/data-store.ts). */
+export interface DataStoreTable {
+  scope: 'global' | 'workflow';
+  /** The workflow of a `workflow` entry; '' for `global`. */
+  workflow_id: string;
+  key: string;
+  /** JSON of the value. */
+  value: string;
+  /** The value when it is a JSON number (what `increment` adds to), else null. */
+  num: number | null;
+  /** A fresh id per write: `setIfAbsent` tells whether its own write is the one stored. */
+  token: string;
+  /** ISO-8601; null: kept until deleted. An entry past it is gone (reads ignore it, the sweep deletes it). */
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
+  data_store: DataStoreTable;
   users: UsersTable;
   invitations: InvitationsTable;
   audit_log: AuditLogTable;

@@ -1,6 +1,7 @@
 /**
  * What a saved workflow names outside itself must exist (SPEC 7c): the credentials its steps name
- * (nested ones included; of a type the step takes) its error workflow and its trigger's alert workflow. Checked on every save (create, PUT, PATCH,
+ * (nested ones included; of a type the step takes), the workflows its `workflow` steps run (SPEC
+ * 7f), its error workflow and its trigger's alert workflow. Checked on every save (create, PUT, PATCH,
  * restore, import), in the save's transaction; each problem is a FieldError at the exact pointer.
  */
 import type { FieldError } from '../errors.js';
@@ -8,7 +9,7 @@ import { credentialsRepo } from '../store/credentials.js';
 import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import type { Workflow } from '../model/workflow.js';
-import { credentialRefs } from '../model/step-walk.js';
+import { credentialRefs, workflowRefs } from '../model/step-walk.js';
 import { stepType } from '../engine/steps/index.js';
 
 export async function checkReferences(db: Db, workflow: Workflow): Promise<FieldError[]> {
@@ -32,6 +33,17 @@ export async function checkReferences(db: Db, workflow: Workflow): Promise<Field
           message: `names credential "${ref.id}", a ${type} credential; a ${ref.stepType} step takes ${takes.join(', ')} credentials`,
         });
     }
+  }
+  // Sub-workflows (SPEC 7f): another workflow that exists; never this one (it would call itself
+  // until the depth limit).
+  for (const ref of workflowRefs(workflow.steps)) {
+    if (ref.id === workflow.id)
+      errors.push({
+        field: ref.pointer,
+        message: 'names this workflow itself; a workflow step runs another workflow',
+      });
+    else if (!(await workflowsRepo.exists(db, ref.id)))
+      errors.push({ field: ref.pointer, message: `names workflow "${ref.id}", which does not exist` });
   }
   const errorWorkflowId = workflow.settings?.errorWorkflowId;
   if (errorWorkflowId !== undefined) {

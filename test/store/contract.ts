@@ -29,6 +29,7 @@ import { invitationsRepo } from '../../src/store/invitations.js';
 import { oauth2Repo } from '../../src/store/oauth2.js';
 import { tokensRepo } from '../../src/store/tokens.js';
 import { usersRepo } from '../../src/store/users.js';
+import { dataStoreContract } from './data-store-contract.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
@@ -130,6 +131,9 @@ function execution(overrides: Partial<NewExecutionRow> = {}): NewExecutionRow {
     concurrency_limit: null,
     newest_value: null,
     skip_reason: null,
+    parent_execution_id: null,
+    parent_step: null,
+    depth: 0,
     ...overrides,
   };
 }
@@ -163,6 +167,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
     beforeEach(async () => {
       for (const table of TABLES) await store.db.deleteFrom(table).execute();
     });
+
+    dataStoreContract(() => store);
 
     describe('migrations', () => {
       it.each(TABLES)('created table %s', async (table) => {

@@ -19,5 +19,8 @@ export function queuedRow(): NewExecutionRow {
     concurrency_limit: null,
     newest_value: null,
     skip_reason: null,
+    parent_execution_id: null,
+    parent_step: null,
+    depth: 0,
   };
 }

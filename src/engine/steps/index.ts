@@ -14,8 +14,10 @@ import { httpStep } from './http.js';
 import { respondStep } from './respond.js';
 import { setStep } from './set.js';
 import { sqlStep } from './sql.js';
+import { storeStep } from './store.js';
 import type { StepType } from './types.js';
 import { waitStep } from './wait.js';
+import { workflowStep } from './workflow.js';
 
 /** Step types by name: the built-in ones (STEP_TYPES), or those and more (`withStepTypes`). */
 export type StepRegistry = ReadonlyMap<string, StepType<TSchema>>;
@@ -33,6 +35,8 @@ const TYPES: StepType<TSchema>[] = [
   failStep,
   emailStep,
   sqlStep,
+  storeStep,
+  workflowStep,
 ] as unknown as StepType<TSchema>[];
 
 export const STEP_TYPES: StepRegistry = new Map(TYPES.map((t) => [t.type, t]));

@@ -12,6 +12,7 @@ import type { MailTransports } from '../mail.js';
 import type { FileStore } from '../file-store.js';
 import type { Outbound } from '../network.js';
 import type { SqlPools } from '../sql.js';
+import type { EngineServices } from '../services.js';
 import type { MaybePromise } from '../../shared/maybe-promise.js';
 
 export interface StepContext {
@@ -44,6 +45,8 @@ export interface StepContext {
   sql?: SqlPools;
   /** The access tokens of the run's `oauth2` credentials (engine/credentials.ts TokenSource). */
   tokens?: TokenSource;
+  /** The data store and other workflows (engine/services.ts), when the executor gives them. */
+  services?: EngineServices;
   /** What expressions see (`$trigger`, `$steps`, `$execution`, the deadline), for steps that hand it on (`code`). */
   scope?: Readonly<Scope>;
   /** The step's name (unique in its workflow), set by the engine. */
@@ -102,7 +105,7 @@ export class StepFailure extends Error {
   readonly output: unknown;
   /** Added to the failed step's record (see StepOutcome.details). */
   readonly details: StepDetails | undefined;
-  /** A stable code for what went wrong, when a caller may act on it (`credential_expired`; docs/errors.md). */
+  /** A stable code for the error (`sub_workflow_depth`), recorded with it. */
   readonly code: string | undefined;
 
   constructor(
@@ -115,6 +118,7 @@ export class StepFailure extends Error {
     this.field = opts.field;
     this.output = opts.output;
     this.details = opts.details;
+    this.code = opts.code;
   }
 }
 

@@ -62,16 +62,20 @@ const StepRecordSchema = Type.Object(
     ),
     iterationCount: Type.Optional(Type.Integer({ description: 'forEach: how many iterations ran.' })),
     logs: Type.Optional(Type.Array(Type.String(), { description: 'code: the first 100 console.log lines.' })),
+    childExecutionId: Type.Optional(
+      Type.String({ description: 'workflow: the sub-workflow execution this step started.' }),
+    ),
   },
   { additionalProperties: true },
 );
 
-/** SPEC 1: `error` runs an error workflow for a failed production execution (SPEC 7c), `alert` an alert workflow (SPEC 7g). */
+/** SPEC 1: `error` runs an error workflow for a failed production execution (SPEC 7c), `alert` an alert workflow (SPEC 7g), `sub` a sub-workflow (SPEC 7f). */
 const ModeSchema = Type.Union([
   Type.Literal('test'),
   Type.Literal('production'),
   Type.Literal('error'),
   Type.Literal('alert'),
+  Type.Literal('sub'),
 ]);
 
 const ExecutionSchema = Type.Object({
@@ -88,6 +92,10 @@ const ExecutionSchema = Type.Object({
   errorExecutionId: Type.Union([Type.String(), Type.Null()], {
     description:
       'The execution of the error workflow this failed production execution started (settings.errorWorkflowId), or null.',
+  }),
+  parentExecutionId: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "A sub-workflow execution (mode `sub`): the execution whose `workflow` step started it (that step's record has `childExecutionId`); null otherwise.",
   }),
   createdAt: Type.String(),
   startedAt: Type.Union([Type.String(), Type.Null()]),

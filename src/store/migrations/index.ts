@@ -484,6 +484,49 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0021_data_store': () => ({
+    async up(db: Kysely<unknown>) {
+      // The data store (SPEC 7f; store/data-store.ts): JSON values by key, in the global scope
+      // (`workflow_id` '') or a workflow's. `num` holds the value when it is a JSON number, so
+      // `increment` adds in one statement on both dialects; `token` is set by every write, so
+      // `setIfAbsent` tells from its own RETURNING whether it was the one that wrote.
+      await db.schema
+        .createTable('data_store')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('num', 'double precision')
+        .addColumn('token', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('data_store_pk', ['scope', 'workflow_id', 'key'])
+        .execute();
+      // The sweep deletes expired entries by this index.
+      await db.schema.createIndex('data_store_expires_at').on('data_store').column('expires_at').execute();
+    },
+  }),
+  '0022_sub_workflows': () => ({
+    async up(db: Kysely<unknown>) {
+      // Sub-workflows (SPEC 7f; executions/sub-workflows.ts): a child execution names its parent
+      // and the parent's step (with its forEach indices) that started it, unique together, so a
+      // step run again (at-least-once) finds its child instead of starting a second one; `depth`
+      // counts the parents above (at most 10).
+      await db.schema.alterTable('executions').addColumn('parent_execution_id', 'text').execute();
+      await db.schema.alterTable('executions').addColumn('parent_step', 'text').execute();
+      await db.schema
+        .alterTable('executions')
+        .addColumn('depth', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createIndex('executions_parent')
+        .on('executions')
+        .columns(['parent_execution_id', 'parent_step'])
+        .unique()
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
