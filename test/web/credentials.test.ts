@@ -11,6 +11,21 @@ describe('credential forms', () => {
       query: ['name', 'value'],
       postgres: ['host', 'port', 'database', 'username', 'password', 'ssl'],
       mysql: ['host', 'port', 'database', 'username', 'password', 'ssl'],
+      smtp: ['host', 'port', 'security', 'username', 'password', 'from'],
+    });
+  });
+
+  it('smtp: the login may be left out, the security mode defaults to STARTTLS, rotating sends only what was typed', () => {
+    expect(
+      credentialData('smtp', { host: 'smtp.example.com', port: '587', from: 'a@example.com' }, false),
+    ).toEqual({
+      data: { host: 'smtp.example.com', port: '587', security: 'starttls', from: 'a@example.com' },
+      missing: [],
+    });
+    expect(credentialData('smtp', { port: '465' }, false).missing).toEqual(['Host', 'From']);
+    expect(credentialData('smtp', { password: 'new' }, true)).toEqual({
+      data: { password: 'new' },
+      missing: [],
     });
   });
 

@@ -570,6 +570,7 @@ describe('newStep', () => {
       'set',
       'filter',
       'http',
+      'email',
       'respond',
       'if',
       'switch',
@@ -580,6 +581,34 @@ describe('newStep', () => {
       'sql',
     ]);
     for (const { type } of STEP_TYPES) expect(newStep(type, []).raw).toBe('');
+  });
+});
+
+describe('the email step form', () => {
+  it('keeps a stored email step as it was (addresses as text, attachments, retry, failOnRejected)', () => {
+    const stored: Step = {
+      name: 'receipt',
+      type: 'email',
+      credential: 'c1',
+      to: ['a@example.com', '{{ body.email }}'],
+      bcc: 'Books <books@example.com>',
+      subject: 'Receipt {{ body.id }}',
+      text: 'Thanks',
+      attachments: ['{{ $trigger.files[0] }}'],
+      failOnRejected: false,
+      retry: { attempts: 3, on: ['network', '4xx', '5xx'] },
+    };
+    const problems: FieldProblem[] = [];
+    const back = stepFrom(stepDraftFrom(stored), 0, problems);
+    expect(problems).toEqual([]);
+    expect(back).toEqual({ ...stored, to: 'a@example.com, {{ body.email }}' });
+  });
+
+  it('a new one needs a credential and a recipient; retry on is left to the server unless changed', () => {
+    const problems: FieldProblem[] = [];
+    const step = stepFrom({ ...newStep('email', []), retryAttempts: '3' }, 0, problems);
+    expect(problems.map((p) => p.field)).toEqual(['/steps/0/credential', '/steps/0/to']);
+    expect(step.retry).toEqual({ attempts: 3 });
   });
 });
 

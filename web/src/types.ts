@@ -126,6 +126,19 @@ export interface ExecutionStep {
   logs?: string[];
   /** `http` with `retry` (SPEC 7c): each attempt. */
   attempts?: { at: string; status?: number; error?: string }[];
+  /** `email` (SPEC 7e): the message as sent (addresses, subject, attachments) and the server's last reply. */
+  mail?: {
+    from?: string;
+    to?: string[];
+    cc?: string[];
+    bcc?: string[];
+    replyTo?: string[];
+    subject?: string;
+    attachments?: { filename: string; mimeType: string; size: number }[];
+    reply?: string;
+  };
+  /** `email`: the recipients the server refused, each with its reply. */
+  refused?: { recipient: string; reply: string }[];
 }
 
 export interface Execution {

@@ -90,6 +90,40 @@ export const CREDENTIAL_TYPES: {
     help: 'A database for SQL query steps. Its host must be a public address, or in a private range the operator allowed (HOOKFLOW_SQL_PRIVATE_NETWORKS).',
     fields: database('3306'),
   },
+  {
+    type: 'smtp',
+    label: 'SMTP server',
+    help: 'The server email steps send through, and their sender. TLS certificates are checked against the host; a host on a private address needs HOOKFLOW_ALLOW_PRIVATE_NETWORK.',
+    fields: [
+      { key: 'host', label: 'Host', secret: false, placeholder: 'smtp.example.com' },
+      { key: 'port', label: 'Port', secret: false, placeholder: '587' },
+      {
+        key: 'security',
+        label: 'Security',
+        secret: false,
+        choices: [
+          ['starttls', 'STARTTLS (usually port 587)'],
+          ['tls', 'TLS from the start (usually port 465)'],
+          ['none', 'None: plain text (a relay on your own network)'],
+        ],
+      },
+      {
+        key: 'username',
+        label: 'Username',
+        secret: false,
+        optional: true,
+        placeholder: 'none: a relay without a login',
+      },
+      {
+        key: 'password',
+        label: 'Password',
+        secret: true,
+        optional: true,
+        placeholder: 'none: a relay without a login',
+      },
+      { key: 'from', label: 'From', secret: false, placeholder: 'Shop Receipts <receipts@shop.example>' },
+    ],
+  },
 ];
 
 export function credentialType(type: string) {

@@ -8,6 +8,7 @@ import type { AuthConfig, Handshake, Method, ResponseMode, Step, Workflow } from
 import { normalizePath } from '../../../src/shared/path';
 import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../../../src/shared/search-fields';
 import { formFor, STEP_FORMS } from './steps';
+import { emailDraftFrom } from './steps/email';
 import type { CaseDraft, Row, StepDraft } from './steps/types';
 import { bodyToText, newKey, row, rowsFrom, textToBody, valueToText } from './steps/values';
 
@@ -159,6 +160,7 @@ export function stepDraftFrom(step: Step): StepDraft {
     params: [],
     paramsExpr: '',
     maxRows: '',
+    email: emailDraftFrom(step),
     raw: form ? '' : JSON.stringify(rest, null, 2),
     extra,
     ...form?.read?.(step),

@@ -1,5 +1,6 @@
 /** The step types the editor has a form for, in the order the "Add a step" buttons list them. */
 import { codeForm } from './code';
+import { emailForm } from './email';
 import { failForm } from './fail';
 import { filterForm } from './filter';
 import { forEachForm, ifForm, switchForm } from './flow';
@@ -14,6 +15,7 @@ export const STEP_FORMS: readonly StepForm[] = [
   setForm,
   filterForm,
   httpForm,
+  emailForm,
   respondForm,
   ifForm,
   switchForm,

@@ -4,6 +4,7 @@
  */
 import type { FieldProblem } from '../../api';
 import type { Step } from '../../types';
+import type { EmailDraft } from './email';
 
 export interface Row {
   key: string;
@@ -72,6 +73,8 @@ export interface StepDraft {
   /** sql: `params` stored as one expression giving the array ('' when a list of rows). */
   paramsExpr: string;
   maxRows: string;
+  /** email (SPEC 7e): its addresses, subject, bodies and attachments (credential, timeout, retry above). */
+  email: EmailDraft;
   /** A type this UI has no form for: its configuration as JSON text. */
   raw: string;
   /** Configuration keys the form does not edit. */

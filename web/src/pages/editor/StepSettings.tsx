@@ -10,6 +10,7 @@ import type { SimResult } from '../../lib/simulate';
 import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
 import { CredentialPicker } from './steps/CredentialPicker';
+import { EmailStep } from './steps/EmailStep';
 import { RetryFields } from './steps/RetryFields';
 import { SqlFields } from './steps/SqlStep';
 import {
@@ -20,6 +21,8 @@ import {
   type RenderList,
 } from './steps/FlowFields';
 
+/** The email step's fields whose problems its form shows at the field. */
+const EMAIL_INLINE_FIELDS = ['to', 'cc', 'bcc', 'replyTo', 'subject', 'text', 'html', 'attachments'];
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
 /** The last name in a picked path, as a field name: `body.param1` → `param1`. */
@@ -91,6 +94,7 @@ export function StepSettings({
     'query',
     'params',
     'maxRows',
+    ...(step.type === 'email' ? EMAIL_INLINE_FIELDS : []),
     ...FLOW_INLINE_FIELDS,
   ].map((k) => `${at}/${k}`);
   // A nested step's problems show in its own card; a case's value or condition at its field.
@@ -261,6 +265,9 @@ export function StepSettings({
           </label>
           <RetryFields step={step} at={at} onChange={onChange} problems={problems} />
         </>
+      )}
+      {step.type === 'email' && (
+        <EmailStep step={step} at={at} onChange={onChange} context={context} problems={problems} />
       )}
       {step.type === 'respond' && (
         <>

@@ -2,7 +2,8 @@
  * One step's record in an execution, at any depth (SPEC 7b): its status, timings, error, input and
  * output; for `if`/`switch` the branch that ran and those that did not, with the records of the
  * steps inside; for `forEach` each recorded iteration (the first 100) with its steps; for `code` its
- * console lines; for `http` its attempts; for `sql` its rows as a table.
+ * console lines; for `http` its attempts; for `sql` its rows as a table; for `email` its recipients,
+ * accepted and refused.
  */
 import { useEffect, useId, useState } from 'react';
 import { api } from '../../api';
@@ -10,6 +11,7 @@ import { JsonView } from '../../components/JsonView';
 import { StatusBadge } from '../../components/StatusBadge';
 import { Tabs } from '../../components/Tabs';
 import { formatDuration, formatTime } from '../../lib/format';
+import { EmailRecord } from './EmailRecord';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../../types';
 import { SqlRows, sqlOutput } from './SqlRows';
 
@@ -228,13 +230,18 @@ export function StepRecord({
         </div>
       )}
 
+      {step.type === 'email' && <EmailRecord step={step} />}
+
       {step.attempts && step.attempts.length > 1 && (
         <div className="field">
           <p className="label small">Attempts</p>
           <ol className="small attempts">
             {step.attempts.map((a) => (
               <li key={a.at}>
-                {formatTime(a.at)} · {a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? '')}
+                {formatTime(a.at)} ·{' '}
+                {a.status !== undefined
+                  ? `${step.type === 'email' ? 'SMTP' : 'HTTP'} ${a.status}`
+                  : (a.error ?? '')}
               </li>
             ))}
           </ol>

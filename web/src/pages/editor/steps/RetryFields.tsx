@@ -10,27 +10,37 @@ const ON_LABELS: Record<(typeof RETRY_ON)[number], string> = {
   '5xx': 'a 5xx server error',
 };
 
-/** The http step's retry (SPEC 7c): attempts, backoff, and which failures are retried. */
+const HTTP_OPTIONS = RETRY_ON.map((o) => ({ value: o, label: ON_LABELS[o] }));
+
+/**
+ * A step's retry (SPEC 7c: `http`; 7e: `email`): attempts, backoff, and which failures are retried
+ * (`options`: the http step's unless given; `defaults`: what is retried while `on` is not set).
+ */
 export function RetryFields({
   step,
   at,
   onChange,
   problems,
+  options = HTTP_OPTIONS,
+  defaults,
+  help,
 }: {
   step: StepDraft;
   at: string;
   onChange: (patch: Partial<StepDraft>) => void;
   problems: FieldProblem[];
+  options?: { value: string; label: string }[];
+  defaults?: readonly string[];
+  help?: string;
 }) {
+  const checked = step.retryOnSet || !defaults ? step.retryOn : defaults;
   const id = useId();
   const attemptsError = problemAt(problems, `${at}/retry/attempts`);
   const backoffError = problemAt(problems, `${at}/retry/backoffMs`);
-  const on = (key: string, checked: boolean) =>
+  const toggle = (key: string, on: boolean) =>
     onChange({
       retryOnSet: true,
-      retryOn: checked
-        ? [...step.retryOn.filter((o) => o !== key), key]
-        : step.retryOn.filter((o) => o !== key),
+      retryOn: on ? [...checked.filter((o) => o !== key), key] : checked.filter((o) => o !== key),
     });
   return (
     <fieldset className="rows">
@@ -83,20 +93,24 @@ export function RetryFields({
       {step.retryAttempts.trim() !== '' && (
         <>
           <p className="small">Retry after:</p>
-          {RETRY_ON.map((o) => (
-            <label key={o} className="check">
+          {options.map((o) => (
+            <label key={o.value} className="check">
               <input
                 type="checkbox"
-                checked={step.retryOn.includes(o)}
-                onChange={(e) => on(o, e.target.checked)}
+                checked={checked.includes(o.value)}
+                onChange={(e) => toggle(o.value, e.target.checked)}
               />
-              {ON_LABELS[o]}
+              {o.label}
             </label>
           ))}
-          <p className="help">
-            Pauses double each time (with jitter); a <code>Retry-After</code> answer is honoured (up to an
-            hour). A pause of a second or more parks the execution as waiting instead of holding a worker.
-          </p>
+          {help ? (
+            <p className="help">{help}</p>
+          ) : (
+            <p className="help">
+              Pauses double each time (with jitter); a <code>Retry-After</code> answer is honoured (up to an
+              hour). A pause of a second or more parks the execution as waiting instead of holding a worker.
+            </p>
+          )}
         </>
       )}
     </fieldset>
