@@ -9,6 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Accounts } from './accounts/accounts.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig, type Config } from './config.js';
 import { executions } from './cli/executions.js';
+import { run } from './cli/run.js';
 import { replaceKeyFile, rotateSecrets } from './cli/secrets.js';
 import { AppError } from './errors.js';
 import { decodeCursor } from './ids.js';
@@ -73,6 +74,7 @@ Commands:
   listen WORKFLOW_ID          open a test listener on a running server and print each request
   executions list|show|retry|replay   look at and re-run executions on a running server
   test WORKFLOW_ID [--target draft]   run the workflow's tests from captured traffic; exit 1 on a failure
+  run WORKFLOW_ID [--item FILE]   run the draft once in test mode on a running server (Run now)
   backup FILE [--include-key] write the store, its files and a manifest to one archive (server may run)
   restore FILE --data-dir DIR restore an archive into an empty DIR
 
@@ -131,6 +133,16 @@ ${CONFIG_HELP}`,
                                          (production mode; the default) or its draft (test mode)
 
 These talk to a running server: --url URL (or HOOKFLOW_URL; default http://127.0.0.1:$HOOKFLOW_PORT)
+and --token TOKEN (or HOOKFLOW_TOKEN; create one with \`hookflow tokens create --name cli\`).`,
+  run: `Usage: hookflow run <workflowId> [--item FILE] [--wait]
+
+Runs the workflow's draft once in test mode on a running server (the editor's Run now) and prints
+the new execution's id. The first step receives the JSON object in FILE (\`-\`: stdin) as the
+trigger item; without --item, the newest captured test event's item, else {}.
+
+  --wait    follow the execution to its end: print its status on stderr, exit 1 when it failed
+
+This talks to a running server: --url URL (or HOOKFLOW_URL; default http://127.0.0.1:$HOOKFLOW_PORT)
 and --token TOKEN (or HOOKFLOW_TOKEN; create one with \`hookflow tokens create --name cli\`).`,
   backup: `Usage: hookflow backup FILE [--include-key] [options]
 
@@ -240,6 +252,8 @@ export async function main(argv: string[]): Promise<number> {
           env: process.env,
           showHelp: (asError) => help('executions', asError),
         });
+      case 'run':
+        return await run(rest, { env: process.env, showHelp: (asError) => help('run', asError) });
       default:
         throw new UsageError(`Unknown command "${command}". Run \`hookflow --help\` to see the commands.`);
     }

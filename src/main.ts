@@ -43,6 +43,8 @@ import { TestListeners } from './webhooks/test-listener.js';
 import { Triggers } from './webhooks/triggers.js';
 import { ExecutionWaiter } from './webhooks/waiter.js';
 import { WorkflowService } from './workflows/service.js';
+import type { Clock } from './schedules/clock.js';
+import { Scheduler } from './schedules/scheduler.js';
 
 export interface Roles {
   /** Serve webhooks, the API and the UI. */
@@ -63,6 +65,8 @@ export interface Hookflow {
   setupCode: string | undefined;
   /** Trigger health (SPEC 7g): its sweep runs on processes with an executor; tests call `sweep(now)`. */
   triggerHealth: TriggerHealth;
+  /** The schedule triggers' scheduler, in processes with the worker role. */
+  scheduler: Scheduler | undefined;
   close(): Promise<void>;
 }
 
@@ -70,10 +74,13 @@ export async function startHookflow({
   config,
   log,
   roles = { http: true, worker: true },
+  clock,
 }: {
   config: Config;
   log: Logger;
   roles?: Roles;
+  /** The schedulers' time (tests pass a fake one); the system clock by default. */
+  clock?: Clock;
 }): Promise<Hookflow> {
   const secrets = SecretBox.load(config, log);
   const store = await openStore(config.store, log);
@@ -88,7 +95,12 @@ export async function startHookflow({
     await store.close();
     throw err;
   }
-  const workflows = new WorkflowService({ store, bus, secrets });
+  const workflows = new WorkflowService({
+    store,
+    bus,
+    secrets,
+    ...(clock ? { now: () => clock.now() } : {}),
+  });
   const credentials = new CredentialService({ store, secrets, bus });
   // OAuth2 token requests leave through a pool of their own, under the http steps' SSRF policy.
   const tokenOutbound = createOutbound({
@@ -179,6 +191,11 @@ export async function startHookflow({
   const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
   // Trigger alerts are swept by the processes that run executions; every serving process reports health.
   const triggerHealth = new TriggerHealth({ store, bus, log, sweepMs: TRIGGER_HEALTH_SWEEP_MS });
+  // Schedule triggers fire where executions run (src/schedules/README.md says why): every process
+  // with the worker role races for each tick, and the store lets one of them claim it.
+  const scheduler = roles.worker
+    ? new Scheduler({ store, bus, log, ...(clock ? { clock } : {}) })
+    : undefined;
 
   // Invitation links by mail (SPEC 11b), on the network policy of steps.
   const mailer =
@@ -201,6 +218,7 @@ export async function startHookflow({
       await worker.start();
       log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
     }
+    await scheduler?.start();
     if (roles.http) {
       const accounts = new Accounts({ store });
       app = await createServer({
@@ -241,6 +259,7 @@ export async function startHookflow({
   } catch (err) {
     await triggerHealth.close();
     mailer?.close();
+    await scheduler?.close();
     await retention?.close();
     await worker?.close(0);
     await tokenOutbound.close();
@@ -254,6 +273,7 @@ export async function startHookflow({
     closing ??= (async () => {
       await app?.close();
       mailer?.close();
+      await scheduler?.close();
       await rejections.close();
       await triggerHealth.close();
       await ingest.close();
@@ -268,5 +288,5 @@ export async function startHookflow({
     })();
     return closing;
   };
-  return { app, store, url, setupCode, triggerHealth, close };
+  return { app, store, url, setupCode, triggerHealth, scheduler, close };
 }

@@ -29,6 +29,7 @@ import { concurrencyOf } from '../engine/concurrency.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
+import { testEventsRepo } from '../store/test-events.js';
 import type { Workflow, WorkflowSettings } from '../model/workflow.js';
 
 export type ReplayTarget = 'published' | 'draft';
@@ -170,6 +171,47 @@ export class ExecutionService {
         : await workflowsRepo.getVersion(this.#store.db, workflow.id, workflow.publishedVersion);
     if (!published) throw workflowGone(old.workflow_id);
     return this.#enqueue(old, published, null, 'production');
+  }
+
+  /**
+   * Run now (SPEC 7f): a test-mode run of the draft (the latest saved version) with `item`, by
+   * default the newest test event's item, else `{}`. Returns the new execution's id.
+   */
+  async runNow(workflowId: string, item?: Record<string, unknown>): Promise<string> {
+    const workflow = await workflowsRepo.get(this.#store.db, workflowId);
+    if (!workflow) {
+      throw new AppError('not_found', `There is no workflow with id ${workflowId}.`, {
+        hint: 'List workflows with GET /api/v1/workflows to see their ids.',
+      });
+    }
+    let trigger: string;
+    if (item !== undefined) trigger = JSON.stringify(item);
+    else {
+      const [newest] = await testEventsRepo.list(this.#store.db, workflowId, { limit: 1 });
+      trigger = newest ? newest.item : '{}';
+    }
+    const executionId = newId();
+    const fields = searchFieldRows(
+      { id: executionId, workflow_id: workflowId },
+      workflow.settings?.searchFields,
+      JSON.parse(trigger),
+    );
+    await this.#store.transaction(async (trx) => {
+      await executionsRepo.insert(
+        trx,
+        queuedExecution({
+          id: executionId,
+          workflow_id: workflowId,
+          workflow_version: workflow.version,
+          mode: 'test',
+          trigger,
+          created_at: nowIso(),
+        }),
+        fields,
+      );
+    });
+    await this.#bus.publish('execution.queued', {});
+    return executionId;
   }
 
   /** `version`: the workflow as saved in the version to run (its settings say which fields to index). */

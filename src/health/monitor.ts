@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import { newId, nowIso } from '../ids.js';
-import type { Workflow } from '../model/workflow.js';
+import { isWebhookWorkflow, type WebhookWorkflow } from '../model/workflow.js';
 import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, queuedExecution } from '../store/executions.js';
 import { learnedSchemasRepo } from '../store/learned-schemas.js';
@@ -99,9 +99,11 @@ export class TriggerHealth {
 
   async #sweep(now: number): Promise<void> {
     const db = this.#d.store.db;
-    let watched: Workflow[];
+    let watched: WebhookWorkflow[];
     try {
-      watched = (await workflowsRepo.listPublished(db)).filter((w) => w.trigger.alerts);
+      watched = (await workflowsRepo.listPublished(db))
+        .filter(isWebhookWorkflow)
+        .filter((w) => w.trigger.alerts);
     } catch (err) {
       this.#d.log.warn({ err }, 'trigger health: could not list the watched workflows');
       return;
@@ -118,7 +120,7 @@ export class TriggerHealth {
     await triggerHealthRepo.deleteAlertsBefore(db, new Date(now - ALERT_RETENTION_MS).toISOString());
   }
 
-  async #silence(workflow: Workflow, now: number): Promise<void> {
+  async #silence(workflow: WebhookWorkflow, now: number): Promise<void> {
     const minutes = workflow.trigger.alerts?.silenceMinutes;
     if (!minutes) return;
     const last =
@@ -130,7 +132,7 @@ export class TriggerHealth {
     });
   }
 
-  async #rejections(workflow: Workflow, now: number): Promise<void> {
+  async #rejections(workflow: WebhookWorkflow, now: number): Promise<void> {
     const limit = workflow.trigger.alerts?.rejectionsPerMinute;
     if (!limit) return;
     const db = this.#d.store.db;
@@ -157,7 +159,7 @@ export class TriggerHealth {
     });
   }
 
-  async #drift(workflow: Workflow, now: number): Promise<void> {
+  async #drift(workflow: WebhookWorkflow, now: number): Promise<void> {
     if (!workflow.trigger.alerts?.schemaDrift) return;
     const db = this.#d.store.db;
     // From the previous sweep on; the first sweep of a process looks back one sweep interval.
@@ -194,7 +196,7 @@ export class TriggerHealth {
 
   /** Opens the episode and, if this process opened it, starts the alert workflow. */
   async #fire(
-    workflow: Workflow,
+    workflow: WebhookWorkflow,
     kind: AlertKind,
     episode: string,
     now: number,

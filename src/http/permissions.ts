@@ -54,6 +54,7 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`POST ${API}/workflows/:id/activate`]: 'editor',
   [`POST ${API}/workflows/:id/deactivate`]: 'editor',
   [`POST ${API}/workflows/:id/publish`]: 'editor',
+  [`POST ${API}/workflows/:id/run`]: 'editor',
 
   // Tests: viewers watch what was captured (headers' credentials are masked); editors listen.
   [`GET ${API}/workflows/:id/test-listener`]: 'viewer',

@@ -1,26 +1,39 @@
 /** How stored records look on the wire (API and CLI export). Secrets never leave as they are. */
 import type { StepResult } from '../engine/run.js';
 import { withStepInputs } from '../store/executions.js';
-import type { ExecutionRow } from '../store/schema.js';
-import type { Workflow } from '../model/workflow.js';
+import type { ExecutionRow, ScheduleRow } from '../store/schema.js';
+import type { TriggerConfig, Workflow } from '../model/workflow.js';
+import { nextTick } from '../shared/schedule.js';
 import { maskTrigger } from '../workflows/trigger.js';
 
-export function presentWorkflow(w: Workflow, baseUrl: string) {
+/**
+ * `live`: the workflow's live schedule (store/schedules.ts), when its published trigger is one:
+ * `trigger.nextRunAt` is its next tick (null without one: inactive, or not a schedule in production).
+ */
+export function presentWorkflow(w: Workflow, baseUrl: string, live?: ScheduleRow, now = new Date()) {
   return {
     id: w.id,
     name: w.name,
     active: w.active,
     version: w.version,
     publishedVersion: w.publishedVersion,
-    trigger: {
-      ...maskTrigger(w.trigger),
-      testUrl: `${baseUrl}/webhook-test/${w.trigger.path}`,
-      productionUrl: `${baseUrl}/webhook/${w.trigger.path}`,
-    },
+    trigger: presentTrigger(w.trigger, baseUrl, live, now),
     steps: w.steps,
     settings: w.settings ?? {},
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
+  };
+}
+
+function presentTrigger(trigger: TriggerConfig, baseUrl: string, live: ScheduleRow | undefined, now: Date) {
+  if (trigger.type === 'schedule') {
+    const next = live ? nextTick(live, now) : null;
+    return { ...trigger, nextRunAt: next ? next.toISOString() : null };
+  }
+  return {
+    ...maskTrigger(trigger),
+    testUrl: `${baseUrl}/webhook-test/${trigger.path}`,
+    productionUrl: `${baseUrl}/webhook/${trigger.path}`,
   };
 }
 

@@ -35,6 +35,7 @@ import { type RequestGate, type WebhookHandler, webhookHandler } from './routes/
 import { storeRoutes } from './routes/store.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { workflowTestRoutes } from './routes/workflow-tests.js';
+import { runNowRoutes } from './routes/run-now.js';
 
 const API_BODY_LIMIT = 1024 * 1024;
 // An incoming X-Request-Id is kept when it is short and plain (so a caller can correlate logs).
@@ -313,6 +314,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         const s = secured as unknown as App;
         workflowRoutes(s, deps);
         workflowTestRoutes(s, deps);
+        runNowRoutes(s, deps);
         tokenRoutes(s, deps);
         executionRoutes(s, deps);
         testListenerRoutes(s, deps);

@@ -151,10 +151,25 @@ export const MethodSchema = Type.Union([
   Type.Literal('HEAD'),
 ]);
 
-/** What a client may send for a trigger; everything is optional and defaulted. */
+/** When a schedule's ticks were missed while no process ran (SPEC 7f). */
+export const MissedSchema = Type.Union([Type.Literal('runOnce'), Type.Literal('skip')]);
+
+/**
+ * What a client may send for a trigger; everything is optional and defaulted. One object for both
+ * types (webhook, the default, and schedule): the fields of the other type are ignored, so a PATCH
+ * that only says `{"type": "schedule", "cron": …}` of a webhook workflow works (workflows/trigger.ts
+ * checks what each type needs, naming the field).
+ */
 export const TriggerInputSchema = Type.Object(
   {
-    type: Type.Optional(Type.Literal('webhook')),
+    type: Type.Optional(Type.Union([Type.Literal('webhook'), Type.Literal('schedule')])),
+    /** Schedule: 5 or 6 fields (seconds first), or a nickname such as `@hourly`. */
+    cron: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    /** Schedule: an IANA time zone; default UTC. */
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    missed: Type.Optional(MissedSchema),
+    // Returned by the API for a schedule; accepted and ignored on input.
+    nextRunAt: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     methods: Type.Optional(
       Type.Array(MethodSchema, { minItems: 1, maxItems: METHODS.length, uniqueItems: true }),
     ),
@@ -278,7 +293,7 @@ export const WorkflowPatchSchema = Type.Object(
 );
 export type WorkflowPatch = Static<typeof WorkflowPatchSchema>;
 
-export interface TriggerConfig {
+export interface WebhookTrigger {
   type: 'webhook';
   methods: (typeof METHODS)[number][];
   path: string;
@@ -290,6 +305,18 @@ export interface TriggerConfig {
   /** Sealed (security/secrets.ts); revealed only to answer the handshake. */
   handshakeToken?: string;
 }
+
+/** SPEC 7f: while the workflow is active, each tick of `cron` in `timezone` starts one execution. */
+export interface ScheduleTrigger {
+  type: 'schedule';
+  cron: string;
+  timezone: string;
+  missed: 'runOnce' | 'skip';
+}
+
+export type TriggerConfig = WebhookTrigger | ScheduleTrigger;
+
+export const isWebhookTrigger = (t: TriggerConfig): t is WebhookTrigger => t.type !== 'schedule';
 
 export interface Workflow {
   id: string;
@@ -310,6 +337,10 @@ export interface Workflow {
   updatedAt: string;
 }
 
+/** A workflow whose trigger is a webhook: what the webhook pipeline serves. */
+export type WebhookWorkflow = Workflow & { trigger: WebhookTrigger };
+export const isWebhookWorkflow = (w: Workflow): w is WebhookWorkflow => isWebhookTrigger(w.trigger);
+
 export const WorkflowSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -319,18 +350,29 @@ export const WorkflowSchema = Type.Object({
     description:
       'The version production traffic runs; null until the workflow is first published or activated.',
   }),
+  // One object for both trigger types (a union would make the serializer try each branch): a
+  // webhook trigger has methods … productionUrl, a schedule cron, timezone, missed, nextRunAt.
   trigger: Type.Object({
-    type: Type.Literal('webhook'),
-    methods: Type.Array(MethodSchema),
-    path: Type.String(),
-    auth: Type.Record(Type.String(), Type.Unknown()),
-    response: Type.Record(Type.String(), Type.Unknown()),
-    options: Type.Record(Type.String(), Type.Unknown()),
+    type: Type.Union([Type.Literal('webhook'), Type.Literal('schedule')]),
+    methods: Type.Optional(Type.Array(MethodSchema)),
+    path: Type.Optional(Type.String()),
+    auth: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    response: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     handshake: Type.Optional(HandshakeSchema),
     handshakeToken: Type.Optional(Type.Literal('***')),
     alerts: Type.Optional(TriggerAlertsSchema),
-    testUrl: Type.String(),
-    productionUrl: Type.String(),
+    testUrl: Type.Optional(Type.String()),
+    productionUrl: Type.Optional(Type.String()),
+    cron: Type.Optional(Type.String()),
+    timezone: Type.Optional(Type.String()),
+    missed: Type.Optional(MissedSchema),
+    nextRunAt: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'Schedule: the next tick that will start an execution (of the published version), null while inactive.',
+      }),
+    ),
   }),
   steps: Type.Array(Type.Record(Type.String(), Type.Unknown())),
   settings: Type.Object({

@@ -495,7 +495,7 @@ export class Worker implements ExecutionEntry {
           attempt: row.attempt,
           ...(credentials ? { credentials } : {}),
           ...(resumeJson !== undefined ? { resumeJson } : {}),
-          ...(workflow.trigger.response.mode === 'respondStep'
+          ...(workflow.trigger.type !== 'schedule' && workflow.trigger.response.mode === 'respondStep'
             ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
             : {}),
         });

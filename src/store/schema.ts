@@ -373,8 +373,30 @@ export interface DataStoreTable {
   updated_at: string;
 }
 
+/** A live schedule (SPEC 7f): the published schedule trigger of an active workflow. */
+export interface SchedulesTable {
+  workflow_id: string;
+  /** The published version the ticks run. */
+  version: number;
+  cron: string;
+  timezone: string;
+  missed: 'runOnce' | 'skip';
+  /** When this cron and zone went live (ISO): ticks before it are neither due nor missed. */
+  since: string;
+}
+
+/** A tick that started an execution: the unique claim of (workflow, scheduled_at). */
+export interface ScheduleTicksTable {
+  workflow_id: string;
+  scheduled_at: string;
+  execution_id: string;
+  fired_at: string;
+}
+
 export interface Database {
   data_store: DataStoreTable;
+  schedules: SchedulesTable;
+  schedule_ticks: ScheduleTicksTable;
   users: UsersTable;
   invitations: InvitationsTable;
   audit_log: AuditLogTable;
@@ -415,4 +437,5 @@ export type TestListenerRow = Selectable<TestListenersTable>;
 export type BlobRow = Selectable<BlobsTable>;
 export type CredentialRow = Selectable<CredentialsTable>;
 export type NewBlobRow = Insertable<BlobsTable>;
+export type ScheduleRow = Selectable<SchedulesTable>;
 export type { Generated };

@@ -205,6 +205,8 @@ export const workflowsRepo = {
       await db.deleteFrom('workflow_tests').where('workflow_id', '=', id).execute();
       await db.deleteFrom('execution_fields').where('workflow_id', '=', id).execute();
       await db.deleteFrom('concurrency_marks').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('schedules').where('workflow_id', '=', id).execute();
+      await db.deleteFrom('schedule_ticks').where('workflow_id', '=', id).execute();
     }
     return deleted;
   },

@@ -6,10 +6,10 @@
  * counts) is the parsers' to bound (parse/scan.ts).
  */
 import { AppError } from '../errors.js';
-import type { TriggerConfig } from '../model/workflow.js';
+import type { WebhookTrigger } from '../model/workflow.js';
 
 /** The trigger's own limit (`options.maxBodyBytes`), never above the server's (HOOKFLOW_MAX_BODY_BYTES). */
-export function bodyLimit(trigger: TriggerConfig, serverMax: number): number {
+export function bodyLimit(trigger: WebhookTrigger, serverMax: number): number {
   const own = trigger.options.maxBodyBytes;
   return own === undefined ? serverMax : Math.min(own, serverMax);
 }

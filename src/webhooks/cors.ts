@@ -2,19 +2,19 @@
  * CORS for webhook URLs (SPEC 5b `allowedOrigins`): the matching origin is echoed (not only the
  * first one listed: FIELD-NOTES 11), and a preflight lists the trigger's real methods.
  */
-import type { TriggerConfig } from '../model/workflow.js';
+import type { WebhookTrigger } from '../model/workflow.js';
 
 const MAX_AGE_SECONDS = '600';
 
 /** The Access-Control-Allow-Origin value for this request, or undefined when the origin is not allowed. */
-export function allowedOrigin(trigger: TriggerConfig, origin: string | undefined): string | undefined {
+export function allowedOrigin(trigger: WebhookTrigger, origin: string | undefined): string | undefined {
   if (origin === undefined) return undefined;
   const allowed = trigger.options.allowedOrigins ?? ['*'];
   if (allowed.includes('*')) return '*';
   return allowed.includes(origin) ? origin : undefined;
 }
 
-export function corsHeaders(trigger: TriggerConfig, origin: string | undefined): Record<string, string> {
+export function corsHeaders(trigger: WebhookTrigger, origin: string | undefined): Record<string, string> {
   const allow = allowedOrigin(trigger, origin);
   if (allow === undefined) return {};
   return allow === '*'
@@ -23,7 +23,7 @@ export function corsHeaders(trigger: TriggerConfig, origin: string | undefined):
 }
 
 export function preflightHeaders(
-  trigger: TriggerConfig,
+  trigger: WebhookTrigger,
   origin: string | undefined,
   requestedHeaders: string | undefined,
 ): Record<string, string> {

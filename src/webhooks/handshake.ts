@@ -19,7 +19,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { TriggerConfig } from '../model/workflow.js';
+import type { WebhookTrigger } from '../model/workflow.js';
 import type { Outcome } from './respond.js';
 
 /** What the providers' checks need of the request. */
@@ -30,7 +30,7 @@ export interface HandshakeRequest {
 
 /** Meta's and Microsoft Graph's checks: from the query alone. undefined: not a handshake. */
 export function unsignedHandshake(
-  trigger: TriggerConfig,
+  trigger: WebhookTrigger,
   req: HandshakeRequest,
   token: () => string | undefined,
 ): Outcome | undefined {
@@ -59,7 +59,7 @@ export function unsignedHandshake(
 
 /** Slack's and Zoom's checks: from the parsed JSON body. undefined: not a handshake. */
 export function signedHandshake(
-  trigger: TriggerConfig,
+  trigger: WebhookTrigger,
   body: unknown,
   token: () => string | undefined,
 ): Outcome | undefined {

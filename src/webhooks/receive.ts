@@ -16,7 +16,7 @@ import { executionsRepo, isFinished, queuedExecution, withConcurrency } from '..
 import { concurrencyOf } from '../engine/concurrency.js';
 import type { Store } from '../store/store.js';
 import { isStoreUnavailable, storeUnavailable } from '../store/unavailable.js';
-import type { AuthConfig, Workflow } from '../model/workflow.js';
+import type { AuthConfig, WebhookWorkflow, Workflow } from '../model/workflow.js';
 import { isPromise, type MaybePromise } from '../shared/maybe-promise.js';
 import { trimSlashes } from '../shared/path.js';
 import { revealAuth } from '../workflows/trigger.js';
@@ -279,7 +279,7 @@ export class Receiver {
     }
   }
 
-  #revealedAuth(workflow: Workflow): AuthConfig {
+  #revealedAuth(workflow: WebhookWorkflow): AuthConfig {
     let auth = this.#auth.get(workflow);
     if (!auth) {
       auth = revealAuth(workflow.trigger.auth, this.#d.secrets);
@@ -289,7 +289,7 @@ export class Receiver {
   }
 
   /** The trigger's handshake token in clear, read only when a handshake needs it. */
-  #handshakeToken(workflow: Workflow): string | undefined {
+  #handshakeToken(workflow: WebhookWorkflow): string | undefined {
     const sealed = workflow.trigger.handshakeToken;
     return sealed === undefined ? undefined : this.#d.secrets.reveal(this.#d.secrets.innermost(sealed));
   }
@@ -440,7 +440,7 @@ export class Receiver {
   }
 
   /** Answer a repeated delivery like the first one: same execution, nothing new started. */
-  async #replay(workflow: Workflow, executionId: string): Promise<Outcome | PendingOutcome> {
+  async #replay(workflow: WebhookWorkflow, executionId: string): Promise<Outcome | PendingOutcome> {
     const headers = { 'x-hookflow-execution-id': executionId, 'idempotent-replayed': 'true' };
     const { mode, timeoutMs } = workflow.trigger.response;
     if (mode === 'immediately') return immediateOutcome(workflow.trigger, executionId, headers);

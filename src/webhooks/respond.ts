@@ -9,7 +9,7 @@ import { executionsRepo, isFinished } from '../store/executions.js';
 import { findRecord, type RecordLike } from '../engine/records.js';
 import { isOmitted, type Omitted } from '../model/record-json.js';
 import type { Db } from '../store/store.js';
-import type { TriggerConfig } from '../model/workflow.js';
+import type { WebhookTrigger } from '../model/workflow.js';
 import type { Waiting, WaitResult } from './waiter.js';
 
 export interface Outcome {
@@ -30,7 +30,7 @@ export interface Outcome {
 
 /** The answer of response mode `immediately` (SPEC 5). */
 export function immediateOutcome(
-  trigger: TriggerConfig,
+  trigger: WebhookTrigger,
   executionId: string,
   headers: Record<string, string>,
 ): Outcome {

@@ -14,7 +14,7 @@ import type { Db, Store } from '../store/store.js';
 import { testEventsRepo } from '../store/test-events.js';
 import { testListenersRepo } from '../store/test-listeners.js';
 import { workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../model/workflow.js';
+import { isWebhookWorkflow, type Workflow } from '../model/workflow.js';
 import { assertNoListenerConflict } from '../workflows/paths.js';
 import { workflowNotFound } from '../workflows/service.js';
 import { learn } from './schema/infer.js';
@@ -68,6 +68,7 @@ export class TestListeners {
       async (trx) => {
         const workflow = await workflowsRepo.get(trx, workflowId);
         if (!workflow) throw workflowNotFound(workflowId);
+        if (!isWebhookWorkflow(workflow)) throw scheduleHasNoTestUrl(workflow);
         await testListenersRepo.deleteExpired(trx, now.toISOString());
         // The test URL serves the draft (SPEC 1), so the draft's trigger is what must be free.
         await assertNoListenerConflict(trx, workflow, now.toISOString());
@@ -101,6 +102,7 @@ export class TestListeners {
   /** The open listener of a workflow, if any. */
   async current(workflowId: string): Promise<ListenerInfo | undefined> {
     const workflow = await this.#requireWorkflow(workflowId);
+    if (!isWebhookWorkflow(workflow)) return undefined;
     const row = await testListenersRepo.openOf(this.#store.db, workflowId, nowIso());
     if (!row) return undefined;
     return {
@@ -205,6 +207,18 @@ export function notListening(): AppError {
     'This test URL is not listening for requests right now.',
     {
       hint: 'Click "Listen for test event" in the workflow editor (or POST /api/v1/workflows/:id/test-listener, or run `hookflow listen <workflowId>`), then call the test URL again.',
+    },
+  );
+}
+
+/** A schedule has no test URL: the editor's Run now (POST /workflows/:id/run) tests it. */
+function scheduleHasNoTestUrl(workflow: Workflow): AppError {
+  return new AppError(
+    'validation_failed',
+    `Workflow "${workflow.name}" starts from a schedule, so it has no test URL to listen on.`,
+    {
+      hint: 'Test it with Run now (POST /api/v1/workflows/:id/run), or change its trigger to a webhook.',
+      fields: [{ field: '/trigger/type', message: 'a schedule trigger has no test URL' }],
     },
   );
 }

@@ -12,7 +12,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { testListenersRepo } from '../store/test-listeners.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../model/workflow.js';
+import { isWebhookWorkflow, type WebhookWorkflow } from '../model/workflow.js';
 import { TriggerRegistry } from './registry.js';
 
 export type Mode = 'test' | 'production';
@@ -25,7 +25,8 @@ export interface OpenListener {
 }
 
 export interface TriggerRoute {
-  workflow: Workflow;
+  /** Only webhook workflows have routes: a schedule has no URL (src/schedules starts those). */
+  workflow: WebhookWorkflow;
   /** Set on test routes only. */
   listener?: OpenListener;
 }
@@ -55,16 +56,20 @@ export class Triggers {
   /** Load every active workflow and every open listener. */
   async load(): Promise<void> {
     const published = await workflowsRepo.listPublished(this.#store.db);
-    this.production.replaceAll(published.map((w) => productionEntry(w)));
+    this.production.replaceAll(published.filter(isWebhookWorkflow).map((w) => productionEntry(w)));
     const rows = await testListenersRepo.listOpen(this.#store.db, new Date().toISOString());
     this.test.replaceAll(
-      rows.map((r) =>
-        testEntry(rowToWorkflow(r), {
-          id: r.listener_id,
-          keepListening: r.keep_listening === 1,
-          expiresAt: Date.parse(r.expires_at),
-        }),
-      ),
+      rows.flatMap((r) => {
+        const workflow = rowToWorkflow(r);
+        if (!isWebhookWorkflow(workflow)) return [];
+        return [
+          testEntry(workflow, {
+            id: r.listener_id,
+            keepListening: r.keep_listening === 1,
+            expiresAt: Date.parse(r.expires_at),
+          }),
+        ];
+      }),
     );
     this.#log.info({ production: this.production.size, test: this.test.size }, 'webhook triggers loaded');
   }
@@ -81,8 +86,8 @@ export class Triggers {
     this.production.remove(workflowId);
     this.test.remove(workflowId);
     if (!workflow) return;
-    if (published) this.production.set(productionEntry(published));
-    if (listener && Date.parse(listener.expires_at) > Date.now()) {
+    if (published && isWebhookWorkflow(published)) this.production.set(productionEntry(published));
+    if (listener && isWebhookWorkflow(workflow) && Date.parse(listener.expires_at) > Date.now()) {
       this.#dropExpiredTestOwners(workflow);
       this.test.set(
         testEntry(workflow, {
@@ -99,7 +104,7 @@ export class Triggers {
    * in the test registry. The store has already let `workflow` listen there (it ignores expired rows),
    * so such stale owners give way; a live owner stays and makes `set` refuse.
    */
-  #dropExpiredTestOwners(workflow: Workflow): void {
+  #dropExpiredTestOwners(workflow: WebhookWorkflow): void {
     for (;;) {
       const owner = this.test.conflict(workflow.trigger.path, workflow.trigger.methods, workflow.id);
       if (owner === undefined) return;
@@ -113,14 +118,14 @@ export class Triggers {
   }
 }
 
-const productionEntry = (workflow: Workflow) => ({
+const productionEntry = (workflow: WebhookWorkflow) => ({
   workflowId: workflow.id,
   path: workflow.trigger.path,
   methods: workflow.trigger.methods,
   value: { workflow },
 });
 
-const testEntry = (workflow: Workflow, listener: OpenListener) => ({
+const testEntry = (workflow: WebhookWorkflow, listener: OpenListener) => ({
   workflowId: workflow.id,
   path: workflow.trigger.path,
   methods: workflow.trigger.methods,

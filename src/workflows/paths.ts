@@ -11,14 +11,18 @@ import type { Db } from '../store/store.js';
 import { testListenersRepo } from '../store/test-listeners.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { pathShape } from '../shared/path.js';
-import type { TriggerConfig, Workflow } from '../model/workflow.js';
+import { isWebhookTrigger, type TriggerConfig, type Workflow } from '../model/workflow.js';
 
 /** 409 when another active workflow's published trigger serves one of the same methods on the same path shape. */
 export async function assertPathFree(db: Db, workflow: Pick<Workflow, 'id' | 'trigger'>): Promise<void> {
-  const shape = pathShape(workflow.trigger.path);
+  // A schedule has no URL to own.
+  const mine = workflow.trigger;
+  if (!isWebhookTrigger(mine)) return;
+  const shape = pathShape(mine.path);
   for (const other of await workflowsRepo.listPublished(db)) {
-    if (other.id === workflow.id || pathShape(other.trigger.path) !== shape) continue;
-    const shared = other.trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
+    if (other.id === workflow.id || !isWebhookTrigger(other.trigger)) continue;
+    if (pathShape(other.trigger.path) !== shape) continue;
+    const shared = other.trigger.methods.filter((m) => mine.methods.includes(m));
     if (shared.length > 0) {
       throw new AppError(
         'path_conflict',
@@ -38,12 +42,14 @@ export async function assertNoListenerConflict(
   workflow: Pick<Workflow, 'id' | 'trigger'>,
   now: string,
 ): Promise<void> {
+  const mine = workflow.trigger;
+  if (!isWebhookTrigger(mine)) return;
   const rows = await testListenersRepo.openElsewhere(db, workflow.id, now);
-  const shape = pathShape(workflow.trigger.path);
+  const shape = pathShape(mine.path);
   for (const row of rows) {
     const trigger = JSON.parse(row.trigger) as TriggerConfig;
-    if (pathShape(trigger.path) !== shape) continue;
-    const shared = trigger.methods.filter((m) => workflow.trigger.methods.includes(m));
+    if (!isWebhookTrigger(trigger) || pathShape(trigger.path) !== shape) continue;
+    const shared = trigger.methods.filter((m) => mine.methods.includes(m));
     if (shared.length > 0) {
       throw new AppError(
         'path_conflict',

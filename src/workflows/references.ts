@@ -8,7 +8,7 @@ import type { FieldError } from '../errors.js';
 import { credentialsRepo } from '../store/credentials.js';
 import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
-import type { Workflow } from '../model/workflow.js';
+import { isWebhookTrigger, type Workflow } from '../model/workflow.js';
 import { credentialRefs, workflowRefs } from '../model/step-walk.js';
 import { stepType } from '../engine/steps/index.js';
 
@@ -60,7 +60,9 @@ export async function checkReferences(db: Db, workflow: Workflow): Promise<Field
         });
     }
   }
-  const alertWorkflowId = workflow.trigger.alerts?.workflowId;
+  const alertWorkflowId = isWebhookTrigger(workflow.trigger)
+    ? workflow.trigger.alerts?.workflowId
+    : undefined;
   if (alertWorkflowId !== undefined) {
     if (alertWorkflowId === workflow.id)
       errors.push({

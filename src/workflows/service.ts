@@ -17,13 +17,17 @@ import type { Bus } from '../bus/bus.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { Db, Store } from '../store/store.js';
 import { rowToWorkflow, workflowsRepo } from '../store/workflows.js';
+import { schedulesRepo } from '../store/schedules.js';
+import type { ScheduleRow } from '../store/schema.js';
 import {
   type ConcurrencySettings,
+  isWebhookTrigger,
   SECRET_FIELDS,
   type Step,
   type TriggerConfig,
   type TriggerInput,
   TriggerInputSchema,
+  type WebhookTrigger,
   type Workflow,
   type WorkflowCreate,
   type WorkflowPatch,
@@ -42,11 +46,19 @@ export class WorkflowService {
   readonly #store: Store;
   readonly #bus: Bus;
   readonly #secrets: SecretBox;
+  /** When a schedule goes live (`since`): the schedulers' clock (schedules/clock.ts). */
+  readonly #now: () => number;
 
-  constructor({ store, bus, secrets }: { store: Store; bus: Bus; secrets: SecretBox }) {
+  constructor({
+    store,
+    bus,
+    secrets,
+    now = Date.now,
+  }: { store: Store; bus: Bus; secrets: SecretBox; now?: () => number }) {
     this.#store = store;
     this.#bus = bus;
     this.#secrets = secrets;
+    this.#now = now;
   }
 
   /** `savedBy`: who saves (the API token's name or the account), kept with the version. */
@@ -115,6 +127,12 @@ export class WorkflowService {
     throw new AppError('not_found', `Workflow ${id} has no version ${version}.`, {
       hint: 'GET /api/v1/workflows/:id shows the latest version (the draft) and the published one.',
     });
+  }
+
+  /** The live schedules of these workflows, by id (what `trigger.nextRunAt` is computed from). */
+  async liveSchedules(ids: readonly string[]): Promise<Map<string, ScheduleRow>> {
+    const rows = await schedulesRepo.getMany(this.#store.db, ids);
+    return new Map(rows.map((r) => [r.workflow_id, r]));
   }
 
   async list(limit: number, before: string | undefined): Promise<Page<Workflow>> {
@@ -251,6 +269,7 @@ export class WorkflowService {
         next.updatedAt = nowIso();
         if (live) await assertPathFree(trx, next);
         await workflowsRepo.update(trx, next, false);
+        await setLiveSchedule(trx, next, new Date(this.#now()).toISOString());
         await record(trx, audit, {
           action,
           target: targetOf(next),
@@ -335,17 +354,18 @@ export class WorkflowService {
     for (;;) {
       const rows = await workflowsRepo.list(this.#store.db, { limit: PAGE, before });
       for (const row of rows) {
-        if (!this.#sealedTwice(rowToWorkflow(row).trigger.auth)) continue;
+        if (!this.#sealedTwice(rowToWorkflow(row).trigger)) continue;
         const fixed = await this.#store.transaction(
           async (trx) => {
             const current = await workflowsRepo.get(trx, row.id);
-            if (!current || !this.#sealedTwice(current.trigger.auth)) return false;
+            if (!current || !isWebhookTrigger(current.trigger) || !this.#sealedTwice(current.trigger))
+              return false;
             const auth: Record<string, unknown> = { ...current.trigger.auth };
             for (const field of SECRET_FIELDS) {
               if (typeof auth[field] === 'string')
                 auth[field] = this.#secrets.innermost(auth[field] as string);
             }
-            const trigger = { ...current.trigger, auth: auth as TriggerConfig['auth'] };
+            const trigger = { ...current.trigger, auth: auth as WebhookTrigger['auth'] };
             await workflowsRepo.update(trx, { ...current, trigger }, false);
             return true;
           },
@@ -361,8 +381,9 @@ export class WorkflowService {
     }
   }
 
-  #sealedTwice(auth: TriggerConfig['auth']): boolean {
-    const fields = auth as Record<string, unknown>;
+  #sealedTwice(trigger: TriggerConfig): boolean {
+    if (!isWebhookTrigger(trigger)) return false;
+    const fields = trigger.auth as Record<string, unknown>;
     return SECRET_FIELDS.some(
       (f) => typeof fields[f] === 'string' && this.#secrets.innermost(fields[f] as string) !== fields[f],
     );
@@ -373,8 +394,32 @@ export class WorkflowService {
   }
 }
 
+/**
+ * The schedulers (src/schedules) read the live schedules from the store: the published schedule
+ * trigger of an active workflow, written in the transaction that makes it live. A re-publish that
+ * keeps the cron and zone keeps `since`, so ticks missed before it are still caught up.
+ */
+async function setLiveSchedule(db: Db, workflow: Workflow, now: string): Promise<void> {
+  const trigger = workflow.trigger;
+  if (!workflow.active || trigger.type !== 'schedule' || workflow.publishedVersion === null) {
+    await schedulesRepo.delete(db, workflow.id);
+    return;
+  }
+  const current = await schedulesRepo.get(db, workflow.id);
+  const same = current && current.cron === trigger.cron && current.timezone === trigger.timezone;
+  await schedulesRepo.put(db, {
+    workflow_id: workflow.id,
+    version: workflow.publishedVersion,
+    cron: trigger.cron,
+    timezone: trigger.timezone,
+    missed: trigger.missed,
+    since: same ? current.since : now,
+  });
+}
+
 /** The stored trigger as the API shows it: what a client would send back unchanged. */
 function storedAsInput(trigger: TriggerConfig): TriggerInput {
+  if (!isWebhookTrigger(trigger)) return { ...trigger };
   return maskTrigger(trigger) as TriggerInput;
 }
 

@@ -11,18 +11,58 @@ import { compileTemplate } from '../engine/expressions.js';
 import { parseCidr } from '../model/cidr.js';
 import {
   type AuthConfig,
+  isWebhookTrigger,
   MASK,
+  type ScheduleTrigger,
   SECRET_FIELDS,
   type TriggerConfig,
   type TriggerInput,
   type TriggerOptions,
+  type WebhookTrigger,
 } from '../model/workflow.js';
+import { cronProblem, DEFAULT_TIMEZONE, timezoneProblem } from '../shared/schedule.js';
 
+/**
+ * The stored trigger for a client's input: a webhook (the default) or a schedule. The fields of
+ * the other type are ignored, so switching types in a PATCH needs only the new type's fields.
+ */
 export function buildTrigger(
   input: TriggerInput | undefined,
   previous: TriggerConfig | undefined,
   secrets: SecretBox,
 ): { trigger: TriggerConfig } | { errors: FieldError[] } {
+  if (input?.type === 'schedule') return buildSchedule(input, previous);
+  return buildWebhook(input, previous && isWebhookTrigger(previous) ? previous : undefined, secrets);
+}
+
+function buildSchedule(
+  input: TriggerInput,
+  previous: TriggerConfig | undefined,
+): { trigger: ScheduleTrigger } | { errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const kept = previous?.type === 'schedule' ? previous : undefined;
+  const cron = (input.cron ?? kept?.cron ?? '').trim();
+  const timezone = input.timezone ?? kept?.timezone ?? DEFAULT_TIMEZONE;
+  if (!cron) {
+    errors.push({
+      field: '/trigger/cron',
+      message: 'a schedule needs a cron expression, e.g. "*/5 * * * *" or "@hourly"',
+    });
+  } else {
+    const problem = cronProblem(cron);
+    if (problem) errors.push({ field: '/trigger/cron', message: `"${cron}" ${problem}` });
+  }
+  const zone = timezoneProblem(timezone);
+  if (zone) errors.push({ field: '/trigger/timezone', message: zone });
+  if (errors.length > 0) return { errors };
+  return { trigger: { type: 'schedule', cron, timezone, missed: input.missed ?? kept?.missed ?? 'runOnce' } };
+}
+
+function buildWebhook(
+  input: TriggerInput | undefined,
+  previous: WebhookTrigger | undefined,
+  secrets: SecretBox,
+): { trigger: WebhookTrigger } | { errors: FieldError[] } {
   const errors: FieldError[] = [];
   const rawPath = input?.path ?? previous?.path ?? randomUUID();
   const path = normalizePath(rawPath);
@@ -80,7 +120,7 @@ export function buildTrigger(
  */
 function sealHandshakeToken(
   input: TriggerInput | undefined,
-  previous: TriggerConfig | undefined,
+  previous: WebhookTrigger | undefined,
   secrets: SecretBox,
   errors: FieldError[],
 ): string | undefined {
@@ -170,7 +210,7 @@ function sealSecrets(
 }
 
 /** The trigger as the API and exports show it: every secret as "***". */
-export function maskTrigger(trigger: TriggerConfig): Omit<TriggerConfig, 'auth' | 'handshakeToken'> & {
+export function maskTrigger(trigger: WebhookTrigger): Omit<WebhookTrigger, 'auth' | 'handshakeToken'> & {
   auth: Record<string, unknown>;
   handshakeToken?: typeof MASK;
 } {

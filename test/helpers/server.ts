@@ -8,6 +8,7 @@ import { NODE_FLAGS } from '../../bin/node-flags.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type Hookflow, type Roles, startHookflow } from '../../src/main.js';
+import type { Clock } from '../../src/schedules/clock.js';
 import { TokenService } from '../../src/tokens/tokens.js';
 import { createTestDatabase } from './postgres.js';
 import { tempDir } from './temp-dir.js';
@@ -38,6 +39,8 @@ export interface StartOptions {
   dataDir?: string;
   postgres?: boolean;
   roles?: Roles;
+  /** The schedulers' clock (default: the system's); test/helpers/fake-clock.ts drives schedules. */
+  clock?: Clock;
   /** The server's logger (default: HOOKFLOW_TEST_LOG_LEVEL, silent, on stderr); to read what it logs. */
   log?: Logger;
 }
@@ -66,7 +69,12 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   };
   const config = loadConfig({ env });
   const log = options.log ?? createLogger(config.log.level, 2);
-  const hookflow = await startHookflow({ config, log, ...(options.roles ? { roles: options.roles } : {}) });
+  const hookflow = await startHookflow({
+    config,
+    log,
+    ...(options.roles ? { roles: options.roles } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const address = hookflow.app!.server.address();
   if (!address || typeof address === 'string') throw new Error('server has no TCP address');
   const url = `http://127.0.0.1:${address.port}`;

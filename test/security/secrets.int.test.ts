@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { ConfigError } from '../../src/config.js';
 import { SecretBox } from '../../src/security/secrets.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
+import type { WebhookTrigger } from '../../src/model/workflow.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { runCli } from '../helpers/process.js';
 import { createActiveWorkflow, json, startTestServer, type TestServer, tempDir } from '../helpers/server.js';
@@ -234,7 +235,7 @@ describe('start-up repair of secrets sealed more than once', () => {
         [headerWf.id, 'value'],
       ] as const) {
         const workflow = (await workflowsRepo.get(first.hookflow.store.db, id))!;
-        const auth = workflow.trigger.auth as Record<string, string>;
+        const auth = (workflow.trigger as WebhookTrigger).auth as Record<string, string>;
         let value = auth[field]!;
         for (let i = 0; i < 3; i++) value = box.seal(value);
         auth[field] = value;

@@ -34,7 +34,7 @@ import { workflowsRepo } from '../../src/store/workflows.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
 import { learn } from '../../src/webhooks/schema/infer.js';
-import type { Workflow } from '../../src/model/workflow.js';
+import type { WebhookWorkflow, Workflow } from '../../src/model/workflow.js';
 
 export interface OpenedStore {
   store: Store;
@@ -66,7 +66,7 @@ const iso = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
 const ids = (n: number) => Array.from({ length: n }, newId).sort();
 const newestFirst = (xs: string[]) => [...xs].sort().reverse();
 
-function workflow(overrides: Partial<Workflow> = {}): Workflow {
+function workflow(overrides: Partial<WebhookWorkflow> = {}): WebhookWorkflow {
   const now = iso();
   const id = overrides.id ?? newId();
   return {

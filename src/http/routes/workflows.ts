@@ -1,6 +1,11 @@
 import Type, { type TSchema } from 'typebox';
 import { decodeCursor } from '../../ids.js';
-import { WorkflowCreateSchema, WorkflowPatchSchema, WorkflowSchema } from '../../model/workflow.js';
+import {
+  type Workflow,
+  WorkflowCreateSchema,
+  WorkflowPatchSchema,
+  WorkflowSchema,
+} from '../../model/workflow.js';
 import { decodeVersionCursor } from '../../workflows/service.js';
 import { actorOf } from '../api-auth.js';
 import type { App, HttpDeps } from '../deps.js';
@@ -31,7 +36,13 @@ const VersionItemSchema = Type.Object({
 
 export function workflowRoutes(app: App, { workflows, config, rejections, triggerHealth }: HttpDeps): void {
   const auditOf = auditContext(config.http);
-  const present = (w: Parameters<typeof presentWorkflow>[0]) => presentWorkflow(w, config.http.baseUrl);
+  // A schedule's nextRunAt comes from its live schedule: one read, only for schedule workflows.
+  const presentAll = async (ws: Workflow[]) => {
+    const scheduled = ws.filter((w) => w.trigger.type === 'schedule').map((w) => w.id);
+    const live = scheduled.length > 0 ? await workflows.liveSchedules(scheduled) : new Map();
+    return ws.map((w) => presentWorkflow(w, config.http.baseUrl, live.get(w.id)));
+  };
+  const present = async (w: Workflow) => (await presentAll([w]))[0]!;
   const tags = ['workflows'];
 
   app.post(
@@ -43,7 +54,9 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
       }),
     },
     async (req, reply) =>
-      reply.code(201).send(present(await workflows.create(req.body, undefined, actorOf(req), auditOf(req)))),
+      reply
+        .code(201)
+        .send(await present(await workflows.create(req.body, undefined, actorOf(req), auditOf(req)))),
   );
 
   app.get(
@@ -56,7 +69,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
     },
     async (req) => {
       const page = await workflows.list(req.query.limit ?? 20, decodeCursor(req.query.cursor));
-      return { items: page.items.map(present), nextCursor: page.nextCursor };
+      return { items: await presentAll(page.items), nextCursor: page.nextCursor };
     },
   );
 
@@ -65,7 +78,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
     {
       schema: routeSchema(tags, { params: IdParams, response: { 200: WorkflowSchema, ...errors(401, 404) } }),
     },
-    async (req) => present(await workflows.get(req.params.id)),
+    async (req) => await present(await workflows.get(req.params.id)),
   );
 
   app.get(
@@ -93,7 +106,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
       }),
     },
     async (req) =>
-      present(await workflows.restore(req.params.id, req.params.version, actorOf(req), auditOf(req))),
+      await present(await workflows.restore(req.params.id, req.params.version, actorOf(req), auditOf(req))),
   );
 
   app.get(
@@ -120,11 +133,16 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
       response: { 200: WorkflowSchema, ...errors(400, 401, 404, 409) },
     }),
   });
-  app.put('/workflows/:id', save(WorkflowCreateSchema), async (req) =>
-    present(await workflows.replace(req.params.id, req.body, actorOf(req), auditOf(req))),
+  app.put(
+    '/workflows/:id',
+    save(WorkflowCreateSchema),
+    async (req) =>
+      await present(await workflows.replace(req.params.id, req.body, actorOf(req), auditOf(req))),
   );
-  app.patch('/workflows/:id', save(WorkflowPatchSchema), async (req) =>
-    present(await workflows.patch(req.params.id, req.body, actorOf(req), auditOf(req))),
+  app.patch(
+    '/workflows/:id',
+    save(WorkflowPatchSchema),
+    async (req) => await present(await workflows.patch(req.params.id, req.body, actorOf(req), auditOf(req))),
   );
 
   app.delete(
@@ -145,7 +163,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.activate(req.params.id, auditOf(req))),
+    async (req) => await present(await workflows.activate(req.params.id, auditOf(req))),
   );
 
   app.post(
@@ -158,7 +176,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
         response: { 200: WorkflowSchema, ...errors(401, 404, 409) },
       }),
     },
-    async (req) => present(await workflows.publish(req.params.id, auditOf(req))),
+    async (req) => await present(await workflows.publish(req.params.id, auditOf(req))),
   );
 
   app.post(
@@ -171,7 +189,7 @@ export function workflowRoutes(app: App, { workflows, config, rejections, trigge
         response: { 200: WorkflowSchema, ...errors(401, 404) },
       }),
     },
-    async (req) => present(await workflows.deactivate(req.params.id, auditOf(req))),
+    async (req) => await present(await workflows.deactivate(req.params.id, auditOf(req))),
   );
 
   app.get(

@@ -527,6 +527,34 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0020_schedules': () => ({
+    async up(db: Kysely<unknown>) {
+      // The live schedules (SPEC 7f, src/schedules): one row per active workflow whose published
+      // trigger is a schedule, written with the publish/activate/deactivate that changes it, so every
+      // scheduler reads the same thing. `since`: when this cron (in this zone) went live; a tick
+      // before it was never due, so it is never "missed".
+      await db.schema
+        .createTable('schedules')
+        .addColumn('workflow_id', 'text', (c) => c.primaryKey())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('cron', 'text', (c) => c.notNull())
+        .addColumn('timezone', 'text', (c) => c.notNull())
+        .addColumn('missed', 'text', (c) => c.notNull())
+        .addColumn('since', 'text', (c) => c.notNull())
+        .execute();
+      // One row per tick that started an execution: inserted if absent in the transaction that
+      // queues the execution, so however many processes schedule, a tick starts one execution.
+      // Rows older than an hour are pruned as new ticks are claimed (only the latest is read).
+      await db.schema
+        .createTable('schedule_ticks')
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('scheduled_at', 'text', (c) => c.notNull())
+        .addColumn('execution_id', 'text', (c) => c.notNull())
+        .addColumn('fired_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('schedule_ticks_pk', ['workflow_id', 'scheduled_at'])
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {

@@ -5,7 +5,7 @@
  */
 import type { Bus } from '../../bus/bus.js';
 import { AppError } from '../../errors.js';
-import type { Workflow } from '../../model/workflow.js';
+import type { WebhookWorkflow } from '../../model/workflow.js';
 import type { TriggerItem } from '../item.js';
 import { diffAgainstSchema } from '../schema/diff.js';
 import type { JsonSchema, LearnedSchema } from '../schema/json-schema.js';
@@ -26,7 +26,7 @@ export class SchemaCheck {
   }
 
   /** What differs from the learned schema ([] when off or nothing is learned); `reject` throws. */
-  async check(workflow: Workflow, item: TriggerItem): Promise<string[]> {
+  async check(workflow: WebhookWorkflow, item: TriggerItem): Promise<string[]> {
     const mode = workflow.trigger.options.schemaCheck ?? 'off';
     if (mode === 'off') return [];
     let learned = this.#schemas.get(workflow.id);
