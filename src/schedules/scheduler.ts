@@ -23,7 +23,7 @@
 import type { Cron } from 'croner';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
-import { newId } from '../ids.js';
+import { newId, nowIso } from '../ids.js';
 import { cronOf } from '../shared/schedule.js';
 import { searchFieldRows } from '../store/execution-search.js';
 import { executionsRepo, queuedExecution } from '../store/executions.js';
@@ -273,7 +273,7 @@ export class Scheduler {
     const firedAt = new Date(now).toISOString();
     const item = { scheduledAt, firedAt, executionMode: 'production' };
     const outcome = await store.transaction(async (trx) => {
-      const live = await schedulesRepo.get(trx, workflowId);
+      const live = await schedulesRepo.getToClaim(trx, workflowId, store.caps.shared);
       if (!live || live.cron !== schedule.cron || live.timezone !== schedule.timezone)
         return 'stale' as const;
       if (opts.onlyIfLatest) {
@@ -295,7 +295,8 @@ export class Scheduler {
           workflow_version: live.version,
           mode: 'production',
           trigger: JSON.stringify(item),
-          created_at: firedAt,
+          // The queue's time (due at once), which is the system clock's even when ticks are not.
+          created_at: nowIso(),
         }),
         searchFieldRows({ id: executionId, workflow_id: workflowId }, entry.searchFields, item),
       );

@@ -15,6 +15,17 @@ export const schedulesRepo = {
     return db.selectFrom('schedules').selectAll().where('workflow_id', '=', workflowId).executeTakeFirst();
   },
 
+  /**
+   * The live schedule, read to claim one of its ticks. `lock` (a store shared by processes, where a
+   * row lock exists): FOR SHARE, so a deactivation (which deletes the row) waits for claims in
+   * flight and a claim after it finds no row: no tick starts once deactivate has answered. SQLite
+   * needs none: it has one writer at a time.
+   */
+  async getToClaim(db: Db, workflowId: string, lock: boolean): Promise<ScheduleRow | undefined> {
+    const q = db.selectFrom('schedules').selectAll().where('workflow_id', '=', workflowId);
+    return (lock ? q.forShare() : q).executeTakeFirst();
+  },
+
   /** The live schedules of these workflows (for `trigger.nextRunAt`). */
   async getMany(db: Db, workflowIds: readonly string[]): Promise<ScheduleRow[]> {
     if (workflowIds.length === 0) return [];

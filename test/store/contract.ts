@@ -14,6 +14,7 @@ import { LocalBus } from '../../src/bus/bus.js';
 import { type ExecutionResult, LEASE_MS, MAX_ATTEMPTS, Queue } from '../../src/queue/queue.js';
 import { type ExecutionFilter, executionsRepo } from '../../src/store/executions.js';
 import { queueRepo } from '../../src/store/queue.js';
+import { schedulesRepo } from '../../src/store/schedules.js';
 import type {
   ApiTokenRow,
   Database,
@@ -58,6 +59,8 @@ const TABLES = [
   'credentials',
   'oauth2_tokens',
   'oauth2_authorizations',
+  'schedules',
+  'schedule_ticks',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -1492,6 +1495,61 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(taken.filter(Boolean)).toHaveLength(1);
         expect(taken.find(Boolean)).toMatchObject({ credential_id: 'cred-3', actor_name: 'ann@example.com' });
         expect(await oauth2Repo.takeAuthorization(store.db, 'h2', iso())).toBeUndefined();
+      });
+    });
+
+    describe('schedules', () => {
+      const tick = (at: string, execution = newId()) => ({
+        workflow_id: 'wf-s',
+        scheduled_at: at,
+        execution_id: execution,
+        fired_at: at,
+      });
+
+      it('claims a tick once: the second insert of (workflow, scheduledAt) inserts nothing', async () => {
+        expect(await schedulesRepo.claimTick(store.db, tick('2027-01-01T00:00:01.000Z'))).toBe(true);
+        expect(await schedulesRepo.claimTick(store.db, tick('2027-01-01T00:00:01.000Z'))).toBe(false);
+        expect(await schedulesRepo.claimTick(store.db, tick('2027-01-01T00:00:02.000Z'))).toBe(true);
+        expect(await schedulesRepo.lastTick(store.db, 'wf-s')).toBe('2027-01-01T00:00:02.000Z');
+        expect(await schedulesRepo.lastTick(store.db, 'other')).toBeUndefined();
+      });
+
+      it('concurrent claims of one tick in transactions: exactly one wins', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            store.transaction(async (trx) => {
+              await schedulesRepo.getToClaim(trx, 'wf-s', store.caps.shared);
+              return schedulesRepo.claimTick(trx, tick('2027-01-01T00:00:03.000Z'));
+            }),
+          ),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('prunes claims older than a time, keeps the rest', async () => {
+        for (const s of ['01', '02', '03'])
+          await schedulesRepo.claimTick(store.db, tick(`2027-01-01T00:00:${s}.000Z`));
+        await schedulesRepo.pruneTicks(store.db, 'wf-s', '2027-01-01T00:00:03.000Z');
+        const rows = await store.db.selectFrom('schedule_ticks').select('scheduled_at').execute();
+        expect(rows.map((r) => r.scheduled_at)).toEqual(['2027-01-01T00:00:03.000Z']);
+      });
+
+      it('puts, replaces, reads and deletes a live schedule', async () => {
+        const row = {
+          workflow_id: 'wf-s',
+          version: 1,
+          cron: '* * * * *',
+          timezone: 'UTC',
+          missed: 'runOnce' as const,
+          since: '2027-01-01T00:00:00.000Z',
+        };
+        await schedulesRepo.put(store.db, row);
+        await schedulesRepo.put(store.db, { ...row, version: 2, cron: '@hourly' });
+        expect(await schedulesRepo.list(store.db)).toEqual([{ ...row, version: 2, cron: '@hourly' }]);
+        expect(await schedulesRepo.getMany(store.db, ['wf-s', 'x'])).toHaveLength(1);
+        expect(await schedulesRepo.getToClaim(store.db, 'wf-s', false)).toMatchObject({ version: 2 });
+        await schedulesRepo.delete(store.db, 'wf-s');
+        expect(await schedulesRepo.get(store.db, 'wf-s')).toBeUndefined();
       });
     });
   });
