@@ -248,7 +248,9 @@ function checkData(
         });
     else fields.push({ field: `/data${e.instancePath}`, message: e.message });
   }
-  throw validationFailed(fields.slice(0, 20));
+  // TypeBox may report one field under several keywords: each field is named once, by its first.
+  const unique = [...new Map(fields.reverse().map((f) => [f.field, f])).values()].reverse();
+  throw validationFailed(unique.slice(0, 20));
 }
 
 /**
