@@ -12,6 +12,7 @@ describe('credential forms', () => {
       postgres: ['host', 'port', 'database', 'username', 'password', 'ssl'],
       mysql: ['host', 'port', 'database', 'username', 'password', 'ssl'],
       smtp: ['host', 'port', 'security', 'username', 'password', 'from'],
+      oauth2: ['grantType', 'authorizationUrl', 'tokenUrl', 'clientId', 'clientSecret', 'scope', 'audience'],
     });
   });
 
@@ -25,6 +26,28 @@ describe('credential forms', () => {
     expect(credentialData('smtp', { port: '465' }, false).missing).toEqual(['Host', 'From']);
     expect(credentialData('smtp', { password: 'new' }, true)).toEqual({
       data: { password: 'new' },
+      missing: [],
+    });
+  });
+
+  it('oauth2: the grant type defaults to its first choice, and scope, audience, authorization URL may stay blank', () => {
+    expect(
+      credentialData(
+        'oauth2',
+        { tokenUrl: 'https://t.example/token', clientId: 'a', clientSecret: 'b' },
+        false,
+      ),
+    ).toEqual({
+      data: {
+        grantType: 'authorization_code',
+        tokenUrl: 'https://t.example/token',
+        clientId: 'a',
+        clientSecret: 'b',
+      },
+      missing: [],
+    });
+    expect(credentialData('oauth2', { clientSecret: 'new' }, true)).toEqual({
+      data: { clientSecret: 'new' },
       missing: [],
     });
   });

@@ -1,7 +1,7 @@
 /** Credentials (SPEC 7c): the types, their fields, and the form's values as the API's `data`. */
 
 // The server's own types (type-only: erased from the bundle), not copies.
-export type { Credential, CredentialType } from '../../../src/credentials/model';
+export type { Credential, CredentialType, OAuth2Status } from '../../../src/credentials/model';
 import type { CredentialType } from '../../../src/credentials/model';
 
 export interface CredentialField {
@@ -14,6 +14,8 @@ export interface CredentialField {
   optional?: boolean;
   /** Picked from these rather than typed: [value sent, label]; the first is the default. */
   choices?: [string | boolean, string][];
+  /** A line under the field. */
+  help?: string;
 }
 
 /** The fields of a database server (`postgres`, `mysql`; SPEC 7e). */
@@ -124,7 +126,59 @@ export const CREDENTIAL_TYPES: {
       { key: 'from', label: 'From', secret: false, placeholder: 'Shop Receipts <receipts@shop.example>' },
     ],
   },
+  {
+    type: 'oauth2',
+    label: 'OAuth2',
+    help: 'Sent as Authorization: Bearer <access token>; hookflow gets the token from the provider and renews it. Authorization code: press Connect once it is created.',
+    fields: [
+      {
+        key: 'grantType',
+        label: 'Grant type',
+        secret: false,
+        choices: [
+          ['authorization_code', 'Authorization code (a person signs in: Google, Microsoft…)'],
+          ['client_credentials', 'Client credentials (app to app, no sign-in)'],
+        ],
+      },
+      {
+        key: 'authorizationUrl',
+        label: 'Authorization URL',
+        secret: false,
+        optional: true,
+        placeholder: 'https://accounts.google.com/o/oauth2/v2/auth?access_type=offline&prompt=consent',
+        help: 'Authorization code only: the page where a person signs in.',
+      },
+      {
+        key: 'tokenUrl',
+        label: 'Token URL',
+        secret: false,
+        placeholder: 'https://oauth2.googleapis.com/token',
+      },
+      { key: 'clientId', label: 'Client ID', secret: false },
+      { key: 'clientSecret', label: 'Client secret', secret: true },
+      {
+        key: 'scope',
+        label: 'Scope',
+        secret: false,
+        optional: true,
+        placeholder: 'https://www.googleapis.com/auth/calendar.readonly',
+        help: 'Space-separated, as the provider names them.',
+      },
+      {
+        key: 'audience',
+        label: 'Audience',
+        secret: false,
+        optional: true,
+        help: 'Only if the provider asks for one (Auth0).',
+      },
+    ],
+  },
 ];
+
+/** The address to register with an OAuth2 provider as the redirect (callback) URL. */
+export function oauth2CallbackUrl(): string {
+  return new URL('oauth2/callback', document.baseURI).href;
+}
 
 export function credentialType(type: string) {
   return CREDENTIAL_TYPES.find((t) => t.type === type);

@@ -11,6 +11,8 @@ import {
   type CredentialType,
   credentialData,
   credentialType,
+  type OAuth2Status,
+  oauth2CallbackUrl,
 } from '../lib/credentials';
 import { formatAgo, formatTime } from '../lib/format';
 import { useTitle } from '../lib/title';
@@ -51,6 +53,7 @@ function DataFields({
             spellCheck={false}
             value={values[f.key] ?? ''}
             placeholder={rotating ? 'Leave blank to keep the stored value' : f.placeholder}
+            help={f.help ?? (f.optional && !rotating ? 'Optional.' : undefined)}
             onChange={(e) => onChange({ ...values, [f.key]: e.target.value })}
           />
         ),
@@ -88,6 +91,34 @@ function ChoiceField({
         ))}
       </select>
     </div>
+  );
+}
+
+/** An OAuth2 credential's state, in words (never a token: the API has none to give). */
+function OAuth2State({ status }: { status: OAuth2Status }) {
+  if (status.state === 'needs_reconnect')
+    return (
+      <span className="small">
+        <strong>Needs reconnecting</strong>
+        {status.lastError ? `: ${status.lastError}` : ''}
+      </span>
+    );
+  if (status.state === 'not_connected')
+    return (
+      <span className="small muted">
+        Not connected{status.lastError ? ` (last try: ${status.lastError})` : ''}
+      </span>
+    );
+  return (
+    <span className="small">
+      Connected
+      {status.expiresAt ? (
+        <span className="muted" title={formatTime(status.expiresAt)}>
+          {' '}
+          · token renewed {status.refreshedAt ? formatAgo(status.refreshedAt) : ''}
+        </span>
+      ) : null}
+    </span>
   );
 }
 
@@ -147,6 +178,45 @@ export function CredentialList() {
       setNotice(`Rotated "${c.name}": every workflow using it sends the new value from its next run.`);
     });
     setRotating(null);
+  };
+
+  /**
+   * Connect (authorization code): the provider's page opens in a new tab, where the person signs
+   * in; its callback page says when it is done. The tab is opened at the click (a pop-up opened
+   * after a request would be blocked), and the list is read again when this tab is back in focus.
+   */
+  const connect = async (c: Credential) => {
+    setError(null);
+    setNotice(null);
+    const tab = window.open('', '_blank');
+    await change.run(
+      async () => {
+        const { authorizeUrl } = await api<{ authorizeUrl: string }>(
+          'POST',
+          `/credentials/${encodeURIComponent(c.id)}/oauth2/authorize`,
+        );
+        if (tab) {
+          // The provider's page gets no handle on this one (it could navigate it elsewhere).
+          tab.opener = null;
+          tab.location.href = authorizeUrl;
+        } else window.location.assign(authorizeUrl);
+        setNotice(
+          `Sign in with the provider in the new tab to connect "${c.name}"; this list updates when you come back.`,
+        );
+        const refresh = async () => {
+          window.removeEventListener('focus', refresh);
+          const fresh = await api<Credential>('GET', `/credentials/${encodeURIComponent(c.id)}`);
+          setItems((list) => list?.map((x) => (x.id === fresh.id ? fresh : x)) ?? null);
+        };
+        window.addEventListener('focus', refresh);
+      },
+      {
+        onError: (err) => {
+          tab?.close();
+          setError(err);
+        },
+      },
+    );
   };
 
   const remove = async () => {
@@ -211,6 +281,11 @@ export function CredentialList() {
           <p id={`${id}-type-help`} className="help">
             {kind.help}
           </p>
+          {type === 'oauth2' && (
+            <p className="help">
+              Register this redirect URL with the provider: <code>{oauth2CallbackUrl()}</code>
+            </p>
+          )}
         </div>
         <DataFields type={type} values={values} onChange={setValues} />
         <button type="submit" className="button primary" disabled={creation.busy || name.trim() === ''}>
@@ -236,7 +311,15 @@ export function CredentialList() {
                 <br />
                 <code className="small muted">{c.id}</code>
               </th>
-              <td>{credentialType(c.type)?.label ?? c.type}</td>
+              <td>
+                {credentialType(c.type)?.label ?? c.type}
+                {c.oauth2 && (
+                  <>
+                    <br />
+                    <OAuth2State status={c.oauth2} />
+                  </>
+                )}
+              </td>
               <td>
                 {Object.keys(c.data).map((k) => (
                   <code key={k} className="small">
@@ -246,6 +329,15 @@ export function CredentialList() {
               </td>
               <td title={formatTime(c.updatedAt)}>{formatAgo(c.updatedAt)}</td>
               <td className="actions-cell">
+                {c.oauth2 && 'authorizationUrl' in c.data && (
+                  <>
+                    <RowAction
+                      action={c.oauth2.state === 'not_connected' ? 'Connect' : 'Reconnect'}
+                      row={c.name}
+                      onClick={() => void connect(c)}
+                    />{' '}
+                  </>
+                )}
                 <RowAction
                   action="Rotate"
                   row={c.name}
