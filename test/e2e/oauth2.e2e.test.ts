@@ -66,7 +66,7 @@ describe('OAuth2 credentials in the browser', () => {
 
     // Back on the list: connected, and the button offers to reconnect.
     await page.bringToFront();
-    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    await page.evaluate("window.dispatchEvent(new Event('focus'))");
     await row.getByText('Connected').waitFor();
     await row.getByRole('button', { name: /Reconnect/ }).waitFor();
     const text = await page.evaluate<string>('document.body.innerText');
