@@ -1,3 +1,4 @@
+import { DataStorePage } from './pages/DataStore';
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } from './api';
 import { withBase } from './base';
@@ -135,6 +136,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
   else if (path === '/tokens') page = <TokenList />;
   else if (path === '/credentials' && atLeast(user.role, 'editor')) page = <CredentialList />;
+  else if (path === '/data' && atLeast(user.role, 'editor')) page = <DataStorePage />;
   else if (path === '/members' && atLeast(user.role, 'admin')) page = <MemberList me={user} />;
   else if (path === '/audit' && atLeast(user.role, 'admin'))
     page = <AuditList search={location.split('?')[1] ?? ''} />;
@@ -146,11 +148,13 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
       ? 'tokens'
       : path === '/credentials'
         ? 'credentials'
-        : path === '/members'
-          ? 'members'
-          : path === '/audit'
-            ? 'audit'
-            : 'workflows';
+        : path === '/data'
+          ? 'data'
+          : path === '/members'
+            ? 'members'
+            : path === '/audit'
+              ? 'audit'
+              : 'workflows';
   return (
     <RoleContext.Provider value={user.role}>
       <a href="#main" className="skip-link">
@@ -171,6 +175,11 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           {atLeast(user.role, 'editor') && (
             <Link to="/credentials" aria-current={section === 'credentials' ? 'page' : undefined}>
               Credentials
+            </Link>
+          )}
+          {atLeast(user.role, 'editor') && (
+            <Link to="/data" aria-current={section === 'data' ? 'page' : undefined}>
+              Data
             </Link>
           )}
           <Link to="/tokens" aria-current={section === 'tokens' ? 'page' : undefined}>

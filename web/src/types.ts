@@ -126,6 +126,8 @@ export interface ExecutionStep {
   logs?: string[];
   /** `http` with `retry` (SPEC 7c): each attempt. */
   attempts?: { at: string; status?: number; error?: string }[];
+  /** `workflow`: the sub-workflow execution it started. */
+  childExecutionId?: string;
   /** `email` (SPEC 7e): the message as sent (addresses, subject, attachments) and the server's last reply. */
   mail?: {
     from?: string;
@@ -161,6 +163,8 @@ export interface Execution {
   skipReason?: 'superseded' | null;
   /** The error workflow's execution this failed production execution started (SPEC 7c). */
   errorExecutionId?: string | null;
+  /** A sub-workflow execution (mode `sub`): the execution whose `workflow` step started it. */
+  parentExecutionId?: string | null;
   /** While `waiting`: when it resumes (ISO-8601 UTC); null otherwise. */
   resumeAt?: string | null;
 }

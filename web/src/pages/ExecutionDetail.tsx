@@ -255,6 +255,17 @@ export function ExecutionDetail({ id }: { id: string }) {
             </dd>
           </div>
         )}
+        {e.parentExecutionId && (
+          <div>
+            <dt>Called by</dt>
+            <dd>
+              A <code>workflow</code> step of{' '}
+              <Link to={`/executions/${e.parentExecutionId}`} data-testid="parent-execution">
+                execution {e.parentExecutionId.slice(0, 8)}…
+              </Link>
+            </dd>
+          </div>
+        )}
         {e.errorExecutionId && (
           <div>
             <dt>Error workflow</dt>

@@ -11,6 +11,7 @@ import { JsonView } from '../../components/JsonView';
 import { StatusBadge } from '../../components/StatusBadge';
 import { Tabs } from '../../components/Tabs';
 import { formatDuration, formatTime } from '../../lib/format';
+import { Link } from '../../router';
 import { EmailRecord } from './EmailRecord';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../../types';
 import { SqlRows, sqlOutput } from './SqlRows';
@@ -231,6 +232,15 @@ export function StepRecord({
       )}
 
       {step.type === 'email' && <EmailRecord step={step} />}
+
+      {step.childExecutionId && (
+        <p className="small">
+          Sub-workflow:{' '}
+          <Link to={`/executions/${step.childExecutionId}`} data-testid="child-execution">
+            execution {step.childExecutionId.slice(0, 8)}…
+          </Link>
+        </p>
+      )}
 
       {step.attempts && step.attempts.length > 1 && (
         <div className="field">
