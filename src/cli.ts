@@ -533,7 +533,7 @@ async function secrets(args: string[]): Promise<number> {
     const current = SecretBox.load(config, createLogger('warn', 2));
     const counts = await rotateSecrets(store, current, SecretBox.fromPassphrase(newKey));
     console.error(
-      `Re-sealed ${counts.credentials} credential(s), the webhook secrets of ${counts.workflows} workflow(s) and ${counts.versions} saved version(s) under the new key.`,
+      `Re-sealed ${counts.credentials} credential(s), ${counts.variables} secret variable(s), the webhook secrets of ${counts.workflows} workflow(s) and ${counts.versions} saved version(s) under the new key.`,
     );
     if (config.security.encryptionKey) {
       console.error(

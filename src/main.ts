@@ -14,6 +14,7 @@ import { OAuth2 } from './credentials/oauth2.js';
 import { CredentialService } from './credentials/service.js';
 import { createOutbound, OPEN_NETWORK, publicNetworkOnly } from './engine/network.js';
 import { DataStore } from './executions/data-store.js';
+import { VariableService } from './variables/service.js';
 import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { WorkflowTests } from './workflow-tests/service.js';
@@ -108,6 +109,7 @@ export async function startHookflow({
     maxSocketsPerHost: config.engine.httpMaxSocketsPerHost,
   });
   const oauth2 = new OAuth2({ store, secrets, outbound: tokenOutbound, baseUrl: config.http.baseUrl, log });
+  const variables = new VariableService({ store, secrets });
   // After the migrations, which cannot do it: the repair needs the encryption key.
   await workflows.repairSealedSecrets(log);
   const triggers = new Triggers({ store, bus, log });
@@ -177,6 +179,7 @@ export async function startHookflow({
           startWorkflow: (request) => subWorkflows.start(request),
           workflowState: (executionId) => subWorkflows.state(executionId),
         },
+        variables,
         onFailed,
       })
     : undefined;
@@ -234,6 +237,7 @@ export async function startHookflow({
         credentials,
         ...(mailer ? { mailer } : {}),
         oauth2,
+        variables,
         listeners,
         receiver,
         rejections,

@@ -1,6 +1,6 @@
 /**
  * `hookflow secrets rotate`: re-seal every secret at rest under a new key, in one
- * transaction — credentials' data, webhook trigger secrets of every workflow, and those of every
+ * transaction — credentials' data, secret variables' values, webhook trigger secrets of every workflow, and those of every
  * saved version (history rows keep their own sealed copies). The current key is the configured
  * one (HOOKFLOW_ENCRYPTION_KEY, or the data dir's generated `encryption.key`); the new one comes
  * from HOOKFLOW_NEW_ENCRYPTION_KEY (an environment variable, so it appears in no process list or
@@ -17,6 +17,7 @@ import path from 'node:path';
 import { SecretBox } from '../security/secrets.js';
 import { credentialsRepo } from '../store/credentials.js';
 import { oauth2Repo } from '../store/oauth2.js';
+import { variablesRepo } from '../store/variables.js';
 import type { Store } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { SECRET_FIELDS } from '../model/workflow.js';
@@ -25,6 +26,8 @@ import { record, SYSTEM } from '../audit/audit.js';
 
 export interface RotateCounts {
   credentials: number;
+  /** Secret variables (SPEC 7e). */
+  variables: number;
   workflows: number;
   versions: number;
 }
@@ -67,7 +70,7 @@ export async function rotateSecrets(
 
   return store.transaction(
     async (trx) => {
-      const counts: RotateCounts = { credentials: 0, workflows: 0, versions: 0 };
+      const counts: RotateCounts = { credentials: 0, variables: 0, workflows: 0, versions: 0 };
       for (const row of await credentialsRepo.listData(trx)) {
         await credentialsRepo.setData(trx, row.id, reseal(row.data));
         counts.credentials++;
@@ -77,6 +80,10 @@ export async function rotateSecrets(
         await oauth2Repo.setSealed(trx, row.credential_id, reseal(row.tokens));
       for (const row of await oauth2Repo.listVerifiers(trx))
         await oauth2Repo.setVerifier(trx, row.state_hash, reseal(row.verifier));
+      for (const row of await variablesRepo.listSecret(trx)) {
+        await variablesRepo.setValue(trx, row.name, reseal(row.value));
+        counts.variables++;
+      }
       for (const row of await workflowsRepo.listTriggers(trx)) {
         const trigger = JSON.parse(row.trigger) as { auth?: Record<string, unknown> };
         if (!resealTrigger(trigger)) continue;

@@ -361,6 +361,15 @@ export class Engine {
     return this.#sql.forget(id);
   }
 
+  /** Whether some expression of `workflow` names `$vars` or `$secrets` (the run needs RunContext.variables). */
+  usesVariables(workflow: Workflow): boolean {
+    try {
+      return this.#compiler.compile(workflow).variables;
+    } catch {
+      return false;
+    }
+  }
+
   close(): Promise<void> {
     this.#mail.close();
     return Promise.all([this.#outbound.close(), this.#sql.close()]).then(() => undefined);

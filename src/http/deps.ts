@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { Mailer } from '../credentials/mailer.js';
 import type { OAuth2 } from '../credentials/oauth2.js';
 import type { CredentialService } from '../credentials/service.js';
+import type { VariableService } from '../variables/service.js';
 import type { TriggerHealth } from '../health/monitor.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreHealth } from '../store/health.js';
@@ -42,6 +43,7 @@ export interface HttpDeps {
   mailer?: Mailer;
   /** OAuth2 credentials' connection (authorize, the callback page). */
   oauth2: OAuth2;
+  variables: VariableService;
   listeners: TestListeners;
   receiver: Receiver;
   rejections: Rejections;

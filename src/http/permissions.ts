@@ -85,6 +85,13 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   [`PUT ${API}/store/:scope/:key`]: 'editor',
   [`DELETE ${API}/store/:scope/:key`]: 'editor',
 
+  // Variables (SPEC 7e): the editors' (SPEC 11b names them in the editor's rights; a viewer reads
+  // workflows and executions only). A secret's value is "***" for everyone.
+  [`GET ${API}/variables`]: 'editor',
+  [`GET ${API}/variables/:name`]: 'editor',
+  [`PUT ${API}/variables/:name`]: 'editor',
+  [`DELETE ${API}/variables/:name`]: 'editor',
+
   // API tokens: everyone lists their own (admins all); editors make and revoke their own
   // (admins anyone's: routes/tokens.ts).
   [`GET ${API}/tokens`]: 'viewer',

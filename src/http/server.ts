@@ -25,6 +25,7 @@ import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { oauth2AuthorizeRoute, oauth2CallbackRoute } from './routes/oauth2.js';
+import { variableRoutes } from './routes/variables.js';
 import { executionRoutes } from './routes/executions.js';
 import { healthRoutes } from './routes/health.js';
 import { memberRoutes } from './routes/members.js';
@@ -320,6 +321,7 @@ export async function createServer(deps: HttpDeps): Promise<App> {
         testListenerRoutes(s, deps);
         credentialRoutes(s, deps);
         oauth2AuthorizeRoute(s, deps);
+        variableRoutes(s, deps);
         memberRoutes(s, deps);
         storeRoutes(s, deps);
         // Reads only: the rows are written by the services that make the changes.

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { EngineServices } from '../engine/services.js';
 import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials, TokenSource } from '../engine/credentials.js';
+import type { RunVariables } from '../engine/types.js';
 import { Engine, type RunResult } from '../engine/run.js';
 import { isPromise } from '../shared/maybe-promise.js';
 import { executionsRepo } from '../store/executions.js';
@@ -87,6 +88,8 @@ export interface WorkerDeps {
   credentials?: { forRun(steps: readonly unknown[]): Promise<RunCredentials | undefined> };
   /** The access tokens of `oauth2` credentials, asked for by `http` steps as they run (credentials/oauth2.ts). */
   tokens?: TokenSource;
+  /** The variables of one run, secrets unsealed (variables/service.ts), for versions naming $vars or $secrets. */
+  variables?: { forRun(): Promise<RunVariables> };
   /**
    * Told once the failure of a production execution whose workflow names an error workflow is
    * recorded (SPEC 7c; executions/error-workflows.ts queues that workflow's execution).
@@ -475,6 +478,9 @@ export class Worker implements ExecutionEntry {
         // A resumed execution goes on from its checkpoint: its head and its parts, as stored (the
         // runner's thread parses them).
         const credentials = await this.#deps.credentials?.forRun(workflow.steps);
+        const variables = this.#engine.usesVariables(workflow)
+          ? await this.#deps.variables?.forRun()
+          : undefined;
         let resumeJson: string | undefined;
         if (row.resume_state != null) {
           try {
@@ -494,6 +500,7 @@ export class Worker implements ExecutionEntry {
           mode: row.mode,
           attempt: row.attempt,
           ...(credentials ? { credentials } : {}),
+          ...(variables ? { variables } : {}),
           ...(resumeJson !== undefined ? { resumeJson } : {}),
           ...(workflow.trigger.type !== 'schedule' && workflow.trigger.response.mode === 'respondStep'
             ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }

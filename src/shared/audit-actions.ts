@@ -15,6 +15,8 @@ export const AUDIT_ACTIONS = [
   'credential.rotate',
   'credential.delete',
   'credential.connect',
+  'variable.set',
+  'variable.delete',
   'token.create',
   'token.revoke',
   'member.invite',

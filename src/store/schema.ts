@@ -205,6 +205,15 @@ export interface OAuth2AuthorizationsTable {
   expires_at: string;
 }
 
+/** Variables (SPEC 7e): `value` sealed (SecretBox) when `secret` is 1. */
+export interface VariablesTable {
+  name: string;
+  value: string;
+  secret: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface IdempotencyKeysTable {
   workflow_id: string;
   key: string;
@@ -419,6 +428,7 @@ export interface Database {
   credentials: CredentialsTable;
   oauth2_tokens: OAuth2TokensTable;
   oauth2_authorizations: OAuth2AuthorizationsTable;
+  variables: VariablesTable;
   rejections: RejectionsTable;
   refusal_counts: RefusalCountsTable;
   trigger_alerts: TriggerAlertsTable;
@@ -436,6 +446,7 @@ export type TestEventRow = Selectable<TestEventsTable>;
 export type TestListenerRow = Selectable<TestListenersTable>;
 export type BlobRow = Selectable<BlobsTable>;
 export type CredentialRow = Selectable<CredentialsTable>;
+export type VariableRow = Selectable<VariablesTable>;
 export type NewBlobRow = Insertable<BlobsTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type { Generated };

@@ -16,6 +16,7 @@ import { type ExecutionFilter, executionsRepo } from '../../src/store/executions
 import { queueRepo } from '../../src/store/queue.js';
 import { schedulesRepo } from '../../src/store/schedules.js';
 import type {
+  VariableRow,
   ApiTokenRow,
   Database,
   ExecutionRow,
@@ -32,6 +33,8 @@ import { tokensRepo } from '../../src/store/tokens.js';
 import { usersRepo } from '../../src/store/users.js';
 import { dataStoreContract } from './data-store-contract.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
+import { BLOB_PART_BYTES, blobFiles, blobsRepo } from '../../src/store/blobs.js';
+import { variablesRepo } from '../../src/store/variables.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
 import { learn } from '../../src/webhooks/schema/infer.js';
@@ -43,6 +46,8 @@ export interface OpenedStore {
 }
 
 const TABLES = [
+  'variables',
+  'blob_parts',
   'workflows',
   'workflow_versions',
   'api_tokens',
@@ -595,6 +600,71 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         ).toBe(0);
         expect(createHash('sha256').update(got.data).digest('hex')).toBe(sha256);
         expect({ ...got, data: undefined }).toEqual({ ...row, data: undefined });
+      });
+    });
+
+    describe('blobFiles: a file stored as it arrives, read part by part', () => {
+      it('stores parts, is unreadable until finished, and reads back byte for byte', async () => {
+        const id = newId();
+        const executionId = newId();
+        await blobFiles.begin(store.db, {
+          id,
+          execution_id: executionId,
+          filename: 'r.bin',
+          mime_type: 'application/pdf',
+          created_at: iso(),
+        });
+        const pending = await blobFiles.row(store.db, id);
+        expect(pending).toMatchObject({ size: 0, sha256: '', execution_id: executionId });
+        const parts = [randomBytes(BLOB_PART_BYTES), randomBytes(BLOB_PART_BYTES), randomBytes(12_345)];
+        for (const [seq, data] of parts.entries()) await blobFiles.append(store.db, id, seq, data);
+        const all = Buffer.concat(parts);
+        const sha256 = createHash('sha256').update(all).digest('hex');
+        await blobFiles.finish(store.db, id, all.length, sha256);
+        const row = (await blobFiles.row(store.db, id))!;
+        expect(row).toMatchObject({ size: all.length, sha256 });
+        expect(blobFiles.partCount(row)).toBe(3);
+        const read: Buffer[] = [];
+        for await (const chunk of blobFiles.chunks(store.db, row)) read.push(Buffer.from(chunk));
+        expect(Buffer.compare(Buffer.concat(read), all)).toBe(0);
+        // The whole-file read agrees.
+        expect(Buffer.compare(Buffer.from((await blobsRepo.get(store.db, id))!.data), all)).toBe(0);
+        expect(await blobFiles.part(store.db, row, 3)).toBeUndefined();
+      });
+    });
+
+    describe('variablesRepo', () => {
+      const variable = (name: string, over: Partial<VariableRow> = {}): VariableRow => ({
+        name,
+        value: `value of ${name}`,
+        secret: 0,
+        created_at: iso(),
+        updated_at: iso(),
+        ...over,
+      });
+
+      it('puts (insert, then replace keeping created_at), lists by name, gets and deletes', async () => {
+        await variablesRepo.put(store.db, variable('B_VAR'));
+        const first = variable('A_VAR', { created_at: '2026-01-01T00:00:00.000Z' });
+        await variablesRepo.put(store.db, first);
+        await variablesRepo.put(
+          store.db,
+          variable('A_VAR', { value: 'sealed', secret: 1, updated_at: '2026-02-01T00:00:00.000Z' }),
+        );
+        expect((await variablesRepo.list(store.db)).map((v) => v.name)).toEqual(['A_VAR', 'B_VAR']);
+        expect(await variablesRepo.get(store.db, 'A_VAR')).toEqual({
+          name: 'A_VAR',
+          value: 'sealed',
+          secret: 1,
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-02-01T00:00:00.000Z',
+        });
+        expect(await variablesRepo.listSecret(store.db)).toEqual([{ name: 'A_VAR', value: 'sealed' }]);
+        await variablesRepo.setValue(store.db, 'A_VAR', 'resealed');
+        expect((await variablesRepo.get(store.db, 'A_VAR'))?.value).toBe('resealed');
+        expect(await variablesRepo.delete(store.db, 'A_VAR')).toBe(true);
+        expect(await variablesRepo.delete(store.db, 'A_VAR')).toBe(false);
+        expect(await variablesRepo.get(store.db, 'A_VAR')).toBeUndefined();
       });
     });
 

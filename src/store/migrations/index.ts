@@ -555,6 +555,20 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0018_variables': () => ({
+    async up(db: Kysely<unknown>) {
+      // Variables (SPEC 7e): `$vars.NAME` in expressions; a secret one (`secret` 1) is `$secrets.NAME`
+      // and its `value` is sealed (SecretBox), never stored in clear.
+      await db.schema
+        .createTable('variables')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('secret', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  }),
 };
 
 export function migrationProvider(caps: DialectCapabilities): MigrationProvider {
