@@ -222,13 +222,4 @@ export const dataStoreRepo = {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   },
-
-  /** Deletes a workflow's entries (the workflow was deleted). */
-  async deleteWorkflow(db: Db, workflowId: string): Promise<void> {
-    await db
-      .deleteFrom('data_store')
-      .where('scope', '=', 'workflow')
-      .where('workflow_id', '=', workflowId)
-      .execute();
-  },
 };

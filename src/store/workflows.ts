@@ -207,6 +207,12 @@ export const workflowsRepo = {
       await db.deleteFrom('concurrency_marks').where('workflow_id', '=', id).execute();
       await db.deleteFrom('schedules').where('workflow_id', '=', id).execute();
       await db.deleteFrom('schedule_ticks').where('workflow_id', '=', id).execute();
+      // Its own data store entries (the global scope is no workflow's).
+      await db
+        .deleteFrom('data_store')
+        .where('scope', '=', 'workflow')
+        .where('workflow_id', '=', id)
+        .execute();
     }
     return deleted;
   },

@@ -217,6 +217,18 @@ describe.each([
     );
   });
 
+  it('deleting a workflow deletes its own entries, not the global ones', async () => {
+    const { wf, call } = await endpoint('doomed', [
+      { name: 'mine', type: 'store', op: 'set', key: 'k', value: 1 },
+      { name: 'shared', type: 'store', op: 'set', key: 'doomed-shared', value: 2, scope: 'global' },
+    ]);
+    expect((await call()).status).toBe(200);
+    expect((await server.api('GET', `/api/v1/store/workflow/k?workflowId=${wf.id}`)).status).toBe(200);
+    expect((await server.api('DELETE', `/api/v1/workflows/${wf.id}`)).status).toBe(204);
+    expect((await server.api('GET', `/api/v1/store/workflow/k?workflowId=${wf.id}`)).status).toBe(404);
+    expect((await server.api('GET', '/api/v1/store/global/doomed-shared')).status).toBe(200);
+  });
+
   it('refuses a store step whose fields do not fit its operation, on save', async () => {
     const res = await server.api('POST', '/api/v1/workflows', {
       name: 'bad store',
