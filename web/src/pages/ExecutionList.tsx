@@ -222,6 +222,12 @@ export function ExecutionList({ search }: { search: string }) {
               <td>
                 <Link to={`/executions/${e.id}`}>{names[e.workflowId] ?? e.workflowId}</Link>
                 <span className="muted small"> · v{e.workflowVersion}</span>
+                {e.concurrencyKey && (
+                  <span className="muted small" title="Concurrency key">
+                    {' '}
+                    · key <code>{e.concurrencyKey}</code>
+                  </span>
+                )}
               </td>
               <td>
                 <ModeBadge mode={e.mode} />
