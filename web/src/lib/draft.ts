@@ -245,9 +245,10 @@ export function draftFrom(w: Workflow): Draft {
   return {
     name: w.name,
     trigger: {
-      methods: [...t.methods],
-      path: t.path,
-      auth: { ...t.auth },
+      // A schedule trigger (SPEC 7f) has none of these: the form starts from a webhook's defaults.
+      methods: [...(t.methods ?? ['POST'])],
+      path: t.path ?? '',
+      auth: { ...(t.auth ?? { type: 'none' }) },
       responseMode: r.mode,
       responseStatus: r.status === undefined ? '' : String(r.status),
       responseNoContent: r.noContent === true,

@@ -530,11 +530,11 @@ export function WorkflowEditor({ id }: { id: string }) {
       (p) => !local.some((l) => l.field === p.field),
     ),
   ];
-  const baseUrl = saved.trigger.testUrl.slice(
-    0,
-    saved.trigger.testUrl.length - `/webhook-test/${saved.trigger.path}`.length,
-  );
-  const path = normalizedPath(draft.trigger.path) ?? saved.trigger.path;
+  // A schedule trigger (SPEC 7f) has no URLs: the webhook form then starts without a path.
+  const savedTestUrl = saved.trigger.testUrl ?? '';
+  const savedPath = saved.trigger.path ?? '';
+  const baseUrl = savedTestUrl.slice(0, savedTestUrl.length - `/webhook-test/${savedPath}`.length);
+  const path = normalizedPath(draft.trigger.path) ?? savedPath;
   const setTrigger = (patch: Partial<TriggerDraft>) =>
     setDraft({ ...draft, trigger: { ...draft.trigger, ...patch } });
   const state = publishState(saved);

@@ -72,8 +72,8 @@ export function WorkflowList() {
     return workflows.filter(
       (w) =>
         w.name.toLowerCase().includes(q) ||
-        w.trigger.path.toLowerCase().includes(q) ||
-        w.trigger.methods.join(' ').toLowerCase().includes(q),
+        (w.trigger.path ?? '').toLowerCase().includes(q) ||
+        (w.trigger.methods ?? []).join(' ').toLowerCase().includes(q),
     );
   }, [workflows, search]);
 
@@ -104,7 +104,7 @@ export function WorkflowList() {
       async () => {
         const trigger = triggerInput(w);
         // Secrets never reach the browser, so a copy cannot carry them: its auth starts empty.
-        const hasSecret = Object.values(trigger.auth).includes(MASK);
+        const hasSecret = Object.values(trigger.auth ?? {}).includes(MASK);
         const { path: _path, ...rest } = trigger;
         const copy = await api<Workflow>('POST', '/workflows', {
           name: `Copy of ${w.name}`,
@@ -250,8 +250,19 @@ export function WorkflowList() {
                   )}
                 </td>
                 <td>
-                  <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}
-                  <code>/{w.trigger.path}</code>
+                  {scheduleOf(w) ? (
+                    <>
+                      <span className="methods">Schedule</span> <code>{scheduleOf(w)!.cron}</code>
+                      {scheduleOf(w)!.nextRunAt && (
+                        <span className="muted small"> · next {formatTime(scheduleOf(w)!.nextRunAt!)}</span>
+                      )}
+                    </>
+                  ) : (
+                    <>
+                      <span className="methods">{w.trigger.methods.join(', ')}</span>{' '}
+                      <code>/{w.trigger.path}</code>
+                    </>
+                  )}
                 </td>
                 <td>
                   {exec === undefined ? (
@@ -309,4 +320,10 @@ export function WorkflowList() {
       </ConfirmDialog>
     </section>
   );
+}
+
+/** A schedule trigger (SPEC 7f) as the API shows it; the editor's form edits webhook triggers only. */
+function scheduleOf(w: Workflow): { cron: string; nextRunAt?: string | null } | undefined {
+  const t = w.trigger as unknown as { type?: string; cron?: string; nextRunAt?: string | null };
+  return t.type === 'schedule' && t.cron ? { cron: t.cron, nextRunAt: t.nextRunAt ?? null } : undefined;
 }
