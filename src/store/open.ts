@@ -28,6 +28,9 @@ export async function migrate(store: Store, log: Logger): Promise<void> {
     provider: migrationProvider(store.caps),
     migrationTableName: 'hookflow_migrations',
     migrationLockTableName: 'hookflow_migrations_lock',
+    // Migrations are named by number, but work made in parallel can land a lower number after a
+    // higher one: a database that already ran the higher one still takes the lower one.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   for (const r of results ?? []) {
