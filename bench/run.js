@@ -38,7 +38,13 @@
  * retention on (HOOKFLOW_EXECUTIONS_MAX_COUNT, default 100000 here) and compares its RSS after one
  * minute with its RSS at the end (a leak shows as growth).
  *
- *   npm run bench -- [--duration 10] [--rounds 1] [--slices 5] [--connections 50] [--warmup 2]
+ * `--case io` runs the io case alone instead (bench/lib/io.js, SPEC 7d): `webhook → http (an API
+ * answering in 100 ms) → set` from 50 senders for `--duration` seconds, then the executions it
+ * drains per second and the peak RSS; then 5 000 executions waiting on an API that holds its
+ * answers, and the peak RSS meanwhile. With `--postgres`: one `hookflow webhook` and one `hookflow
+ * worker`, RSS for each.
+ *
+ *   npm run bench -- [--case io] [--duration 10] [--rounds 1] [--slices 5] [--connections 50] [--warmup 2]
  *                    [--soak 300] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]
  *
  * `--json` prints the whole report as one JSON document on stdout (progress goes to stderr).
@@ -80,7 +86,17 @@ import {
   ROUTED_STEPS,
   runSoak,
 } from './lib/cases.js';
-import { opts, rounds, slices, sliceSeconds, soakSeconds, warmup, warmupConnections } from './lib/cli.js';
+import {
+  onlyCase,
+  opts,
+  rounds,
+  slices,
+  sliceSeconds,
+  soakSeconds,
+  warmup,
+  warmupConnections,
+} from './lib/cli.js';
+import { ioLines, postgresIoStore, runIo, sqliteIoStore } from './lib/io.js';
 import { startDistributed } from './lib/distributed.js';
 import {
   countExecutions,
@@ -123,6 +139,8 @@ async function main() {
     HOOKFLOW_PORT: String(hookPort),
     HOOKFLOW_HOST: '127.0.0.1',
     HOOKFLOW_LOG_LEVEL: 'warn',
+    // The io case's API listens on loopback.
+    ...(onlyCase === 'io' ? { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' } : {}),
   };
 
   log(`starting the bare server on :${barePort} and hookflow on :${hookPort} (data dir ${dataDir})`);
@@ -167,6 +185,18 @@ async function main() {
       : `${hookUrl}${route}`;
 
   const api = await tokenClient(hookUrl, env, 'bench');
+  if (onlyCase === 'io') {
+    const io = await runIo({
+      api,
+      hookUrl,
+      hook,
+      workers: distributed ? distributed.workers : [hook],
+      store: distributed ? postgresIoStore(distributed.query) : sqliteIoStore(dataDir),
+    });
+    if (opts.json) console.log(JSON.stringify({ io }, null, 2));
+    else console.log(ioLines(io, opts.postgres).join('\n'));
+    return io.drained && io.failed === 0 ? 0 : 1;
+  }
   const workflows = {
     webhook: await activeWorkflow(api, { name: 'bench', trigger: { path: 'bench', methods: ['POST'] } }),
     workflow: await activeWorkflow(api, {

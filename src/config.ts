@@ -87,8 +87,16 @@ export interface Config {
     runPure: boolean;
   };
   executor: {
-    /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions run at once by one process. */
+    /**
+     * HOOKFLOW_EXECUTOR_CONCURRENCY: executions of one process that compute at once (default 8).
+     * One waiting on an outbound call holds no such slot (queue/compute-slots.ts).
+     */
     concurrency: number;
+    /**
+     * HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: executions one process holds at once, computing or waiting
+     * on an outbound call (default 1 000).
+     */
+    maxInFlight: number;
     /**
      * HOOKFLOW_LEASE_MS: how long a claimed execution stays locked to its worker without a
      * heartbeat (renewed every third of it); a crashed worker's executions run again after it
@@ -295,6 +303,7 @@ const SETTINGS = {
   ingestMaxPending: { env: 'HOOKFLOW_INGEST_MAX_PENDING', parse: integer(1, 1_000_000) },
   ingestRunPure: { env: 'HOOKFLOW_INGEST_RUN_PURE', parse: boolean },
   executorConcurrency: { env: 'HOOKFLOW_EXECUTOR_CONCURRENCY', parse: integer(1, 1024) },
+  executorMaxInFlight: { env: 'HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT', parse: integer(1, 100_000) },
   leaseMs: { env: 'HOOKFLOW_LEASE_MS', parse: integer(1_000, 60 * 60 * 1000) },
   executionsMaxAge: { env: 'HOOKFLOW_EXECUTIONS_MAX_AGE', parse: durationOrOff },
   auditMaxAge: { env: 'HOOKFLOW_AUDIT_MAX_AGE', parse: durationOrOff },
@@ -387,7 +396,11 @@ export function loadConfig({ env = {}, argv = [], cwd = '.' }: LoadConfigInput =
       sqliteSynchronous: v.sqliteSynchronous ?? 'FULL',
     },
     ingest: { maxPending: v.ingestMaxPending ?? 10_000, runPure: v.ingestRunPure ?? true },
-    executor: { concurrency: v.executorConcurrency ?? 8, leaseMs: v.leaseMs ?? 30_000 },
+    executor: {
+      concurrency: v.executorConcurrency ?? 8,
+      maxInFlight: v.executorMaxInFlight ?? 1_000,
+      leaseMs: v.leaseMs ?? 30_000,
+    },
     audit: { maxAgeMs: v.auditMaxAge === 'off' ? undefined : (v.auditMaxAge ?? 365 * UNIT_MS.d) },
     executions: {
       maxAgeMs: v.executionsMaxAge === 'off' ? undefined : (v.executionsMaxAge ?? 14 * UNIT_MS.d),

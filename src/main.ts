@@ -4,6 +4,7 @@
  * `close()` releases in reverse order: stop taking requests, commit what was accepted, let
  * running executions finish, close the store.
  */
+import { type Clock, systemClock } from './shared/clock.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
@@ -44,7 +45,6 @@ import { TestListeners } from './webhooks/test-listener.js';
 import { Triggers } from './webhooks/triggers.js';
 import { ExecutionWaiter } from './webhooks/waiter.js';
 import { WorkflowService } from './workflows/service.js';
-import type { Clock } from './schedules/clock.js';
 import { Scheduler } from './schedules/scheduler.js';
 
 export interface Roles {
@@ -76,12 +76,18 @@ export async function startHookflow({
   log,
   roles = { http: true, worker: true },
   clock,
+  queueClock = systemClock,
 }: {
   config: Config;
   log: Logger;
   roles?: Roles;
   /** The schedulers' time (tests pass a fake one); the system clock by default. */
   clock?: Clock;
+  /**
+   * The time the queue, the executor and retention read (tests of leases and waits pass a fake
+   * one, test/helpers/fake-clock.ts); the system clock by default.
+   */
+  queueClock?: Clock;
 }): Promise<Hookflow> {
   const secrets = SecretBox.load(config, log);
   const store = await openStore(config.store, log);
@@ -161,6 +167,7 @@ export async function startHookflow({
     workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     leaseMs: config.executor.leaseMs,
     writer,
+    clock: queueClock,
   });
   const worker = roles.worker
     ? new Worker({
@@ -170,6 +177,7 @@ export async function startHookflow({
         notice,
         log,
         concurrency: config.executor.concurrency,
+        maxInFlight: config.executor.maxInFlight,
         runPure: config.ingest.runPure,
         engine: config.engine,
         credentials,
@@ -181,6 +189,7 @@ export async function startHookflow({
         },
         variables,
         onFailed,
+        clock: queueClock,
       })
     : undefined;
   // The queue gauges (SPEC 7d): this process's executions in flight, the store's backlog.
@@ -191,14 +200,14 @@ export async function startHookflow({
   // Executions accepted here are offered to this executor first (queue/entry.ts).
   if (worker) ingest.handOffTo(worker);
   // Old executions are deleted by the processes that run them (any number may: deletes are idempotent).
-  const retention = roles.worker ? new Retention({ store, log, ...config.executions }) : undefined;
+  const retention = roles.worker
+    ? new Retention({ store, log, clock: queueClock, ...config.executions })
+    : undefined;
   // Trigger alerts are swept by the processes that run executions; every serving process reports health.
   const triggerHealth = new TriggerHealth({ store, bus, log, sweepMs: TRIGGER_HEALTH_SWEEP_MS });
   // Schedule triggers fire where executions run (src/schedules/README.md says why): every process
   // with the worker role races for each tick, and the store lets one of them claim it.
-  const scheduler = roles.worker
-    ? new Scheduler({ store, bus, log, ...(clock ? { clock } : {}) })
-    : undefined;
+  const scheduler = roles.worker ? new Scheduler({ store, bus, log, clock }) : undefined;
 
   // Invitation links by mail (SPEC 11b), on the network policy of steps.
   const mailer =
@@ -219,7 +228,14 @@ export async function startHookflow({
     if (worker) dataStore.start();
     if (worker) {
       await worker.start();
-      log.info({ concurrency: config.executor.concurrency, store: store.caps.name }, 'executor started');
+      log.info(
+        {
+          concurrency: config.executor.concurrency,
+          maxInFlight: config.executor.maxInFlight,
+          store: store.caps.name,
+        },
+        'executor started',
+      );
     }
     await scheduler?.start();
     if (roles.http) {

@@ -14,17 +14,21 @@ export const { values: opts } = parseArgs({
     postgres: { type: 'boolean', default: false },
     webhooks: { type: 'string', default: '1' },
     workers: { type: 'string', default: '1' },
+    case: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
 });
 if (opts.help) {
   console.log(
-    'Usage: npm run bench -- [--duration SECONDS] [--rounds N] [--slices N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]',
+    'Usage: npm run bench -- [--case io] [--duration SECONDS] [--rounds N] [--slices N] [--connections N] [--warmup SECONDS] [--soak SECONDS] [--skip-upload] [--json] [--postgres [--webhooks N] [--workers N]]',
   );
   process.exit(0);
 }
 export const duration = positiveInt('duration', opts.duration);
+/** `--case io`: the io case alone (bench/lib/io.js); the other cases run in rounds without it. */
+export const onlyCase = opts.case;
+if (onlyCase !== undefined && onlyCase !== 'io') usage('--case: only `io` runs on its own');
 export const rounds = positiveInt('rounds', opts.rounds);
 export const slices = positiveInt('slices', opts.slices);
 export const sliceSeconds = duration / slices;

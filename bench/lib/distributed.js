@@ -68,6 +68,7 @@ export async function startDistributed(env) {
     for (const w of workers) w.assertAlive();
   };
   return {
+    query,
     webhook,
     webhooks,
     worker: workers[0],

@@ -52,6 +52,7 @@ export function startChild(name, command, args, env) {
   });
   cleanups.push(() => stopChild(child));
   return {
+    name,
     pid: child.pid,
     stop: () => stopChild(child),
     assertAlive() {

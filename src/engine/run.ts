@@ -206,10 +206,18 @@ export class Engine {
     }
     if (!isPromise(outcome)) return this.#record(outcome, step, list, input, run, i, startedAt);
     const at = startedAt;
-    // A step that waits on the outside world is raced against the execution's budget.
+    // A step that waits on the outside world is raced against the execution's budget. It gave its
+    // compute slot up while it waits (`#runRendered`): the run goes on once it holds one again.
+    const compute = run.ctx.compute;
     return (run.outOfTime ? Promise.race([outcome, run.outOfTime]) : outcome).then(
-      (o) => this.#record(o, step, list, input, run, i, at),
-      (err) => this.#failed(err, step, run, list.records, input, at),
+      (o) =>
+        compute
+          ? andThen(compute.acquire(), () => this.#record(o, step, list, input, run, i, at))
+          : this.#record(o, step, list, input, run, i, at),
+      (err) =>
+        compute
+          ? andThen(compute.acquire(), () => this.#failed(err, step, run, list.records, input, at))
+          : this.#failed(err, step, run, list.records, input, at),
     );
   }
 
@@ -229,7 +237,12 @@ export class Engine {
         },
       );
     }
-    return node.type.run(config, this.#context(node, run, resume));
+    const outcome = node.type.run(config, this.#context(node, run, resume));
+    // A step answering a promise waits on something outside this run (an outbound call, a code
+    // thread, a timer): the compute slot goes to another execution meanwhile (SPEC 7d), whatever
+    // the step type. Expressions rendered asynchronously are computation and keep it.
+    if (isPromise(outcome)) run.ctx.compute?.release();
+    return outcome;
   }
 
   /** The context a step's `run` gets. */

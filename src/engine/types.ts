@@ -10,6 +10,7 @@ import type { ExpressionBudget, Scope } from './expressions.js';
 import type { FileStore } from './file-store.js';
 import type { Outbound } from './network.js';
 import type { EngineServices } from './services.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 
 export interface StepResult {
   name: string;
@@ -104,6 +105,20 @@ export interface RunContext {
    * execution budget goes on from what the runs before used (time parked does not count).
    */
   resume?: string;
+  /**
+   * The compute slot this run holds (queue/compute-slots.ts): given up while a step waits on a
+   * promise (an outbound call), taken again before the run goes on. Without one the run never
+   * waits for a slot.
+   */
+  compute?: ComputeSlot;
+}
+
+/** A run's share of the executor's compute slots (RunContext.compute). */
+export interface ComputeSlot {
+  /** Give the slot up (nothing when it is not held). */
+  release(): void;
+  /** Hold a slot again: at once when one is free (or it is held), else a promise of it. */
+  acquire(): MaybePromise<void>;
 }
 
 export interface RunVariables {

@@ -28,6 +28,7 @@ import {
 import { concurrencyOf } from '../engine/concurrency.js';
 import type { BlobRow, ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import { queueRepo } from '../store/queue.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { testEventsRepo } from '../store/test-events.js';
 import type { Workflow, WorkflowSettings } from '../model/workflow.js';
@@ -54,6 +55,20 @@ export class ExecutionService {
   constructor({ store, bus }: { store: Store; bus: Bus }) {
     this.#store = store;
     this.#bus = bus;
+  }
+
+  /**
+   * The backlog a person can see (SPEC 7d; the Executions page): executions due and not taken by a
+   * worker (queued, and waiting ones whose time has come), the oldest one's due time, and how many
+   * are in flight (`running`) on all workers. The same reads as the /metrics gauges.
+   */
+  async backlog(): Promise<{ queued: number; oldestQueuedAt: string | null; inFlight: number; at: string }> {
+    const at = nowIso();
+    const [{ depth, oldestDueAt }, inFlight] = await Promise.all([
+      queueRepo.backlog(this.#store, at),
+      queueRepo.running(this.#store),
+    ]);
+    return { queued: depth, oldestQueuedAt: oldestDueAt ?? null, inFlight, at };
   }
 
   /**

@@ -66,6 +66,7 @@ export const PERMISSIONS: Readonly<Record<string, Needed>> = {
   // Executions: viewers read them and their files; editors run them again.
   [`GET ${API}/executions`]: 'viewer',
   [`GET ${API}/executions/:id`]: 'viewer',
+  [`GET ${API}/executions/backlog`]: 'viewer',
   [`GET ${API}/files/:id`]: 'viewer',
   [`POST ${API}/executions/:id/retry`]: 'editor',
   [`POST ${API}/executions/:id/replay`]: 'editor',

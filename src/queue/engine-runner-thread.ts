@@ -12,6 +12,8 @@ import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunResult } from '../engine/run.js';
 import type { EngineServices } from '../engine/services.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
+import { isPromise } from '../shared/maybe-promise.js';
+import { ComputeSlots } from './compute-slots.js';
 import type { FromThread, ToThread } from './engine-runner.js';
 import { type FileReply, ThreadFiles } from './engine-files.js';
 
@@ -64,7 +66,10 @@ const services: EngineServices = {
   workflowState: (executionId) => call('workflowState', executionId),
 };
 
-const engine = new Engine({ ...(workerData as EngineOptions), files, services });
+const options = workerData as EngineOptions & { computeSlots: number };
+const engine = new Engine({ ...options, files, services });
+// HOOKFLOW_EXECUTOR_CONCURRENCY: how many of the executions on this thread compute at once.
+const slots = new ComputeSlots(options.computeSlots);
 const recordMaxBytes = engine.recordMaxBytes;
 
 // Executions' budgets count from here (engine-runner.ts `#ready`).
@@ -125,8 +130,18 @@ port.on('message', (msg: ToThread) => {
 
 async function run({ id, workflow, trigger, ctx }: Extract<ToThread, { id: number }>): Promise<void> {
   const post = (reply: FromThread) => port.postMessage(reply);
+  // Its budget counts from when it first holds a slot: the runner is told when it has to wait
+  // for one (the message arrives long before any budget could run out).
+  const compute = slots.slot();
+  const got = compute.acquire();
+  if (isPromise(got)) {
+    post({ id, slot: 'queued' });
+    await got;
+    post({ id, slot: 'started' });
+  }
   try {
     const result = await engine.run(workflow, withJson(JSON.parse(trigger), trigger), {
+      compute,
       executionId: ctx.executionId,
       mode: ctx.mode,
       attempt: ctx.attempt,
@@ -139,6 +154,8 @@ async function run({ id, workflow, trigger, ctx }: Extract<ToThread, { id: numbe
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     post({ id, crash: { message: e.message, stack: e.stack } });
+  } finally {
+    compute.release();
   }
 }
 

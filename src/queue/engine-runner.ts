@@ -67,7 +67,7 @@ export class EngineThreadLost extends Error {
 }
 
 /** The thread's engine options: what config.engine holds (all of it is cloneable). */
-export type EngineRunnerOptions = EngineThreadOptions & {
+export type EngineRunnerOptions = Omit<EngineThreadOptions, 'computeSlots'> & {
   /** HOOKFLOW_ENGINE_MEMORY_MB: the engine thread's heap bound (default DEFAULT_ENGINE_MEMORY_MB). */
   memoryMb?: number;
 };
@@ -82,7 +82,10 @@ type EngineThreadOptions = Pick<
   | 'recordMaxBytes'
   | 'httpMaxSocketsPerHost'
   | 'sqlPrivateNetworks'
->;
+> & {
+  /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions that compute on the thread at once (compute-slots.ts). */
+  computeSlots: number;
+};
 
 export type ToThread =
   | {
@@ -126,11 +129,17 @@ export type FromThread =
   | { file: number; call: FileCall }
   /** An `http` step asks for an OAuth2 access token (RunContext.tokens); answered with `tokenReply`. */
   | { token: { rid: number; credentialId: string; rejected?: string } }
-  | { id: number; response: StepResponse; result?: undefined; crash?: undefined }
-  | { id: number; result: RunResult; response?: undefined; crash?: undefined }
+  /**
+   * The execution waits for a compute slot on the thread (`queued`: its budget does not run), or
+   * got one after waiting (`started`: it runs from now). See compute-slots.ts.
+   */
+  | { id: number; slot: 'queued' | 'started'; response?: undefined; result?: undefined; crash?: undefined }
+  | { id: number; response: StepResponse; slot?: undefined; result?: undefined; crash?: undefined }
+  | { id: number; result: RunResult; slot?: undefined; response?: undefined; crash?: undefined }
   | {
       id: number;
       crash: { message: string; stack: string | undefined };
+      slot?: undefined;
       result?: undefined;
       response?: undefined;
     };
@@ -176,12 +185,15 @@ export class EngineRunner {
    */
   constructor({
     options,
+    computeSlots,
     log,
     files,
     tokens,
     services,
   }: {
     options: EngineRunnerOptions;
+    /** HOOKFLOW_EXECUTOR_CONCURRENCY. */
+    computeSlots: number;
     log: Logger;
     files?: StoredFiles;
     tokens?: TokenSource | undefined;
@@ -191,6 +203,7 @@ export class EngineRunner {
     this.#tokens = tokens;
     this.#services = services;
     this.#options = {
+      computeSlots,
       allowPrivateNetwork: options.allowPrivateNetwork,
       executionTimeoutMs: options.executionTimeoutMs,
       // The step limits of SPEC 7b (forEach, code), when configured.
@@ -358,6 +371,12 @@ export class EngineRunner {
   ): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
+    if (reply.slot) {
+      // Its budget runs only while it holds a slot or waits on the outside world: not while it
+      // waits for a slot before its first step.
+      pending.stopAt = reply.slot === 'queued' || !this.#ready ? Number.POSITIVE_INFINITY : this.#stopAt();
+      return;
+    }
     if (reply.response) {
       pending.onRespond?.(reply.response);
       return;

@@ -27,8 +27,11 @@ export interface Offer {
   row: NewExecutionRow;
   /** What `row.trigger` is the JSON of. */
   item: unknown;
-  /** Stores the row (with the request's other writes) and resolves once committed. */
-  write(): Promise<unknown>;
+  /**
+   * Stores `row` — the offered one, or a new value made from it (claimed by this worker) — with
+   * the request's other writes, and resolves once committed.
+   */
+  write(row: NewExecutionRow): Promise<unknown>;
 }
 
 export interface ExecutionEntry {
@@ -85,11 +88,11 @@ export class QueueEntry implements ExecutionEntry {
         before.finished.crashed(err, row.id, workflow.id),
       ))
     ) {
-      await write();
+      await write(row);
       before.finished.announce(row, { here: true });
       return 'ran';
     }
-    await write();
+    await write(row);
     this.#notice.send();
     return 'queued';
   }

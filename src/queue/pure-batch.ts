@@ -89,8 +89,16 @@ export type FinishedRow = ExecutionRow & { status: BatchFinished['status'] };
 
 /** What the executor gives a round (Worker): its free slots now, and where claimed rows go. */
 export interface Slots {
-  /** Slots free now: `concurrency` minus the rows this worker holds `running`. */
+  /** Room now: how many more rows this worker may hold `running` (slots.ts `claimRoom`). */
   free(): number;
+  /**
+   * HOOKFLOW_EXECUTOR_CONCURRENCY: rows the executor holds at most for computing alone (contained
+   * workflows while the thread is busy, runs that did not fit their time): they hold a compute
+   * slot all along, so more would only wait on the thread while the next batches could run them.
+   */
+  compute: number;
+  /** Whether the executor still holds the execution `id` (started or waiting to start). */
+  holds(id: string): boolean;
   /** Rows claimed for this worker (`running`, committed): run them (in a slot, as they free up). */
   adopt(rows: readonly ExecutionRow[]): void;
 }
@@ -107,6 +115,8 @@ export interface RoundResult {
 interface Decided {
   finished: BatchFinished[];
   claimed: string[];
+  /** Rows claimed or left that need the executor's room (workflows with effects), not a compute slot. */
+  needRoom: number;
   rows: { finished: FinishedRow[]; claimed: ExecutionRow[] };
   locked: number;
   left: number;
@@ -131,6 +141,8 @@ export class PureBatches {
    * contained rows go to the executor's slots instead of each batch waiting for it again.
    */
   #threadBusy = false;
+  /** Rows claimed for computing alone that the executor may still hold (see Slots.compute). */
+  readonly #computing = new Set<string>();
 
   constructor(deps: PureBatchesDeps) {
     this.#deps = deps;
@@ -143,24 +155,30 @@ export class PureBatches {
    */
   async round(slots: Slots): Promise<RoundResult> {
     const { queue } = this.#deps;
+    for (const id of this.#computing) if (!slots.holds(id)) this.#computing.delete(id);
     if (this.#headNeedsSlots) {
-      const room = slots.free();
+      const room = Math.min(slots.free(), BATCH_ROWS);
       if (room <= 0) return { finished: [], again: false, drained: false };
       const rows = await queue.claim(room);
       slots.adopt(rows);
-      for (const row of rows)
-        if ((await this.#how(row)) !== 'executor') {
+      for (const row of rows) {
+        const how = await this.#how(row);
+        if (how !== 'executor') {
           this.#headNeedsSlots = false;
           break;
         }
+      }
       return { finished: [], again: rows.length === room, drained: rows.length < room };
     }
     slots.adopt(await queue.claim(Math.max(0, slots.free()), { queued: false }));
-    const d = await queue.batch(BATCH_ROWS, (rows, claim) => this.#decide(rows, claim, slots.free()));
+    const d = await queue.batch(BATCH_ROWS, (rows, claim) =>
+      this.#decide(rows, claim, slots.free(), Math.max(0, slots.compute - this.#computing.size)),
+    );
+    for (const row of d.computing) this.#computing.add(row);
     for (const row of d.rows.claimed) this.#heavy.delete(row.id);
     slots.adopt(d.rows.claimed);
-    if (d.finished.length === 0 && d.claimed.length + d.left > 0 && !d.overBudget)
-      this.#headNeedsSlots = true;
+    // Rows that wait for a compute slot (the thread busy) are no reason to claim by the slot.
+    if (d.finished.length === 0 && d.needRoom > 0 && !d.overBudget) this.#headNeedsSlots = true;
     return {
       finished: d.rows.finished,
       again: d.overBudget || (d.locked === BATCH_ROWS && d.finished.length > 0),
@@ -168,10 +186,17 @@ export class PureBatches {
     };
   }
 
-  async #decide(rows: ExecutionRow[], claim: ClaimFields, freeSlots: number): Promise<Decided> {
-    const out: Decided = {
+  async #decide(
+    rows: ExecutionRow[],
+    claim: ClaimFields,
+    freeSlots: number,
+    computeSlots: number,
+  ): Promise<Decided & { computing: string[] }> {
+    const out: Decided & { computing: string[] } = {
       finished: [],
       claimed: [],
+      needRoom: 0,
+      computing: [],
       rows: { finished: [], claimed: [] },
       locked: rows.length,
       left: 0,
@@ -179,24 +204,31 @@ export class PureBatches {
     };
     const started = performance.now();
     let free = freeSlots;
-    const claimOrLeave = (row: ExecutionRow) => {
-      if (free <= 0) {
+    let compute = computeSlots;
+    const claimOrLeave = (row: ExecutionRow, computing: boolean) => {
+      if (!computing) out.needRoom++;
+      if (free <= 0 || (computing && compute <= 0)) {
         out.left++;
         return;
       }
       free--;
+      if (computing) {
+        compute--;
+        out.computing.push(row.id);
+      }
       out.claimed.push(row.id);
-      // As the claim statement writes it: a resumed execution keeps the time it first started.
-      Object.assign(row, {
+      // As the claim statement writes it (a new value: the locked row stays as read): a resumed
+      // execution keeps the time it first started.
+      out.rows.claimed.push({
+        ...row,
         ...claim,
         started_at: row.resume_state == null ? claim.started_at : row.started_at,
       });
-      out.rows.claimed.push(row);
     };
     for (const row of rows) {
       if (!out.overBudget && performance.now() - started >= BATCH_BUDGET_MS) out.overBudget = true;
       const how = await this.#how(row);
-      if (how === 'executor') claimOrLeave(row);
+      if (how === 'executor' || how === 'compute') claimOrLeave(row, how === 'compute');
       // Past the budget a row that needs no slot waits for the next batch (which starts at once).
       else if (out.overBudget) out.left++;
       else if (how === 'here' ? await this.#run(row) : await this.#runOnThread(row)) {
@@ -210,7 +242,7 @@ export class PureBatches {
           finishedAt: r.finished_at!,
         });
         out.rows.finished.push(r);
-      } else claimOrLeave(row);
+      } else claimOrLeave(row, true);
     }
     return out;
   }
@@ -295,11 +327,12 @@ export class PureBatches {
    * resumes from a checkpoint (only the executor resumes; a workflow without effects never parks,
    * so this is not expected). A version that no longer exists runs 'here', recorded failed (`#run`).
    */
-  async #how(row: ExecutionRow): Promise<'here' | 'thread' | 'executor'> {
-    if (row.resume_state != null || row.trigger.length > PURE_MAX_ITEM_CHARS || this.#heavy.has(row.id))
-      return 'executor';
+  async #how(row: ExecutionRow): Promise<'here' | 'thread' | 'executor' | 'compute'> {
+    if (row.resume_state != null || row.trigger.length > PURE_MAX_ITEM_CHARS) return 'executor';
+    if (this.#heavy.has(row.id)) return 'compute';
     const workflow = await this.#deps.workflow(row.workflow_id, row.workflow_version);
     if (!workflow || this.#deps.engine.runsBeforeCommit(workflow)) return 'here';
-    return this.#deps.engine.runsWithoutEffects(workflow) && !this.#threadBusy ? 'thread' : 'executor';
+    if (!this.#deps.engine.runsWithoutEffects(workflow)) return 'executor';
+    return this.#threadBusy ? 'compute' : 'thread';
   }
 }

@@ -15,6 +15,7 @@
  */
 import type { CheckpointWrite } from '../engine/checkpoint.js';
 import { isoString } from '../ids.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { stepsJson } from '../store/executions.js';
 import { GroupCommit } from '../store/group-commit.js';
 import {
@@ -24,7 +25,7 @@ import {
   type KeyedClaim,
   queueRepo,
 } from '../store/queue.js';
-import type { ExecutionRow, ExecutionsTable } from '../store/schema.js';
+import type { ExecutionRow } from '../store/schema.js';
 import type { ExecutionCompletion, Store } from '../store/store.js';
 
 export type { BatchFinished, BatchOutcome } from '../store/queue.js';
@@ -70,11 +71,6 @@ export function claimFields(workerId: string, leaseMs: number, now: number): Cla
   };
 }
 
-/** Undoes `claimFields` on a row that was not stored after all: queued, as it came. */
-export function unclaimed(): Pick<ExecutionsTable, 'status' | 'locked_by' | 'locked_until' | 'started_at'> {
-  return { status: 'queued', locked_by: null, locked_until: null, started_at: null };
-}
-
 export interface ExecutionResult {
   status: 'succeeded' | 'failed' | 'filtered' | 'waiting';
   /** The step records, when `record` does not hold them as JSON already (RunResult.record). */
@@ -92,6 +88,7 @@ export class Queue {
   readonly #store: Store;
   readonly #workerId: string;
   readonly #leaseMs: number;
+  readonly #clock: Clock;
   #recoveredAt = 0;
   /** When `claim` last looked for due waiting rows (epoch ms). */
   #waitingCheckedAt = 0;
@@ -109,16 +106,20 @@ export class Queue {
     workerId,
     leaseMs = LEASE_MS,
     writer,
+    clock = systemClock,
   }: {
     store: Store;
     workerId: string;
     leaseMs?: number;
+    /** Time for claims, leases, backoff and due waits (tests move a fake one). */
+    clock?: Clock;
     /** Group commit for results; main.ts shares ingest's, so a cycle makes one transaction. */
     writer?: GroupCommit;
   }) {
     this.#store = store;
     this.#workerId = workerId;
     this.#leaseMs = leaseMs;
+    this.#clock = clock;
     this.#writer = writer ?? new GroupCommit({ store });
   }
 
@@ -164,7 +165,7 @@ export class Queue {
     limit: number,
     { queued = true, maxChars }: { queued?: boolean; maxChars?: number } = {},
   ): Promise<ExecutionRow[]> {
-    const now = new Date();
+    const now = new Date(this.#clock.now());
     const nowIso = now.toISOString();
     if (now.getTime() - this.#recoveredAt >= RECOVERY_CHECK_MS) {
       this.#recoveredAt = now.getTime();
@@ -207,7 +208,7 @@ export class Queue {
     limit: number,
     decide: (rows: ExecutionRow[], claim: ClaimFields) => Promise<T>,
   ): Promise<T> {
-    const now = new Date();
+    const now = new Date(this.#clock.now());
     const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
     return queueRepo.batchQueued(this.#store, now.toISOString(), limit, claim, (rows) => decide(rows, claim));
   }
@@ -312,7 +313,7 @@ export class Queue {
    * skipped once is renewed by the next beat, two more before the lease lapses.
    */
   async heartbeat(ids: string[]): Promise<void> {
-    const lockedUntil = new Date(Date.now() + this.#leaseMs).toISOString();
+    const lockedUntil = new Date(this.#clock.now() + this.#leaseMs).toISOString();
     await queueRepo.extendLeases(this.#store, ids, this.#workerId, lockedUntil);
   }
 
@@ -334,8 +335,8 @@ export class Queue {
       status: result.status,
       steps: checkpoint ? '[]' : (result.record ?? stepsJson(result.steps as object[])),
       error: result.error === undefined || result.error === null ? null : JSON.stringify(result.error),
-      finishedAt: waiting ? null : new Date().toISOString(),
-      runAfter: waiting ? waitingUntil(result) : null,
+      finishedAt: waiting ? null : new Date(this.#clock.now()).toISOString(),
+      runAfter: waiting ? waitingUntil(result, this.#clock.now()) : null,
       resumeState: checkpoint ? checkpoint.head : null,
       ...(checkpoint ? { checkpointPart: { seq: checkpoint.seq, ...checkpoint.part } } : {}),
       ...(resumed && !waiting ? { dropCheckpoint: true } : {}),
@@ -359,7 +360,7 @@ export class Queue {
     attempt: number,
     reason: string,
   ): Promise<'queued' | { failed: { message: string } }> {
-    const now = Date.now();
+    const now = this.#clock.now();
     if (attempt >= MAX_ATTEMPTS) {
       const error = { message: `Gave up after ${attempt} attempts: ${reason}` };
       await queueRepo.fail(
@@ -387,7 +388,30 @@ export class Queue {
    */
   async releaseAbandoned(): Promise<number> {
     return this.#report(
-      await queueRepo.releaseRunning(this.#store, new Date().toISOString(), MAX_ATTEMPTS, GAVE_UP_CRASHED),
+      await queueRepo.releaseRunning(
+        this.#store,
+        new Date(this.#clock.now()).toISOString(),
+        MAX_ATTEMPTS,
+        GAVE_UP_CRASHED,
+      ),
+    );
+  }
+
+  /**
+   * A worker stopping past its drain deadline (Worker.close): every execution it still holds
+   * `running` goes back to the queue as its next attempt, at once, as its lease lapsing would
+   * (the last allowed attempt is failed, as after a crash). Rows being completed right now are
+   * skipped: their result is recorded. Returns how many were released.
+   */
+  async releaseHeld(): Promise<number> {
+    return this.#report(
+      await queueRepo.recoverLapsed(
+        this.#store,
+        new Date(this.#clock.now()).toISOString(),
+        MAX_ATTEMPTS,
+        GAVE_UP_CRASHED,
+        this.#workerId,
+      ),
     );
   }
 }
@@ -397,7 +421,7 @@ export const chars = (rows: readonly ExecutionRow[]): number =>
   rows.reduce((n, row) => n + row.trigger.length, 0);
 
 /** A waiting result's due time as stored (ISO-8601 UTC, so it sorts as text); unreadable: now. */
-function waitingUntil(result: ExecutionResult): string {
+function waitingUntil(result: ExecutionResult, now: number): string {
   const at = result.resumeAt === undefined ? Number.NaN : Date.parse(result.resumeAt);
-  return new Date(Number.isNaN(at) ? Date.now() : at).toISOString();
+  return new Date(Number.isNaN(at) ? now : at).toISOString();
 }

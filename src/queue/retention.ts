@@ -14,6 +14,7 @@
  * count limit does both, and serves fewer requests per second than without one.
  */
 import type { Logger } from 'pino';
+import { type Cancel, type Clock, systemClock } from '../shared/clock.js';
 import { executionsRepo } from '../store/executions.js';
 import type { Store } from '../store/store.js';
 
@@ -40,13 +41,20 @@ export class Retention {
   readonly #store: Store;
   readonly #log: Logger;
   readonly #limits: RetentionLimits;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #cancelTimer: Cancel | undefined;
   #sweeping: Promise<number> | undefined;
   #stopped = false;
 
-  constructor({ store, log, ...limits }: { store: Store; log: Logger } & RetentionLimits) {
+  constructor({
+    store,
+    log,
+    clock = systemClock,
+    ...limits
+  }: { store: Store; log: Logger; clock?: Clock } & RetentionLimits) {
     this.#store = store;
     this.#log = log;
+    this.#clock = clock;
     this.#limits = limits;
   }
 
@@ -71,8 +79,7 @@ export class Retention {
         .then((deleted) => {
           this.#sweeping = undefined;
           if (this.#stopped) return 0;
-          this.#timer = setTimeout(tick, nextSweepIn(deleted, every));
-          this.#timer.unref();
+          this.#cancelTimer = this.#clock.setTimeout(tick, nextSweepIn(deleted, every));
           return deleted;
         });
     };
@@ -80,7 +87,7 @@ export class Retention {
   }
 
   /** Deletes what the limits say is too old or too many; returns how many executions. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = this.#clock.now()): Promise<number> {
     const db = this.#store.db;
     const { maxAgeMs, maxCount } = this.#limits;
     const olderThan = maxAgeMs === undefined ? undefined : uuidV7Floor(now - maxAgeMs);
@@ -104,7 +111,7 @@ export class Retention {
 
   async close(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     await this.#sweeping;
   }
 }

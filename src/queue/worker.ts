@@ -1,6 +1,9 @@
 /**
  * The executor loop of one process: claims due executions from the queue, runs them with the
- * engine (bounded concurrency), records the results and announces completions on the bus.
+ * engine, records the results and announces completions on the bus. Up to
+ * HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT executions are in flight here (slots.ts); of those,
+ * HOOKFLOW_EXECUTOR_CONCURRENCY compute at once on the engine thread, the others wait on the
+ * network without a slot (compute-slots.ts).
  * Woken by `execution.queued` notices, and by a slow poll for what notices cannot announce
  * (backoff deadlines, lapsed leases of crashed workers).
  *
@@ -21,6 +24,7 @@ import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials, TokenSource } from '../engine/credentials.js';
 import type { RunVariables } from '../engine/types.js';
 import { Engine, type RunResult } from '../engine/run.js';
+import { type Cancel, type Clock, sleep, systemClock } from '../shared/clock.js';
 import { isPromise } from '../shared/maybe-promise.js';
 import { executionsRepo } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
@@ -34,7 +38,8 @@ import { EngineRunner, type EngineRunnerOptions, EngineThreadLost } from './engi
 import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
 import { failedRun, runPure } from './pure-run.js';
-import { chars, claimFields, type Queue, unclaimed } from './queue.js';
+import { chars, claimFields, type Queue } from './queue.js';
+import { type Holding, type SlotPolicy, slotPolicy } from './slots.js';
 
 const POLL_MS = 1_000;
 
@@ -46,29 +51,24 @@ const RECORD_RETRY_MAX_MS = 2_000;
 const MAX_EARLY_RESPONSE_CHARS = 6_000;
 
 /**
- * Executions handed over by `offer` (stored claimed by this worker) wait here for a free
- * slot: as many again as run at once, when this process owns the store (embedded SQLite); on a
- * shared store none wait, since waiting rows are `running` rows held by this worker (see `#held`). Pure workflows never get here (they run before the commit),
- * so these wait on the network, and a longer line would only be rows claimed by this process that
- * others cannot take and a crash leaves `running` (with 256 here, recovery after a SIGKILL under
- * load took 15 s). Beyond it, new executions go through the store. Only items under 64 KiB of
- * JSON are taken (at most 4 MiB in all); bigger ones are read back from the store in their turn.
+ * The worker's modes (after graphile-worker's localQueue.ts), every change asserted (`#to`):
+ * - `created`: built, not started: new executions are stored queued for whichever worker claims;
+ * - `starting`: releasing what a previous process left `running` (alone on its store);
+ * - `running`: claims, takes handed-over executions, runs them;
+ * - `draining`: closing: claims nothing more, lets what it holds finish until the deadline;
+ * - `releasing`: past the deadline: what it still holds goes back to the queue, as after a crash;
+ * - `stopped`: holds nothing, the engine thread is closed.
  */
-const ADOPT_PER_SLOT = 2;
-const ADOPT_MAX_ITEM_BYTES = 64 * 1024;
-const ADOPT_MAX_BYTES = 4 * 1024 * 1024;
+export type WorkerMode = 'created' | 'starting' | 'running' | 'draining' | 'releasing' | 'stopped';
 
-/**
- * Alone on its store (SQLite), a claim takes up to this many rows per slot, as long as the rows
- * waiting here hold less than ADOPT_MAX_BYTES of trigger JSON (the claim's own cap, store/queue.ts
- * claimDue), so a backlog of big items is not read into memory at once. Each claim is a group
- * commit transaction: a backlog of 20 000 routed executions (the bench's switch + code step),
- * stored queued before the start, drained at 2 080–2 230 executions/s with 2 per slot and at
- * 2 450–3 600/s with 8 (alternated, three runs each; the bench's routed backlog earlier: 3.4–3.8k
- * → 5.0k/s, and 4 per slot changed nothing). A restart releases every `running` row there at
- * once, so a longer line costs recovery nothing.
- */
-const CLAIM_PER_SLOT = 8;
+const TRANSITIONS: Record<WorkerMode, readonly WorkerMode[]> = {
+  created: ['starting', 'draining'],
+  starting: ['running', 'draining'],
+  running: ['draining'],
+  draining: ['releasing', 'stopped'],
+  releasing: ['stopped'],
+  stopped: [],
+};
 
 export interface WorkerDeps {
   store: Store;
@@ -77,7 +77,10 @@ export interface WorkerDeps {
   /** Tells the workers (this one too) that executions were stored queued. */
   notice: QueuedNotice;
   log: Logger;
+  /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions that compute at once (the engine thread's slots). */
   concurrency: number;
+  /** HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: executions held at once, most waiting on the network (default 1 000). */
+  maxInFlight?: number;
   /** config.ingest.runPure: whether `offer` may run a pure workflow before its commit (default true). */
   runPure?: boolean;
   /** config.engine: the private-network switch and the time budget of one execution. */
@@ -95,30 +98,33 @@ export interface WorkerDeps {
    * recorded (SPEC 7c; executions/error-workflows.ts queues that workflow's execution).
    */
   onFailed?: (failed: FailedExecution) => Promise<void>;
+  /** Time for polls, heartbeats, waiting timers and retries (tests move a fake one). */
+  clock?: Clock;
 }
+
+export const DEFAULT_MAX_IN_FLIGHT = 1_000;
 
 export class Worker implements ExecutionEntry {
   readonly #deps: WorkerDeps;
+  readonly #clock: Clock;
   readonly #engine: Engine;
   /** Runs claimed and handed-over executions off the event loop (engine-runner.ts). */
   readonly #runner: EngineRunner;
-  readonly #running = new Map<string, Promise<void>>();
   readonly #finished: Finished;
-  /** Handed-over executions waiting for a slot, and the reservations ingest holds for more. */
-  readonly #ready: { row: ExecutionRow; item?: unknown }[] = [];
-  #readyBytes = 0;
-  #reserved = 0;
-  /**
-   * Executions holding a slot: in the engine, and on a shared store until their result is recorded
-   * (see `#execute`).
-   */
-  #busy = 0;
-  /** Whether other processes share the store (PostgreSQL): see `#held` and `#execute`. */
-  readonly #shared: boolean;
+  /** Embedded or shared: how much this worker holds and when it takes more (slots.ts). */
+  readonly #slots: SlotPolicy;
+  #mode: WorkerMode = 'created';
+  /** Every execution started here, until its result is recorded (heartbeats cover them all). */
+  readonly #running = new Map<string, Promise<void>>();
+  /** Claimed or handed-over executions not started yet (the in-flight cap was reached). */
+  readonly #ready: ExecutionRow[] = [];
+  /** What this worker holds, for the slot policy. */
+  readonly #holding: Holding = { inFlight: 0, inFlightBytes: 0, ready: 0, reserved: 0, readyBytes: 0 };
   /** PostgreSQL: queued rows are taken in batches, pure ones run in the batch (pure-batch.ts). */
   readonly #batches: PureBatches | undefined;
-  /** The claim or batch in progress (`poke`), which `close` lets finish. */
+  /** The claim or batch in progress (`poke`), which `close` lets finish; `#again`: poked meanwhile. */
   #filling: Promise<void> | undefined;
+  #again = false;
   /**
    * Due executions may wait in the store (queued by a full executor, by retry/replay, by another
    * process, or left by a previous run): hand-over pauses so they are claimed first, in order
@@ -128,28 +134,33 @@ export class Worker implements ExecutionEntry {
    */
   #backlog = true;
   #backlogSeq = 0;
-  #timer: NodeJS.Timeout | undefined;
-  /** Wakes the worker when the next waiting execution it knows of is due (`#armWaitingTimer`). */
-  #waitingTimer: NodeJS.Timeout | undefined;
-  #waitingTimerAt = Number.POSITIVE_INFINITY;
-  #heartbeat: NodeJS.Timeout | undefined;
+  /** Timers and the bus subscription of the `running` mode, cancelled by `close`. */
+  #cancelPoll: Cancel | undefined;
+  #cancelHeartbeat: Cancel | undefined;
   #unsubscribe: (() => void) | undefined;
-  #claiming = false;
-  #again = false;
-  #stopped = true;
+  /** Wakes the worker when the next waiting execution it knows of is due (`#armWaitingTimer`). */
+  #cancelWaitingTimer: Cancel | undefined;
+  #waitingTimerAt = Number.POSITIVE_INFINITY;
+  #closed: Promise<void> | undefined;
 
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
     this.#engine = new Engine(deps.engine);
     this.#finished = new Finished(deps);
     this.#runner = new EngineRunner({
       options: deps.engine,
+      computeSlots: deps.concurrency,
       log: deps.log,
       files: new StoredFiles(deps.store),
       tokens: deps.tokens,
       services: deps.services,
     });
-    this.#shared = deps.store.caps.shared;
+    this.#slots = slotPolicy({
+      shared: deps.store.caps.shared,
+      concurrency: deps.concurrency,
+      maxInFlight: deps.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    });
     this.#batches = deps.store.caps.skipLocked
       ? new PureBatches({
           queue: deps.queue,
@@ -175,8 +186,13 @@ export class Worker implements ExecutionEntry {
     });
   }
 
+  /** Executions in flight here (the /metrics gauge): started and not yet recorded. */
   get active(): number {
     return this.#running.size;
+  }
+
+  get mode(): WorkerMode {
+    return this.#mode;
   }
 
   get workerId(): string {
@@ -187,10 +203,16 @@ export class Worker implements ExecutionEntry {
     return this.#deps.queue.leaseMs;
   }
 
+  #to(mode: WorkerMode): void {
+    if (!TRANSITIONS[this.#mode].includes(mode))
+      throw new Error(`Worker: no transition from ${this.#mode} to ${mode}`);
+    this.#mode = mode;
+  }
+
   /**
-   * The one entry of new executions (queue/entry.ts): decides how `offer.row` runs, fills it in
-   * for that (claimed by this worker, or finished by a run before the commit), has it written,
-   * and then starts, announces or queues it. The rules, in order:
+   * The one entry of new executions (queue/entry.ts): decides how `offer.row` runs, has it written
+   * as that (claimed by this worker, or finished by a run before the commit), and then starts,
+   * announces or queues it. The rules, in order:
    * - a pure workflow runs before its commit: here, in a short slice (queue/pure-run.ts); one
    *   that does not fit is stored queued. Nobody outside can tell: until the commit nothing
    *   happened (a crash leaves no trace and no effect), and `execution.finished` is announced
@@ -199,16 +221,20 @@ export class Worker implements ExecutionEntry {
    *   new execution joined it, so under steady load it never ended and every pure execution went
    *   through the store and the engine thread (a bench round at 0.39× of the durable floor;
    *   test/executions/pure-run.int.test.ts, "executions waiting in the store").
-   * - otherwise, with room for it here (`#reserve`), it is stored claimed by this worker and
-   *   started after the commit with its item in memory (a crash loses nothing: a `running` row of
-   *   a dead process is claimed again, lease lapse or next embedded start);
+   * - otherwise, with room for it here (`#reserve`), it is stored claimed by this worker (a new
+   *   row: the claim's fields over the offered one) and started after the commit (a crash loses
+   *   nothing: a `running` row of a dead process is claimed again, lease lapse or next embedded
+   *   start);
    * - otherwise it is stored queued, and the workers are told.
    */
   async offer({ workflow, row, item, write }: Offer): Promise<Offered> {
     // An execution with a concurrency key starts in its key's turn (Queue.claim), never here.
     const keyed = row.concurrency_key != null;
     const pure =
-      !keyed && this.#deps.runPure !== false && !this.#stopped && this.#engine.runsBeforeCommit(workflow);
+      !keyed &&
+      this.#deps.runPure !== false &&
+      this.#mode === 'running' &&
+      this.#engine.runsBeforeCommit(workflow);
     if (pure) {
       const ran = runPure(this.#engine, workflow, row, item, (err) =>
         this.#finished.crashed(err, row.id, workflow.id),
@@ -216,62 +242,40 @@ export class Worker implements ExecutionEntry {
       if (isPromise(ran)) await ran;
     }
     const bytes = row.trigger.length;
-    const claimed = !pure && !keyed && this.#reserve(bytes);
-    if (claimed) Object.assign(row, claimFields(this.workerId, this.leaseMs, Date.now()));
+    const claimed: ExecutionRow | undefined =
+      !pure && !keyed && this.#reserve(bytes)
+        ? ({ ...row, ...claimFields(this.workerId, this.leaseMs, this.#clock.now()) } as ExecutionRow)
+        : undefined;
     try {
-      await write();
-    } catch (err) {
+      await write(claimed ?? row);
+    } finally {
       if (claimed) {
-        this.#reserved--;
-        this.#readyBytes -= bytes;
-        Object.assign(row, unclaimed());
+        this.#holding.reserved--;
+        this.#holding.readyBytes -= bytes;
       }
-      throw err;
+    }
+    if (claimed) {
+      this.#enqueue([claimed]);
+      return 'claimed';
     }
     // Run before its commit (or stored queued: it did not fit in its slice).
-    if (row.status !== 'queued' && row.status !== 'running') {
+    if (row.status !== 'queued') {
       this.#finished.announce(row, { here: true });
       return 'ran';
     }
-    if (claimed) {
-      this.#reserved--;
-      this.#ready.push({ row: row as ExecutionRow, item });
-      this.#startReady();
-      return 'claimed';
-    }
-    // On a shared store every worker is told. Alone on its store, this worker is the only one to
-    // tell, and it is poked directly: a notice would also count as news of a backlog
-    // (`#backlogSeq`; see `#reserve`).
-    if (this.#shared) this.#deps.notice.send();
-    else this.poke();
+    this.#tellQueued();
     return 'queued';
   }
 
-  /**
-   * How many rows one claim takes. On a shared store (PostgreSQL) the free slots only: every row a
-   * worker holds is `running` under its lease, and those are capped at `concurrency`. Alone on
-   * its store (SQLite) CLAIM_PER_SLOT per slot, less what waits here: a restart releases every
-   * `running` row there, and each claim is a transaction of group commit (queue.ts `#claimDue`).
-   * One claim per finished execution took 42 % of the event loop under a backlog (the bench's
-   * routed case: 10 500 claims of 0.47 ms in 10 s; 1 000 req/s, p99 1 s).
-   */
-  #claimRoom(): number {
-    const free = this.#deps.concurrency - this.#held;
-    if (this.#shared) return free;
-    const held = this.#busy + this.#ready.length + this.#reserved;
-    return Math.max(free, CLAIM_PER_SLOT * this.#deps.concurrency - held);
+  /** Executions are due in the store: every worker is told, or, alone on the store, this one (slots.ts). */
+  #tellQueued(): void {
+    if (this.#slots.tellQueued === 'everyone') this.#deps.notice.send();
+    else this.poke();
   }
 
-  /** Room for one more handed-over execution of `bytes` of trigger JSON (see ADOPT_PER_SLOT). */
+  /** Room for one more handed-over execution of `bytes` of trigger JSON (slots.ts `admits`). */
   #reserve(bytes: number): boolean {
-    if (
-      this.#stopped ||
-      this.#backlog ||
-      bytes > ADOPT_MAX_ITEM_BYTES ||
-      this.#busy + this.#ready.length + this.#reserved >=
-        (this.#shared ? 1 : ADOPT_PER_SLOT) * this.#deps.concurrency ||
-      this.#readyBytes + bytes > ADOPT_MAX_BYTES
-    ) {
+    if (this.#mode !== 'running' || this.#backlog || !this.#slots.admits(this.#holding, bytes)) {
       // The row goes to the store as queued: later ones must not overtake it. During a backlog
       // that is not news: claims are asynchronous (on SQLite, group-commit transactions), and
       // counting every row queued meanwhile (`#backlogSeq`) kept any claim from ending the backlog
@@ -281,21 +285,9 @@ export class Worker implements ExecutionEntry {
       if (!this.#backlog) this.#markBacklog();
       return false;
     }
-    this.#reserved++;
-    this.#readyBytes += bytes;
+    this.#holding.reserved++;
+    this.#holding.readyBytes += bytes;
     return true;
-  }
-
-  /**
-   * Slots taken, for claiming. On a shared store a claim also leaves room for handed-over rows
-   * waiting for a slot or reserved by ingest: they are `running` rows of this worker already, and
-   * it holds at most `concurrency` of those (with results recorded after the slot was freed and
-   * claims going on meanwhile, 573 rows were `running` on a worker of concurrency 8, and
-   * its SIGKILL stranded them all). Alone on its store (SQLite) it claims only when nothing is
-   * handed over (`#backlog`), and a restart releases every `running` row at once.
-   */
-  get #held(): number {
-    return this.#shared ? this.#busy + this.#ready.length + this.#reserved : this.#busy;
   }
 
   #markBacklog(): void {
@@ -303,26 +295,40 @@ export class Worker implements ExecutionEntry {
     this.#backlogSeq++;
   }
 
-  /** Start handed-over executions while there are free slots. */
-  #startReady(): void {
-    while (this.#busy < this.#deps.concurrency && this.#ready.length > 0) {
-      const { row, item } = this.#ready.shift()!;
-      this.#readyBytes -= row.trigger.length;
-      this.#start(row, item);
+  /** Claimed or handed-over rows: started at once while under the in-flight cap, else they wait. */
+  #enqueue(rows: readonly ExecutionRow[]): void {
+    for (const row of rows) {
+      this.#ready.push(row);
+      this.#holding.readyBytes += row.trigger.length;
     }
+    this.#holding.ready = this.#ready.length;
+    this.#startReady();
   }
 
-  #start(row: ExecutionRow, item?: unknown): void {
-    this.#busy++;
+  /** Start waiting executions while the slot policy lets more in flight. */
+  #startReady(): void {
+    while (this.#ready.length > 0 && this.#slots.canStart(this.#holding, this.#ready[0]!.trigger.length)) {
+      const row = this.#ready.shift()!;
+      this.#holding.readyBytes -= row.trigger.length;
+      this.#start(row);
+    }
+    this.#holding.ready = this.#ready.length;
+  }
+
+  #start(row: ExecutionRow): void {
+    const bytes = row.trigger.length;
+    this.#holding.inFlight++;
+    this.#holding.inFlightBytes += bytes;
     let slot = true;
     const freeSlot = () => {
       if (!slot) return;
       slot = false;
-      this.#busy--;
+      this.#holding.inFlight--;
+      this.#holding.inFlightBytes -= bytes;
       this.#startReady();
       if (this.#backlog) this.poke();
     };
-    const done = this.#execute(row, item, freeSlot).finally(() => {
+    const done = this.#execute(row, freeSlot).finally(() => {
       freeSlot();
       this.#running.delete(row.id);
     });
@@ -330,12 +336,14 @@ export class Worker implements ExecutionEntry {
   }
 
   async start(): Promise<void> {
-    this.#stopped = false;
-    if (!this.#deps.store.caps.shared) {
+    this.#to('starting');
+    if (this.#slots.ownsRunningRows) {
       const released = await this.#deps.queue.releaseAbandoned();
       if (released > 0)
         this.#deps.log.warn({ released }, 'resuming executions interrupted by a previous stop');
     }
+    if (this.#mode !== 'starting') return;
+    this.#to('running');
     const queued = this.#deps.bus.subscribe('execution.queued', () => {
       this.#markBacklog();
       this.poke();
@@ -348,27 +356,26 @@ export class Worker implements ExecutionEntry {
       queued();
       credentials();
     };
-    this.#timer = setInterval(() => this.poke(), POLL_MS);
-    this.#timer.unref();
-    this.#heartbeat = setInterval(() => {
-      this.#deps.queue
-        .heartbeat([...this.#running.keys(), ...this.#ready.map((r) => r.row.id)])
-        .catch((err) => this.#deps.log.error({ err }, 'lease heartbeat failed'));
-    }, this.#deps.queue.leaseMs / 3);
-    this.#heartbeat.unref();
+    this.#cancelPoll = this.#clock.setInterval(() => this.poke(), POLL_MS);
+    this.#cancelHeartbeat = this.#clock.setInterval(() => this.#beat(), this.#deps.queue.leaseMs / 3);
     this.poke();
+  }
+
+  /** Renews the lease of every execution this worker holds: in flight, or waiting to start. */
+  #beat(): void {
+    const ids = [...this.#running.keys(), ...this.#ready.map((r) => r.id)];
+    if (ids.length === 0) return;
+    this.#deps.queue.heartbeat(ids).catch((err) => this.#deps.log.error({ err }, 'lease heartbeat failed'));
   }
 
   /** Claim and start as many executions as there is room for. */
   poke(): void {
-    if (this.#stopped) return;
-    if (this.#claiming) {
+    if (this.#mode !== 'running') return;
+    if (this.#filling) {
       this.#again = true;
       return;
     }
-    this.#claiming = true;
     this.#filling = this.#fill().finally(() => {
-      this.#claiming = false;
       this.#filling = undefined;
       if (this.#again) {
         this.#again = false;
@@ -379,18 +386,18 @@ export class Worker implements ExecutionEntry {
 
   async #fill(): Promise<void> {
     try {
-      while (!this.#stopped) {
+      while (this.#mode === 'running') {
         this.#startReady();
         if (this.#batches) {
           if (await this.#fillBatch()) continue;
           return;
         }
-        if (this.#deps.concurrency - this.#held <= 0) return;
-        const room = this.#claimRoom();
-        const maxChars = this.#shared ? undefined : Math.max(1, ADOPT_MAX_BYTES - this.#readyBytes);
+        const room = this.#slots.claimRoom(this.#holding);
+        if (room <= 0) return;
+        const maxChars = this.#slots.claimMaxChars(this.#holding);
         const seq = this.#backlogSeq;
         const rows = await this.#deps.queue.claim(room, { maxChars });
-        this.#adopt(rows);
+        this.#enqueue(rows);
         // Fewer rows than asked for, and not for the size cap: none was left behind.
         if (rows.length < room && (maxChars === undefined || chars(rows) < maxChars)) {
           if (seq === this.#backlogSeq) this.#backlog = false;
@@ -404,28 +411,23 @@ export class Worker implements ExecutionEntry {
     }
   }
 
-  /** Claimed rows: beyond the free slots they wait in `#ready`, started as slots free up. */
-  #adopt(rows: readonly ExecutionRow[]): void {
-    for (const row of rows) this.#ready.push({ row });
-    this.#readyBytes += chars(rows);
-    this.#startReady();
-  }
-
   /**
    * One round on PostgreSQL (pure-batch.ts): its pure rows are finished when it returns
    * (committed; announced here), the rows it claimed start at once. Pure rows need no slot, so a
-   * batch runs even when every slot is taken. Returns whether to take the next round at once.
+   * batch runs even when the worker holds all it may. Returns whether to take the next round at once.
    */
   async #fillBatch(): Promise<boolean> {
     const seq = this.#backlogSeq;
     const round = await this.#batches!.round({
-      free: () => this.#deps.concurrency - this.#held,
-      adopt: (rows) => this.#adopt(rows),
+      free: () => this.#slots.claimRoom(this.#holding),
+      compute: this.#deps.concurrency,
+      holds: (id) => this.#running.has(id) || this.#ready.some((r) => r.id === id),
+      adopt: (rows) => this.#enqueue(rows),
     });
     for (const row of round.finished) this.#finished.announce(row);
-    // Rows left queued for want of a slot keep the backlog: a freed slot pokes for them.
+    // Rows left queued for want of room keep the backlog: a freed slot pokes for them.
     if (round.drained && seq === this.#backlogSeq) this.#backlog = false;
-    return round.again && !this.#stopped;
+    return round.again && this.#mode === 'running';
   }
 
   /**
@@ -435,32 +437,33 @@ export class Worker implements ExecutionEntry {
    */
   #armWaitingTimer(): void {
     const at = this.#deps.queue.waitingDueAt;
-    if (this.#stopped || at === this.#waitingTimerAt) return;
-    clearTimeout(this.#waitingTimer);
-    this.#waitingTimer = undefined;
+    if (this.#mode !== 'running' || at === this.#waitingTimerAt) return;
+    this.#cancelWaitingTimer?.();
+    this.#cancelWaitingTimer = undefined;
     this.#waitingTimerAt = at;
-    const delay = at - Date.now();
+    const delay = at - this.#clock.now();
     if (!Number.isFinite(at) || delay > 86_400_000) return;
-    this.#waitingTimer = setTimeout(
+    this.#cancelWaitingTimer = this.#clock.setTimeout(
       () => {
-        this.#waitingTimer = undefined;
+        this.#cancelWaitingTimer = undefined;
         this.#waitingTimerAt = Number.POSITIVE_INFINITY;
         this.poke();
       },
       Math.max(0, delay),
     );
-    this.#waitingTimer.unref();
+  }
+
+  /** Whether this worker still runs what it holds (not past its close deadline). */
+  get #keeps(): boolean {
+    return this.#mode !== 'releasing' && this.#mode !== 'stopped';
   }
 
   /**
-   * Runs one execution and records its result. Alone on its store, `freeSlot` is called once the
-   * engine is done, before the result is recorded: the next execution runs during the group commit
-   * (what the embedded benchmark measures), and nobody else could claim a row this process holds.
-   * On a shared store the slot is freed only once the result is recorded (by the caller), so this
-   * worker never holds more than `concurrency` `running` rows: no claims run ahead of recording,
-   * and a worker that dies strands at most that many.
+   * Runs one execution and records its result. `freeSlot` gives its place in flight to the next
+   * one: once the engine is done or once the result is recorded, as the slot policy says
+   * (slots.ts `freeBeforeRecord`).
    */
-  async #execute(row: ExecutionRow, _item: unknown, freeSlot: () => void): Promise<void> {
+  async #execute(row: ExecutionRow, freeSlot: () => void): Promise<void> {
     // The child logger only when there is something to log: making one per execution was ~3 % of
     // the executor's time for executions that log nothing.
     let child: Logger | undefined;
@@ -473,10 +476,9 @@ export class Worker implements ExecutionEntry {
       if (!workflow) {
         result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
       } else {
-        // Off the event loop, from the stored JSON: the engine thread parses it (a handed-over
-        // `_item` is that JSON parsed; copying it to the thread would cost the event loop more).
-        // A resumed execution goes on from its checkpoint: its head and its parts, as stored (the
-        // runner's thread parses them).
+        // Off the event loop, from the stored JSON: the engine thread parses it (copying a parsed
+        // item to the thread would cost the event loop more). A resumed execution goes on from its
+        // checkpoint: its head and its parts, as stored (the runner's thread parses them).
         const credentials = await this.#deps.credentials?.forRun(workflow.steps);
         const variables = this.#engine.usesVariables(workflow)
           ? await this.#deps.variables?.forRun()
@@ -495,6 +497,8 @@ export class Worker implements ExecutionEntry {
             return;
           }
         }
+        // Past the close deadline: it was released to the queue (`close`).
+        if (!this.#keeps) return;
         result = await this.#runner.run(workflow, row.trigger, {
           executionId: row.id,
           mode: row.mode,
@@ -508,11 +512,13 @@ export class Worker implements ExecutionEntry {
         });
       }
     } catch (err) {
+      // Cut off by a close past its deadline: released to the queue, the next attempt runs it.
+      if (!this.#keeps) return;
       if (err instanceof EngineThreadLost) return this.#runAgain(row, workflow, err, log);
       log().error({ err }, 'execution crashed');
       result = failedRun(err instanceof Error ? err.message : String(err));
     }
-    if (!this.#shared) freeSlot();
+    if (this.#slots.freeBeforeRecord) freeSlot();
     if (result.status === 'failed') log().info({ error: result.error }, 'execution failed');
     else if (result.status === 'waiting') log().info({ resumeAt: result.resumeAt }, 'execution waiting');
     else if (this.#deps.log.isLevelEnabled('debug'))
@@ -547,10 +553,7 @@ export class Worker implements ExecutionEntry {
     else {
       // Its key's turn passes to the next execution of the key: claim it now, not at the next poll
       // (on a shared store any worker may have the room, so all are told).
-      if (row.concurrency_key != null) {
-        if (this.#shared) this.#deps.notice.send();
-        else this.poke();
-      }
+      if (row.concurrency_key != null) this.#tellQueued();
       if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
       await this.#finished.published(row.id, result.status);
       await this.#finished.ended(row);
@@ -590,13 +593,13 @@ export class Worker implements ExecutionEntry {
    * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
    */
   async #record(id: string, result: RunResult, resumed: boolean): Promise<boolean> {
-    const giveUpAt = Date.now() + this.#deps.queue.leaseMs;
+    const giveUpAt = this.#clock.now() + this.#deps.queue.leaseMs;
     for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
       try {
         return await this.#deps.queue.complete(id, result, { resumed });
       } catch (err) {
-        if (!isStoreUnavailable(err) || Date.now() + delay > giveUpAt) throw err;
-        await new Promise((r) => setTimeout(r, delay));
+        if (!isStoreUnavailable(err) || this.#clock.now() + delay > giveUpAt) throw err;
+        await sleep(this.#clock, delay);
       }
     }
   }
@@ -613,29 +616,66 @@ export class Worker implements ExecutionEntry {
       .catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the response failed'));
   }
 
-  /** Take no new executions; wait for running ones (their leases keep them safe if we are killed). */
-  async close(deadlineMs = 10_000): Promise<void> {
-    this.#stopped = true;
+  /**
+   * A deploy loses no work (SPEC 7d): claim nothing more, let what this worker holds finish until
+   * `deadlineMs` (heartbeats go on meanwhile), then give what is left back to the queue as after a
+   * crash — `queued` as its next attempt, claimed at once by another worker or the next start —
+   * and stop the engine thread under it. Nothing is failed for the stop: an outbound call cut off
+   * is sent again by the next attempt, with the same Idempotency-Key.
+   */
+  close(deadlineMs = 10_000): Promise<void> {
+    this.#closed ??= this.#close(deadlineMs);
+    return this.#closed;
+  }
+
+  async #close(deadlineMs: number): Promise<void> {
+    this.#to('draining');
     this.#unsubscribe?.();
-    clearInterval(this.#timer);
-    clearInterval(this.#heartbeat);
-    clearTimeout(this.#waitingTimer);
-    // Handed-over executions still waiting are run too: they are claimed by this worker already.
-    const deadline = new Promise((r) => setTimeout(r, deadlineMs).unref()).then(() => true);
-    // A batch in progress commits (or rolls back) first: what it claimed is run below.
+    this.#cancelPoll?.();
+    this.#cancelWaitingTimer?.();
+    let cancelDeadline: Cancel | undefined;
+    const deadline = new Promise<true>((resolve) => {
+      cancelDeadline = this.#clock.setTimeout(() => resolve(true), deadlineMs);
+    });
+    // A claim or batch in progress commits (or rolls back) first: what it claimed is run below.
     await Promise.race([this.#filling, deadline]);
+    let late = false;
     while (this.#running.size > 0 || this.#ready.length > 0) {
       this.#startReady();
       const all = Promise.allSettled([...this.#running.values()]).then(() => false);
-      if (await Promise.race([all, deadline])) break;
+      if (await Promise.race([all, deadline])) {
+        late = true;
+        break;
+      }
     }
-    // Connections of executions still running after the deadline are cut; their leases lapse and
-    // another process (or the next start) runs them again.
+    cancelDeadline?.();
+    if (late && (this.#running.size > 0 || this.#ready.length > 0)) {
+      this.#to('releasing');
+      const held = this.#running.size + this.#ready.length;
+      this.#ready.length = 0;
+      this.#holding.ready = 0;
+      try {
+        const released = await this.#deps.queue.releaseHeld();
+        this.#deps.log.warn(
+          { held, released },
+          'stopping: executions still running at the drain deadline go back to the queue and run again',
+        );
+      } catch (err) {
+        this.#deps.log.error(
+          { err, held },
+          'releasing executions failed: they run again when their leases lapse',
+        );
+      }
+    }
+    this.#cancelHeartbeat?.();
+    this.#to('stopped');
+    // Connections of executions still running are cut; they run again as their next attempt.
     await this.#engine
       .close()
       .catch((err) => this.#deps.log.warn({ err }, 'closing outbound connections failed'));
     await this.#runner
       .close()
       .catch((err) => this.#deps.log.warn({ err }, 'closing the engine thread failed'));
+    await Promise.allSettled([...this.#running.values()]);
   }
 }

@@ -500,16 +500,17 @@ export const queueRepo = {
     nowIso: string,
     maxAttempts: number,
     gaveUpError: string,
+    /** Instead of the lapsed ones: every `running` row this worker holds (it stops: Queue.releaseHeld). */
+    heldBy?: string,
   ): Promise<{ released: number; gaveUp: GaveUpRow[] }> {
     const db = store.db;
+    const running = db.selectFrom('executions').select('id').where('status', '=', 'running');
     const lapsed = locked(
       store,
-      db
-        .selectFrom('executions')
-        .select('id')
-        .where('status', '=', 'running')
-        .where('locked_until', '<', nowIso)
-        .orderBy('id'),
+      (heldBy === undefined
+        ? running.where('locked_until', '<', nowIso)
+        : running.where('locked_by', '=', heldBy)
+      ).orderBy('id'),
     );
     const exhausted = sql<boolean>`attempt >= ${maxAttempts}`;
     const res = await db
@@ -564,6 +565,22 @@ export const queueRepo = {
       .executeTakeFirstOrThrow();
     const times = [row.queued, row.waiting].filter((t): t is string => typeof t === 'string');
     return { depth: Number(row.depth ?? 0), oldestDueAt: times.sort()[0] };
+  },
+
+  /** Executions `running` now, held by any worker (counted up to BACKLOG_COUNT_MAX; one index range). */
+  async running(store: Store): Promise<number> {
+    const row = await store.db
+      .selectFrom(
+        store.db
+          .selectFrom('executions')
+          .select('run_after')
+          .where('status', '=', 'running')
+          .limit(BACKLOG_COUNT_MAX)
+          .as('r'),
+      )
+      .select((c) => c.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n ?? 0);
   },
 
   /** The earliest `run_after` of a waiting row, undefined when none waits. */

@@ -109,11 +109,11 @@ export class Ingest {
       workflow,
       row,
       item,
-      write: () =>
+      write: (stored) =>
         write || row.concurrency_key != null
           ? this.#writer.run(async (trx) => {
               await write?.(trx);
-              await this.#store.hot.insertExecution(trx, row, fields);
+              await this.#store.hot.insertExecution(trx, stored, fields);
               // A concurrency key (SPEC 7d) is not a column of the hot insert: executions without
               // one, most, write what they wrote before.
               if (row.concurrency_key != null)
@@ -123,7 +123,7 @@ export class Ingest {
                   newest: row.newest_value ?? null,
                 });
             })
-          : this.#writer.hot({ kind: 'insert', row, ...(fields ? { fields } : {}) }, { commitNow }),
+          : this.#writer.hot({ kind: 'insert', row: stored, ...(fields ? { fields } : {}) }, { commitNow }),
     });
     const settled = () => {
       this.#pending--;

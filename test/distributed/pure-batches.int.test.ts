@@ -349,7 +349,12 @@ describe('a batch holding rows that are not pure', () => {
         await sleep(10);
       }
     })();
-    await worker(c, 'mixed', { HOOKFLOW_EXECUTOR_CONCURRENCY: String(CONCURRENCY) });
+    // The rows a worker holds `running` are capped by its in-flight bound (the compute slots
+    // bound only what computes at once).
+    await worker(c, 'mixed', {
+      HOOKFLOW_EXECUTOR_CONCURRENCY: String(CONCURRENCY),
+      HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: String(CONCURRENCY),
+    });
     await allFinished(c, ids);
     sampling = false;
     await sampler;

@@ -1,6 +1,7 @@
 /**
- * The executor's bounds from config: at most HOOKFLOW_EXECUTOR_CONCURRENCY executions at once, and
- * each within HOOKFLOW_EXECUTION_TIMEOUT_MS.
+ * The executor's bounds from config: at most HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT executions at once
+ * (those waiting on the network included; test/executions/in-flight.int.test.ts shows them beyond
+ * HOOKFLOW_EXECUTOR_CONCURRENCY), and each within HOOKFLOW_EXECUTION_TIMEOUT_MS.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Downstream, FORM, finishedExecution, startDownstream } from '../engine/int-helpers.js';
@@ -15,6 +16,7 @@ beforeAll(async () => {
     env: {
       HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
       HOOKFLOW_EXECUTOR_CONCURRENCY: '1',
+      HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: '1',
       HOOKFLOW_EXECUTION_TIMEOUT_MS: '1000',
     },
   });
@@ -31,7 +33,7 @@ const start = async (path: string) => {
   return res.headers.get('x-hookflow-execution-id')!;
 };
 
-it('runs no more executions at once than the configured concurrency', async () => {
+it('holds no more executions at once than the configured in-flight cap', async () => {
   await createActiveWorkflow(server, {
     name: 'pause',
     trigger: { path: 'pause' },

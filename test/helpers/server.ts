@@ -3,12 +3,12 @@
  * SQLite by default in a fresh temp data dir; pass `postgres: true` for a fresh PostgreSQL
  * database (created here, dropped on close).
  */
+import type { Clock } from '../../src/shared/clock.js';
 import type { Logger } from 'pino';
 import { NODE_FLAGS } from '../../bin/node-flags.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type Hookflow, type Roles, startHookflow } from '../../src/main.js';
-import type { Clock } from '../../src/schedules/clock.js';
 import { TokenService } from '../../src/tokens/tokens.js';
 import { createTestDatabase } from './postgres.js';
 import { tempDir } from './temp-dir.js';
@@ -39,10 +39,12 @@ export interface StartOptions {
   dataDir?: string;
   postgres?: boolean;
   roles?: Roles;
-  /** The schedulers' clock (default: the system's); test/helpers/fake-clock.ts drives schedules. */
-  clock?: Clock;
   /** The server's logger (default: HOOKFLOW_TEST_LOG_LEVEL, silent, on stderr); to read what it logs. */
   log?: Logger;
+  /** The schedulers' clock (default: the system's); test/helpers/fake-clock.ts drives schedules. */
+  clock?: Clock;
+  /** The time its queue, executor and retention read (default: the system's; a FakeClock for leases and waits). */
+  queueClock?: Clock;
 }
 
 export { tempDir };
@@ -74,6 +76,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     log,
     ...(options.roles ? { roles: options.roles } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.queueClock ? { queueClock: options.queueClock } : {}),
   });
   const address = hookflow.app!.server.address();
   if (!address || typeof address === 'string') throw new Error('server has no TCP address');

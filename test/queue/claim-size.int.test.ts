@@ -1,7 +1,7 @@
 /**
  * Alone on its store (SQLite), the executor claims a backlog many rows at a time (CLAIM_PER_SLOT
- * per slot, queue/worker.ts), and claimed rows wait in memory, trigger JSON and all, until a slot
- * is free. A claim therefore stops once the rows waiting hold 4 MiB of trigger JSON
+ * per slot, queue/slots.ts), and claimed rows wait in memory, trigger JSON and all, until one may
+ * start (HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT, 1 here). A claim therefore stops once the rows waiting hold 4 MiB of trigger JSON
  * (store/queue.ts claimDue, `maxChars`), and the backlog is still drained to the last row: a claim
  * that stopped on size is not taken for one that found the queue empty.
  */
@@ -15,9 +15,14 @@ let downstream: Downstream;
 
 beforeAll(async () => {
   downstream = await startDownstream();
-  // One slot: room for 8 claimed rows (CLAIM_PER_SLOT × 1), so the size cap is what stops a claim.
+  // One slot and one in flight: room for 8 claimed rows (CLAIM_PER_SLOT × 1), so the size cap is
+  // what stops a claim.
   server = await startTestServer({
-    env: { HOOKFLOW_EXECUTOR_CONCURRENCY: '1', HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' },
+    env: {
+      HOOKFLOW_EXECUTOR_CONCURRENCY: '1',
+      HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: '1',
+      HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
+    },
   });
 });
 

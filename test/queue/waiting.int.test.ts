@@ -9,14 +9,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { newId, nowIso } from '../../src/ids.js';
+import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/log.js';
 import { Queue } from '../../src/queue/queue.js';
 import { executionsRepo, queuedExecution } from '../../src/store/executions.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 const log = createLogger('silent', 2);
@@ -54,7 +55,7 @@ describe.each([
         workflow_version: 1,
         mode: 'production',
         trigger: '{"body":{"n":1}}',
-        created_at: nowIso(),
+        created_at: new Date(clock.now()).toISOString(),
       }),
     );
     return id;
@@ -86,17 +87,21 @@ describe.each([
     const [row] = await executionsRepo.withRecordsSoFar(store.db, [await get(id)]);
     return (JSON.parse(row!.steps) as { name: string }[]).map((s) => s.name);
   };
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Each test moves its own clock: due times, leases and look-up intervals pass as it says. */
+  let clock: FakeClock;
+  beforeEach(() => {
+    clock = new FakeClock();
+  });
 
   it('records a parked result as waiting, claims it only when due, by any worker, from its checkpoint', async () => {
-    const a = new Queue({ store, workerId: 'worker-a' });
-    const b = new Queue({ store, workerId: 'worker-b' });
+    const a = new Queue({ store, workerId: 'worker-a', clock });
+    const b = new Queue({ store, workerId: 'worker-b', clock });
     const id = await queued();
     const [claimed] = await a.claim(5);
     expect(claimed?.id).toBe(id);
     const startedAt = claimed!.started_at;
 
-    const resumeAt = new Date(Date.now() + 600);
+    const resumeAt = new Date(clock.now() + 600);
     expect(await a.complete(id, parked(resumeAt))).toBe(true);
     const waiting = await get(id);
     expect(waiting).toMatchObject({
@@ -119,7 +124,7 @@ describe.each([
     expect(await b.claim(5)).toEqual([]);
     expect((await get(id)).status).toBe('waiting');
 
-    await sleep(resumeAt.getTime() - Date.now() + 50);
+    await clock.advance(resumeAt.getTime() - clock.now() + 50);
     const [resumed] = await b.claim(5);
     expect(resumed).toMatchObject({ id, status: 'running', locked_by: 'worker-b', attempt: 1 });
     expect(JSON.parse(resumed!.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
@@ -140,14 +145,14 @@ describe.each([
   });
 
   it('a park whose lease was lost appends no part; parking again appends the next one', async () => {
-    const a = new Queue({ store, workerId: 'parks-late' });
-    const b = new Queue({ store, workerId: 'parks-twice' });
+    const a = new Queue({ store, workerId: 'parks-late', clock });
+    const b = new Queue({ store, workerId: 'parks-twice', clock });
     const id = await queued();
     await b.claim(5);
     // `a` never held it: its park is not recorded, and neither is its part.
-    expect(await a.complete(id, parked(new Date(Date.now() - 1)))).toBe(false);
+    expect(await a.complete(id, parked(new Date(clock.now() - 1)))).toBe(false);
     expect(await executionsRepo.checkpointParts(store.db, id)).toEqual([]);
-    expect(await b.complete(id, parked(new Date(Date.now() - 1)))).toBe(true);
+    expect(await b.complete(id, parked(new Date(clock.now() - 1)))).toBe(true);
     await b.claim(5);
     const second = {
       head: '{"at":2}',
@@ -157,7 +162,7 @@ describe.each([
     expect(
       await b.complete(
         id,
-        { ...parked(new Date(Date.now() + 60_000)), checkpoint: second },
+        { ...parked(new Date(clock.now() + 60_000)), checkpoint: second },
         { resumed: true },
       ),
     ).toBe(true);
@@ -168,16 +173,16 @@ describe.each([
   });
 
   it('a resumed attempt that crashes (its lease lapses) resumes from the checkpoint again, records kept', async () => {
-    const a = new Queue({ store, workerId: 'crashing', leaseMs: 200 });
-    const b = new Queue({ store, workerId: 'rescuer' });
+    const a = new Queue({ store, workerId: 'crashing', leaseMs: 200, clock });
+    const b = new Queue({ store, workerId: 'rescuer', clock });
     const id = await queued();
     await a.claim(5);
-    await a.complete(id, parked(new Date(Date.now() - 1)));
+    await a.complete(id, parked(new Date(clock.now() - 1)));
     const [resumed] = await a.claim(5);
     expect(resumed?.id).toBe(id);
     // The worker dies: nothing renews the lease.
-    await sleep(300);
-    await sleep(1_000); // the lapsed-lease check runs at most once a second per queue
+    // The lease lapses, and the lapsed-lease check (at most once a second per queue) is due.
+    await clock.advance(1_300);
     const again = await b.claim(5);
     const row = again.find((r) => r.id === id) ?? (await b.claim(5)).find((r) => r.id === id);
     expect(row).toMatchObject({ status: 'running', locked_by: 'rescuer', attempt: 2 });
@@ -187,10 +192,10 @@ describe.each([
   });
 
   it('a resumed attempt whose result cannot be written is queued again with its checkpoint and records', async () => {
-    const q = new Queue({ store, workerId: 'retrying' });
+    const q = new Queue({ store, workerId: 'retrying', clock });
     const id = await queued();
     await q.claim(5);
-    await q.complete(id, parked(new Date(Date.now() - 1)));
+    await q.complete(id, parked(new Date(clock.now() - 1)));
     expect((await q.claim(5)).map((r) => r.id)).toContain(id);
     expect(await q.retryLater(id, 1, 'disk full')).toBe('queued');
     const row = await get(id);
@@ -200,14 +205,16 @@ describe.each([
   });
 
   it('a resumed attempt left running by a stopped embedded process is queued again with its checkpoint on start', async () => {
-    const q = new Queue({ store, workerId: 'stopped' });
+    const q = new Queue({ store, workerId: 'stopped', clock });
     const id = await queued();
     await q.claim(5);
-    await q.complete(id, parked(new Date(Date.now() - 1)));
+    await q.complete(id, parked(new Date(clock.now() - 1)));
     expect((await q.claim(5)).map((r) => r.id)).toContain(id);
     // What the next `hookflow start` does first (on a store it owns alone).
     if (!store.caps.shared) {
-      expect(await new Queue({ store, workerId: 'restarted' }).releaseAbandoned()).toBeGreaterThanOrEqual(1);
+      expect(
+        await new Queue({ store, workerId: 'restarted', clock }).releaseAbandoned(),
+      ).toBeGreaterThanOrEqual(1);
       const row = await get(id);
       expect(row).toMatchObject({ status: 'queued', attempt: 2, locked_by: null });
       expect(JSON.parse(row.resume_state!)).toEqual({ at: 1, outputs: [{ a: 1 }] });
@@ -217,16 +224,16 @@ describe.each([
   });
 
   it('finds waiting rows parked by another worker within its look-up interval, and only due ones', async () => {
-    const parker = new Queue({ store, workerId: 'parker' });
-    const other = new Queue({ store, workerId: 'other' });
+    const parker = new Queue({ store, workerId: 'parker', clock });
+    const other = new Queue({ store, workerId: 'other', clock });
     // `other` has looked already and knows of nothing waiting.
     await other.claim(5);
     const soon = await queued();
     const later = await queued();
     await parker.claim(5);
-    await parker.complete(soon, parked(new Date(Date.now() + 100)));
-    await parker.complete(later, parked(new Date(Date.now() + 60_000)));
-    await sleep(1_100);
+    await parker.complete(soon, parked(new Date(clock.now() + 100)));
+    await parker.complete(later, parked(new Date(clock.now() + 60_000)));
+    await clock.advance(1_100);
     const claimed = (await other.claim(5)).map((r) => r.id);
     expect(claimed).toContain(soon);
     expect(claimed).not.toContain(later);

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { decodeCursor } from '../../ids.js';
+import { BACKLOG_COUNT_MAX } from '../../store/queue.js';
 import type { App, HttpDeps } from '../deps.js';
 import { presentExecution } from '../present.js';
 import { errors, IdParams, PageQuery, pageOf, routeSchema } from '../schemas.js';
@@ -177,6 +178,32 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
         presentExecution,
         req.query.where,
       ),
+  );
+
+  app.get(
+    '/executions/backlog',
+    {
+      schema: routeSchema(tags, {
+        summary:
+          'The backlog now: executions due and not taken by a worker, the oldest one, and those in flight on all workers.',
+        response: {
+          200: Type.Object({
+            queued: Type.Integer({
+              description: `Executions due and not taken by a worker: queued, and waiting ones whose time has come (counted up to ${BACKLOG_COUNT_MAX}).`,
+            }),
+            oldestQueuedAt: Type.Union([Type.String(), Type.Null()], {
+              description: 'When the oldest of them became due (ISO-8601 UTC); null when none is.',
+            }),
+            inFlight: Type.Integer({
+              description: 'Executions running now on all workers (computing, or waiting on the network).',
+            }),
+            at: Type.String({ description: 'When this was read (ISO-8601 UTC).' }),
+          }),
+          ...errors(401),
+        },
+      }),
+    },
+    async () => executions.backlog(),
   );
 
   app.get(

@@ -1,5 +1,6 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { type ApiError, api, asApiError, qs } from '../api';
+import { Backlog } from '../components/Backlog';
 import { ListTable } from '../components/ListTable';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { MODE_LABELS, ModeBadge, StatusBadge } from '../components/StatusBadge';
@@ -123,6 +124,7 @@ export function ExecutionList({ search }: { search: string }) {
     <section aria-labelledby={`${id}-title`}>
       <div className="page-head">
         <h1 id={`${id}-title`}>Executions</h1>
+        <Backlog />
       </div>
       <search className="filters" aria-label="Filter executions">
         {filterSelect(
