@@ -441,7 +441,7 @@ describe('validation of nested steps on save', () => {
     expect(tooDeep.body.fields[0].message).toMatch(/more than 10 levels/);
 
     const unknown = await save([
-      { type: 'forEach', name: 'l', items: '{{ [] }}', steps: [{ type: 'email', name: 'e' }] },
+      { type: 'forEach', name: 'l', items: '{{ [] }}', steps: [{ type: 'telegram', name: 'e' }] },
     ]);
     expect(unknown.body.fields[0].field).toBe('/steps/0/steps/0/type');
   });
