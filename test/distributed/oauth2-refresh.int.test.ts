@@ -29,11 +29,15 @@ describe('oauth2 refresh across two workers', () => {
     });
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
     apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
-    // One execution at a time per worker: each of the two takes one of the two executions.
+    // One execution in flight per worker: each of the two takes one of the two executions.
     cluster = await startCluster({
       webhooks: 1,
       workers: 2,
-      env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_EXECUTOR_CONCURRENCY: '1' },
+      env: {
+        HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
+        HOOKFLOW_EXECUTOR_CONCURRENCY: '1',
+        HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: '1',
+      },
     });
   }, 120_000);
   afterAll(async () => {

@@ -522,7 +522,9 @@ describe('the editor tells the truth (issue 17)', () => {
     await stepCard('first').first().click();
     await page.getByLabel('Workflow name').focus();
     await summary.getByRole('link', { name: /Step 2 › name/ }).click();
-    expect(await page.evaluate<string>('document.activeElement.id')).toBe(await second.getAttribute('id'));
+    // The step's panel opens first, then the field takes focus.
+    const fieldId = await second.getAttribute('id');
+    await expect.poll(() => page.evaluate<string>('document.activeElement.id')).toBe(fieldId);
   }, 60_000);
 
   it('never loses focus to <body>, keeps focus clear of the sticky header, and the live region follows the listener', async () => {

@@ -61,7 +61,12 @@ describe.each([
     holding = true;
     server = await startTestServer({
       postgres,
-      env: { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true', HOOKFLOW_EXECUTOR_CONCURRENCY: '1' },
+      // One execution in flight (waiting on the held call), the rest in the queue.
+      env: {
+        HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
+        HOOKFLOW_EXECUTOR_CONCURRENCY: '1',
+        HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: '1',
+      },
     });
   });
   afterAll(async () => {
