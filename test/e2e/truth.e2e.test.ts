@@ -826,6 +826,9 @@ describe('the flow as cards, each step in the side panel', () => {
     await stepCard('first').waitFor();
     for (const [width, viewport] of WIDTHS) {
       await page.setViewportSize(viewport);
+      // The layout for this width first (the side panel exists only beside a wide flow): a card
+      // focused before the re-render would be replaced under the key press.
+      await page.locator('.side-panel').waitFor({ state: width === 'desktop' ? 'visible' : 'detached' });
       // Enter selects: the panel beside the flow, or the sheet on a phone (Escape returns).
       await stepCard('first').focus();
       await page.keyboard.press('Enter');
