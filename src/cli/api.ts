@@ -7,6 +7,47 @@ import http from 'node:http';
 
 export type Env = Record<string, string | undefined>;
 
+/** Where a command writes (stdout, stderr; a test's collector). */
+export interface Output {
+  write(text: string): unknown;
+}
+
+/** The options of every command that talks to a running server (parseArgs). */
+export const SERVER_OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface ApiTarget {
+  baseUrl: string;
+  token: string;
+}
+
+/** The server and token from --url/--token or the environment. */
+export function serverFrom(
+  values: { url?: string | undefined; token?: string | undefined },
+  env: Env,
+): ApiTarget {
+  return { baseUrl: baseUrlFrom(values.url, env), token: tokenFrom(values.token, env) };
+}
+
+/**
+ * A command's work as its exit status: a CliError is printed (message, then hint) and ends the
+ * command with its code; anything else is a bug and goes on up.
+ */
+export async function exitStatusOf(stderr: Output, work: () => Promise<number>): Promise<number> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof CliError) {
+      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}
+
 /** A failure that ends the command with a message, an optional hint and an exit code. */
 export class CliError extends Error {
   constructor(
@@ -89,7 +130,7 @@ export function describe(err: unknown): string {
 
 /** Call the API with the token; JSON in, JSON out; non-2xx becomes an ApiError. */
 export async function callApi<T>(
-  target: { baseUrl: string; token: string },
+  target: ApiTarget,
   method: string,
   path: string,
   body?: unknown,

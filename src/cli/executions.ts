@@ -3,7 +3,7 @@
  * executions on a running server through its API, like `hookflow listen`.
  */
 import { parseArgs } from 'node:util';
-import { baseUrlFrom, CliError, callApi, type Env, tokenFrom } from './api.js';
+import { CliError, callApi, type Env, exitStatusOf, type Output, SERVER_OPTIONS, serverFrom } from './api.js';
 
 interface Execution {
   id: string;
@@ -42,10 +42,6 @@ interface ExecutionPage {
   search?: { path: string; indexed: boolean; window?: number; hint?: string };
 }
 
-export interface Output {
-  write(text: string): unknown;
-}
-
 export async function executions(
   args: string[],
   deps: { env: Env; showHelp(asError: boolean): number; stdout?: Output; stderr?: Output },
@@ -62,9 +58,7 @@ export async function executions(
       limit: { type: 'string' },
       target: { type: 'string' },
       json: { type: 'boolean' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVER_OPTIONS,
     },
     allowPositionals: true,
     strict: true,
@@ -72,8 +66,8 @@ export async function executions(
   const [sub, id] = positionals;
   if (values.help) return deps.showHelp(false);
   if (sub === undefined) return deps.showHelp(true);
-  try {
-    const target = { baseUrl: baseUrlFrom(values.url, deps.env), token: tokenFrom(values.token, deps.env) };
+  return exitStatusOf(stderr, async () => {
+    const target = serverFrom(values, deps.env);
     switch (sub) {
       case 'list': {
         const query = new URLSearchParams();
@@ -150,13 +144,7 @@ export async function executions(
       default:
         throw new CliError(`Unknown executions command "${sub}". Run \`hookflow executions --help\`.`, 2);
     }
-  } catch (err) {
-    if (err instanceof CliError) {
-      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
-      return err.exitCode;
-    }
-    throw err;
-  }
+  });
 }
 
 function replayTarget(value: string | undefined): 'published' | 'draft' | undefined {

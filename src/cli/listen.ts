@@ -16,7 +16,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_LISTEN_SECONDS, MAX_LISTEN_SECONDS } from '../webhooks/test-listener.js';
-import { baseUrlFrom, CliError, tokenFrom } from './api.js';
+import { CliError, exitStatusOf, SERVER_OPTIONS, serverFrom } from './api.js';
 import { type Output, Session } from './listen/session.js';
 
 export interface ListenDeps {
@@ -39,9 +39,7 @@ export async function listen(args: string[], deps: ListenDeps): Promise<number> 
       'forward-to': { type: 'string' },
       timeout: { type: 'string' },
       'keep-listening': { type: 'boolean' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVER_OPTIONS,
     },
     allowPositionals: true,
     strict: true,
@@ -49,26 +47,19 @@ export async function listen(args: string[], deps: ListenDeps): Promise<number> 
   if (values.help) return deps.showHelp(false);
   const [workflowId, ...extra] = positionals;
   if (workflowId === undefined) return deps.showHelp(true);
-  try {
+  return exitStatusOf(stderr, async () => {
     if (extra.length > 0) {
       throw new CliError(`Unexpected argument "${extra[0]}". Run \`hookflow listen --help\`.`, 2);
     }
     const options = {
       workflowId,
-      baseUrl: baseUrlFrom(values.url, deps.env),
-      token: tokenFrom(values.token, deps.env),
+      ...serverFrom(values, deps.env),
       timeoutSeconds: timeoutFrom(values.timeout),
       keepListening: values['keep-listening'] === true,
       forwardTo: values['forward-to'] === undefined ? undefined : forwardUrlFrom(values['forward-to']),
     };
-    return await new Session(options, { stdout, stderr, signals: deps.signals ?? process }).run();
-  } catch (err) {
-    if (err instanceof CliError) {
-      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
-      return err.exitCode;
-    }
-    throw err;
-  }
+    return new Session(options, { stdout, stderr, signals: deps.signals ?? process }).run();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,13 +1,12 @@
 /**
  * `hookflow run <workflowId> [--item FILE] [--wait]` (SPEC 7f): Run now from a terminal — a
  * test-mode run of the draft on a running server, through its API. Prints the execution's id on
- * stdout; with --wait it follows the execution to its end (long-polled once a second) and exits 1
+ * stdout; with --wait it follows the execution to its end (looked at every 200 ms) and exits 1
  * when it failed, so a script can run a workflow and check it.
  */
 import fs from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { baseUrlFrom, CliError, callApi, type Env, tokenFrom } from './api.js';
-import type { Output } from './executions.js';
+import { CliError, callApi, type Env, exitStatusOf, type Output, SERVER_OPTIONS, serverFrom } from './api.js';
 
 const FINAL = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
 
@@ -28,9 +27,7 @@ export async function run(
     options: {
       item: { type: 'string' },
       wait: { type: 'boolean' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVER_OPTIONS,
     },
     allowPositionals: true,
     strict: true,
@@ -38,8 +35,8 @@ export async function run(
   if (values.help) return deps.showHelp(false);
   const [workflowId] = positionals;
   if (workflowId === undefined || positionals.length > 1) return deps.showHelp(true);
-  try {
-    const target = { baseUrl: baseUrlFrom(values.url, deps.env), token: tokenFrom(values.token, deps.env) };
+  return exitStatusOf(stderr, async () => {
+    const target = serverFrom(values, deps.env);
     const item = values.item === undefined ? undefined : await readItem(values.item, deps.readStdin);
     const { executionId } = await callApi<{ executionId: string }>(
       target,
@@ -64,13 +61,7 @@ export async function run(
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-  } catch (err) {
-    if (err instanceof CliError) {
-      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
-      return err.exitCode;
-    }
-    throw err;
-  }
+  });
 }
 
 /** The item from FILE (`-`: stdin): a JSON object. */

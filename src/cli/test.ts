@@ -4,9 +4,7 @@
  * one fails, so a CI job can stop a change before it is published.
  */
 import { parseArgs } from 'node:util';
-import { baseUrlFrom, CliError, callApi, type Env } from './api.js';
-import { tokenFrom } from './api.js';
-import type { Output } from './executions.js';
+import { CliError, callApi, type Env, exitStatusOf, type Output, SERVER_OPTIONS, serverFrom } from './api.js';
 
 interface SuiteRun {
   target: string;
@@ -33,9 +31,7 @@ export async function test(
     options: {
       target: { type: 'string' },
       json: { type: 'boolean' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVER_OPTIONS,
     },
     allowPositionals: true,
     strict: true,
@@ -43,11 +39,11 @@ export async function test(
   if (values.help) return deps.showHelp(false);
   const [workflowId] = positionals;
   if (!workflowId) return deps.showHelp(true);
-  try {
+  return exitStatusOf(stderr, async () => {
     const target = values.target ?? 'published';
     if (target !== 'draft' && target !== 'published')
       throw new CliError(`--target must be "published" or "draft", not "${target}".`, 2);
-    const api = { baseUrl: baseUrlFrom(values.url, deps.env), token: tokenFrom(values.token, deps.env) };
+    const api = serverFrom(values, deps.env);
     const suite = await callApi<SuiteRun>(
       api,
       'POST',
@@ -79,11 +75,5 @@ export async function test(
       );
     }
     return suite.failed > 0 ? 1 : 0;
-  } catch (err) {
-    if (err instanceof CliError) {
-      stderr.write(`hookflow: ${err.message}\n${err.hint ? `${err.hint}\n` : ''}`);
-      return err.exitCode;
-    }
-    throw err;
-  }
+  });
 }

@@ -162,9 +162,8 @@ export class Receiver {
 
       // A provider's unsigned URL check (Meta, Microsoft Graph) is answered before the auth its
       // events must pass; a signed one (Slack, Zoom) once the auth passed and the body is parsed.
-      const token = () => this.#handshakeToken(workflow);
       if (trigger.handshake) {
-        const handshake = unsignedHandshake(trigger, req, token);
+        const handshake = unsignedHandshake(trigger, req, () => this.#handshakeToken(workflow));
         if (handshake) return this.#outcome(handshake, matched, call);
       }
 
@@ -196,7 +195,7 @@ export class Receiver {
           : parse(header(req, 'content-type'), body);
       const parsed = isPromise(parsing) ? await parsing : parsing;
       if (trigger.handshake) {
-        const handshake = signedHandshake(trigger, parsed.body, token);
+        const handshake = signedHandshake(trigger, parsed.body, () => this.#handshakeToken(workflow));
         if (handshake) return this.#outcome(handshake, matched, call);
       }
       const executionId = newId();

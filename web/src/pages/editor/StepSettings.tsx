@@ -13,6 +13,7 @@ import { CredentialPicker } from './steps/CredentialPicker';
 import { EmailStep } from './steps/EmailStep';
 import { RetryFields } from './steps/RetryFields';
 import { SqlFields } from './steps/SqlStep';
+import type { Props } from './steps/shared';
 import {
   FLOW_FORM_TYPES,
   FLOW_INLINE_FIELDS,
@@ -110,6 +111,8 @@ export function StepSettings({
       add, move and edit them in the flow.
     </p>
   );
+  /** What every step type's own form component takes. */
+  const typeForm: Props = { step, at, label, onChange, context, problems, result, renderList };
   const expr = (
     key: 'condition' | 'url' | 'body' | 'timeoutMs' | 'status',
     title: string,
@@ -266,9 +269,7 @@ export function StepSettings({
           <RetryFields step={step} at={at} onChange={onChange} problems={problems} />
         </>
       )}
-      {step.type === 'email' && (
-        <EmailStep step={step} at={at} onChange={onChange} context={context} problems={problems} />
-      )}
+      {step.type === 'email' && <EmailStep {...typeForm} />}
       {step.type === 'respond' && (
         <>
           {responseMode !== 'respondStep' && (
@@ -285,30 +286,8 @@ export function StepSettings({
           })}
         </>
       )}
-      {step.type === 'sql' && (
-        <SqlFields
-          step={step}
-          at={at}
-          label={label}
-          onChange={onChange}
-          context={context}
-          problems={problems}
-          result={result}
-          renderList={renderList}
-        />
-      )}
-      {FLOW_FORM_TYPES.has(step.type) && (
-        <FlowFields
-          step={step}
-          at={at}
-          label={label}
-          onChange={onChange}
-          context={context}
-          problems={problems}
-          result={result}
-          renderList={renderList}
-        />
-      )}
+      {step.type === 'sql' && <SqlFields {...typeForm} />}
+      {FLOW_FORM_TYPES.has(step.type) && <FlowFields {...typeForm} />}
       {!formFor(step.type) && (
         <div className="field">
           <label htmlFor={`${id}-raw`} className="label">
