@@ -126,29 +126,38 @@ export function DataStorePage() {
         What <code>store</code> steps keep between executions: in the global scope, shared by every workflow,
         or in one workflow's own.
       </p>
-      <div className="row card inline-form">
-        <label htmlFor={`${id}-scope`} className="label">
-          Scope
-        </label>
-        <select id={`${id}-scope`} className="input" value={scope} onChange={(e) => setScope(e.target.value)}>
-          <option value="">Global</option>
-          {workflows.map((w) => (
-            <option key={w.id} value={w.id}>
-              Workflow: {w.name}
-            </option>
-          ))}
-        </select>
-        <label htmlFor={`${id}-prefix`} className="label">
-          Key starts with
-        </label>
-        <input
-          id={`${id}-prefix`}
-          className="input grow"
-          value={prefix}
-          maxLength={DATA_KEY_MAX_CHARS}
-          placeholder="order:"
-          onChange={(e) => setPrefix(e.target.value)}
-        />
+      <div className="card inline-form filters">
+        <div className="field compact">
+          <label htmlFor={`${id}-scope`} className="label">
+            Scope
+          </label>
+          <select
+            id={`${id}-scope`}
+            className="input"
+            value={scope}
+            onChange={(e) => setScope(e.target.value)}
+          >
+            <option value="">Global</option>
+            {workflows.map((w) => (
+              <option key={w.id} value={w.id}>
+                Workflow: {w.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field compact">
+          <label htmlFor={`${id}-prefix`} className="label">
+            Key starts with
+          </label>
+          <input
+            id={`${id}-prefix`}
+            className="input"
+            value={prefix}
+            maxLength={DATA_KEY_MAX_CHARS}
+            placeholder="order:"
+            onChange={(e) => setPrefix(e.target.value)}
+          />
+        </div>
       </div>
 
       {editing && (

@@ -125,8 +125,10 @@ export function HealthPanel({
             <div>
               <dt>Calls, 24 h</dt>
               <dd>
-                {report.callsLast24Hours}{' '}
-                <span className="muted small">(~{Math.round(report.callsLast24Hours / 24)} an hour)</span>
+                {report.callsLast24Hours}
+                {report.callsLast24Hours >= 24 && (
+                  <span className="muted small"> (~{Math.round(report.callsLast24Hours / 24)} an hour)</span>
+                )}
               </dd>
             </div>
             <div>
