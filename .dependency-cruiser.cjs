@@ -120,10 +120,10 @@ module.exports = {
         'builder (kysely) and the drivers; everything else calls a repository or a Store method. Type-' +
         'only imports count too: a Kysely type in a signature is the SQL layer leaking out. Exempt: ' +
         'src/bus/pg-bus.ts, whose transport is a PostgreSQL connection of its own (LISTEN/NOTIFY, no ' +
-        "table), and src/engine/sql.ts, the `sql` step's connections to the user's own databases (an " +
+        "table), and src/engine/sql/postgres.ts, the `sql` step's connections to the user's own databases (an " +
         'outside system, like an http step\'s API; never hookflow\'s store). It sees imports only: a service that builds a query on `store.db` imports no kysely, ' +
         'so those are caught by the Biome plugin lint/sql-only-in-the-store.grit (npm run lint too).',
-      from: { path: '^src/', pathNot: '^src/(store/|bus/pg-bus\\.ts$|engine/sql\\.ts$)' },
+      from: { path: '^src/', pathNot: '^src/(store/|bus/pg-bus\\.ts$|engine/sql/postgres\\.ts$)' },
       to: { path: '^node_modules/(@types/)?(kysely|better-sqlite3|pg)/' },
     },
     {

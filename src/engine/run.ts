@@ -27,7 +27,7 @@ import { MailTransports } from './mail.js';
 import { createOutbound, type Outbound } from './network.js';
 import { DEFAULT_FOREACH_MAX_ITEMS } from './steps/flow.js';
 import { STEP_TYPES, type StepRegistry } from './steps/index.js';
-import { SqlPools, sqlNetworkPolicy } from './sql.js';
+import { SqlPools, sqlNetworkPolicy } from './sql/pools.js';
 import { StepFailure, type StepContext, type StepOutcome } from './steps/types.js';
 import type {
   CheckpointLimits,

@@ -9,7 +9,7 @@
  * MySQL's server-side prepared statements), never spliced into its text. One statement per step:
  * neither protocol takes several in one prepared statement.
  *
- * `maxRows` (default 1 000) and `timeoutMs` (default 10 000): how engine/sql.ts bounds the rows
+ * `maxRows` (default 1 000) and `timeoutMs` (default 10 000): how engine/sql/ bounds the rows
  * it reads and cancels the statement on the server; its pools, network policy and values too.
  *
  * Errors fail the step with the server's message and code (SQLSTATE; MySQL's error name and
@@ -17,7 +17,7 @@
  */
 import Type from 'typebox';
 import type { FieldError } from '../../errors.js';
-import { Cancelled, type SqlQuery } from '../sql.js';
+import { Cancelled, type SqlQuery } from '../sql/pools.js';
 import { defineStep, Expr, StepFailure } from './types.js';
 
 export const DEFAULT_MAX_ROWS = 1_000;

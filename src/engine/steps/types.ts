@@ -11,7 +11,7 @@ import type { Scope } from '../expressions.js';
 import type { MailTransports } from '../mail.js';
 import type { FileStore } from '../file-store.js';
 import type { Outbound } from '../network.js';
-import type { SqlPools } from '../sql.js';
+import type { SqlPools } from '../sql/pools.js';
 import type { EngineServices } from '../services.js';
 import type { MaybePromise } from '../../shared/maybe-promise.js';
 
