@@ -173,6 +173,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // A git worktree whose node_modules links to another checkout's: packages keep the linked
+    // path (node_modules/...), so the rules about node_modules see them there too.
+    preserveSymlinks: true,
     // Type-only imports are seen (and marked 'type-only') only when cruised before compilation.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
