@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CREDENTIAL_TYPES, credentialData } from '../../web/src/lib/credentials.js';
-import { stepDraftFrom, stepFrom } from '../../web/src/lib/draft.js';
+import { type Drafts, stepDraftFrom, stepFrom } from '../../web/src/lib/draft.js';
 
 describe('credential forms', () => {
   it('have the fields of each SPEC 7c type', () => {
@@ -78,7 +78,7 @@ describe('credential forms', () => {
       maxRows: 10,
       timeoutMs: 500,
     };
-    const d = stepDraftFrom(step);
+    const d = stepDraftFrom(step) as Drafts['sql'];
     expect(d.sql).toBe(step.query);
     expect(stepFrom(d, 0, [])).toEqual(step);
     // A stored number or null comes back as the same value, through an expression.
@@ -108,7 +108,7 @@ describe('credential forms', () => {
 
   it('keep an http step credential by id, and send none when cleared', () => {
     const step = { name: 'h', type: 'http', method: 'GET', url: 'https://x.example', credential: 'c1' };
-    const d = stepDraftFrom(step);
+    const d = stepDraftFrom(step) as Drafts['http'];
     expect(d.credential).toBe('c1');
     expect(stepFrom(d, 0, [])).toEqual(step);
     expect(stepFrom({ ...d, credential: '' }, 0, [])).not.toHaveProperty('credential');
@@ -131,7 +131,7 @@ describe('http retry form', () => {
   });
 
   it('sends none when attempts is blank, `on` only when narrowed, and checks the numbers', () => {
-    const d = stepDraftFrom(http);
+    const d = stepDraftFrom(http) as Drafts['http'];
     expect(stepFrom(d, 0, [])).not.toHaveProperty('retry');
     expect(stepFrom({ ...d, retryAttempts: '4' }, 0, [])).toMatchObject({ retry: { attempts: 4 } });
     expect(stepFrom({ ...d, retryAttempts: '4', retryOn: ['429'], retryOnSet: true }, 0, []).retry).toEqual({

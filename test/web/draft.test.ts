@@ -8,6 +8,7 @@ import {
   bodyToText,
   cleanAuth,
   type Draft,
+  type Drafts,
   draftFrom,
   newKey,
   newStep,
@@ -20,6 +21,7 @@ import {
   stepDraftFrom,
   stepFrom,
   textToBody,
+  type RawDraft,
   type TriggerDraft,
   triggerFrom,
   valueToText,
@@ -241,8 +243,14 @@ describe('bodyToText and textToBody', () => {
 
 describe('stepDraftFrom', () => {
   it('fills the set form', () => {
-    const d = stepDraftFrom({ name: 'shape', type: 'set', fields: { a: '{{ x }}', n: 42 }, keepInput: true });
-    expect(d).toMatchObject({ name: 'shape', type: 'set', keepInput: true, raw: '', extra: {} });
+    const d = stepDraftFrom({
+      name: 'shape',
+      type: 'set',
+      fields: { a: '{{ x }}', n: 42 },
+      keepInput: true,
+    }) as Drafts['set'];
+    expect(d).toMatchObject({ name: 'shape', type: 'set', keepInput: true, extra: {} });
+    expect(d).not.toHaveProperty('raw');
     expect(pairs(d.fields)).toEqual([
       ['a', '{{ x }}'],
       ['n', '{{ 42 }}'],
@@ -250,7 +258,7 @@ describe('stepDraftFrom', () => {
   });
 
   it('fills the http form, with defaults for what is missing', () => {
-    const full = stepDraftFrom(workflow().steps[2]!);
+    const full = stepDraftFrom(workflow().steps[2]!) as Drafts['http'];
     expect(full).toMatchObject({
       method: 'POST',
       url: 'https://hooks.example/{{ params.id }}',
@@ -273,7 +281,9 @@ describe('stepDraftFrom', () => {
   });
 
   it('fills the filter and respond forms', () => {
-    expect(stepDraftFrom({ name: 'f', type: 'filter', condition: true }).condition).toBe('{{ true }}');
+    expect(
+      (stepDraftFrom({ name: 'f', type: 'filter', condition: true }) as Drafts['filter']).condition,
+    ).toBe('{{ true }}');
     expect(stepDraftFrom({ name: 'r', type: 'respond', status: 201, body: 'done' })).toMatchObject({
       status: '201',
       body: 'done',
@@ -281,7 +291,7 @@ describe('stepDraftFrom', () => {
   });
 
   it('keeps a step type it has no form for as JSON text', () => {
-    const d = stepDraftFrom({ name: 'c', type: 'sendEmail', source: 'x', n: 1 });
+    const d = stepDraftFrom({ name: 'c', type: 'sendEmail', source: 'x', n: 1 }) as RawDraft;
     expect(JSON.parse(d.raw)).toEqual({ source: 'x', n: 1 });
     expect(d.extra).toEqual({});
   });
@@ -290,7 +300,7 @@ describe('stepDraftFrom', () => {
     'keeps a step type named %s as JSON text, like any type it has no form for',
     (type) => {
       const step = { name: 'c', type, source: 'x' };
-      const d = stepDraftFrom(step);
+      const d = stepDraftFrom(step) as RawDraft;
       expect(JSON.parse(d.raw)).toEqual({ source: 'x' });
       const problems: FieldProblem[] = [];
       expect(stepFrom(d, 0, problems)).toEqual(step);
@@ -299,10 +309,11 @@ describe('stepDraftFrom', () => {
   );
 
   it('ignores lists that are not objects', () => {
-    const d = stepDraftFrom({ name: 'h', type: 'http', headers: ['a'], query: null, fields: 'x' });
+    const d = stepDraftFrom({ name: 'h', type: 'http', headers: ['a'], query: null }) as Drafts['http'];
     expect(d.headers).toEqual([]);
     expect(d.query).toEqual([]);
-    expect(d.fields).toEqual([]);
+    const set = stepDraftFrom({ name: 's', type: 'set', fields: 'x' }) as Drafts['set'];
+    expect(set.fields).toEqual([]);
   });
 });
 
@@ -426,7 +437,7 @@ describe('stepFrom', () => {
   });
 
   describe('http', () => {
-    const http = (patch: Partial<StepDraft>) => stepFrom({ ...newStep('http', []), ...patch }, 0, []);
+    const http = (patch: Partial<Drafts['http']>) => stepFrom({ ...newStep('http', []), ...patch }, 0, []);
 
     it('sends method and url always and the rest only when given', () => {
       expect(http({ url: 'https://example.com' })).toEqual({
@@ -505,7 +516,8 @@ describe('stepFrom', () => {
   });
 
   describe('respond', () => {
-    const respond = (patch: Partial<StepDraft>) => stepFrom({ ...newStep('respond', []), ...patch }, 0, []);
+    const respond = (patch: Partial<Drafts['respond']>) =>
+      stepFrom({ ...newStep('respond', []), ...patch }, 0, []);
 
     it('sends nothing but the name when the form is empty', () => {
       expect(respond({})).toEqual({ name: 'respond', type: 'respond' });
@@ -580,7 +592,7 @@ describe('newStep', () => {
       'fail',
       'sql',
     ]);
-    for (const { type } of STEP_TYPES) expect(newStep(type, []).raw).toBe('');
+    for (const { type } of STEP_TYPES) expect(newStep(type, [])).not.toHaveProperty('raw');
   });
 });
 

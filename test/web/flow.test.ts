@@ -1,7 +1,14 @@
 /** The editor's model of the SPEC 7b step types: forms ↔ API JSON, the dry run's branches and loops, $item fields. */
 import { describe, expect, it } from 'vitest';
 import type { FieldProblem } from '../../web/src/api.js';
-import { allNames, newStep, stepDraftFrom, stepFrom, stepsFrom } from '../../web/src/lib/draft.js';
+import {
+  allNames,
+  type Drafts,
+  newStep,
+  stepDraftFrom,
+  stepFrom,
+  stepsFrom,
+} from '../../web/src/lib/draft.js';
 import { simulate } from '../../web/src/lib/simulate.js';
 import { itemFields, plainPath, walkSteps } from '../../web/src/lib/stepTree.js';
 import type { Execution, Step } from '../../web/src/types.js';
@@ -47,7 +54,7 @@ describe('flow step forms', () => {
   });
 
   it('reads a case value as JSON, and other text as a string', () => {
-    const d = stepDraftFrom(routed);
+    const d = stepDraftFrom(routed) as Drafts['switch'];
     expect(d.cases.map((c) => [c.kind, c.equals, c.when])).toEqual([
       ['equals', 'push', ''],
       ['equals', '42', ''],
@@ -64,12 +71,12 @@ describe('flow step forms', () => {
   });
 
   it('names problems by their nested path, as the server does', () => {
-    const d = stepDraftFrom(routed);
+    const d = stepDraftFrom(routed) as Drafts['switch'];
     d.value = '';
     d.cases[0]!.equals = ' ';
     d.cases[2]!.when = '';
-    d.cases[2]!.steps[0]!.message = '';
-    d.defaultSteps[0]!.name = '';
+    (d.cases[2]!.steps[0] as Drafts['fail']).message = '';
+    d.default[0]!.name = '';
     const problems: FieldProblem[] = [];
     stepFrom(d, 1, problems);
     expect(problems.map((p) => p.field).sort()).toEqual([
@@ -114,7 +121,7 @@ describe('flow step forms', () => {
     ['wait', { seconds: '60', waitBy: 'seconds' }],
     ['code', { source: expect.stringContaining('return { ...$input };') }],
     ['fail', { message: '' }],
-    ['forEach', { items: '', loopSteps: [] }],
+    ['forEach', { items: '', steps: [] }],
     ['switch', { cases: [expect.objectContaining({ kind: 'equals', steps: [] })] }],
   ])('starts a new %s step with what its form needs', (type, start) => {
     expect(newStep(type, [])).toMatchObject({ type, ...start });

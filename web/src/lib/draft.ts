@@ -8,12 +8,13 @@ import type { AuthConfig, Handshake, Method, ResponseMode, Step, Workflow } from
 import { normalizePath } from '../../../src/shared/path';
 import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../../../src/shared/search-fields';
 import { formFor, STEP_FORMS } from './steps';
-import { emailDraftFrom } from './steps/email';
-import type { CaseDraft, Row, StepDraft } from './steps/types';
-import { bodyToText, newKey, row, rowsFrom, textToBody, valueToText } from './steps/values';
+import { type CaseDraft, newCase } from './steps/flow';
+import type { Drafts, FormType, RawDraft, Row, StepDraft } from './steps/types';
+import { bodyToText, newKey, row, textToBody, valueToText } from './steps/values';
+import { nestedLists } from './lanes';
 
-export type { CaseDraft, Row, StepDraft };
-export { bodyToText, newKey, row, textToBody, valueToText };
+export type { CaseDraft, Drafts, RawDraft, Row, StepDraft };
+export { bodyToText, newCase, newKey, row, textToBody, valueToText };
 
 export const MASK = '***';
 
@@ -91,33 +92,7 @@ function listFrom(value: unknown): StepDraft[] {
     );
 }
 
-function caseFrom(value: unknown): CaseDraft {
-  const c = isRecord(value) ? value : {};
-  const when = Object.hasOwn(c, 'when');
-  return {
-    key: newKey(),
-    kind: when ? 'when' : 'equals',
-    equals: when ? '' : bodyToText(c.equals),
-    when: when ? valueToText(c.when) : '',
-    steps: listFrom(c.steps),
-  };
-}
-
-/** A stored http retry as form fields (SPEC 7c). */
-function retryDraft(retry: unknown) {
-  const r = isRecord(retry) ? retry : {};
-  return {
-    retryAttempts: r.attempts === undefined ? '' : String(r.attempts),
-    retryBackoffMs: r.backoffMs === undefined ? '' : String(r.backoffMs),
-    retryOn: Array.isArray(r.on) ? r.on.map(String) : ['network', '429', '5xx'],
-    retryOnSet: Array.isArray(r.on),
-  };
-}
-
-export function newCase(kind: CaseDraft['kind'] = 'equals'): CaseDraft {
-  return { key: newKey(), kind, equals: '', when: '', steps: [] };
-}
-
+/** A stored step as its type's draft; a type with no form keeps its configuration as JSON text. */
 export function stepDraftFrom(step: Step): StepDraft {
   const form = formFor(step.type);
   const extra: Record<string, unknown> = {};
@@ -127,44 +102,9 @@ export function stepDraftFrom(step: Step): StepDraft {
     rest[k] = v;
     if (form && !form.keys.includes(k)) extra[k] = v;
   }
-  return {
-    key: newKey(),
-    name: step.name,
-    type: step.type,
-    fields: rowsFrom(step.fields),
-    keepInput: step.keepInput === true,
-    condition: valueToText(step.condition),
-    method: typeof step.method === 'string' ? step.method : 'GET',
-    url: valueToText(step.url),
-    query: rowsFrom(step.query),
-    timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
-    failOnError: step.failOnError !== false,
-    credential: typeof step.credential === 'string' ? step.credential : '',
-    ...retryDraft(step.retry),
-    headers: rowsFrom(step.headers),
-    body: bodyToText(step.body),
-    status: step.status === undefined ? '' : String(step.status),
-    thenSteps: form?.type === 'if' ? listFrom(step.then) : [],
-    elseSteps: form?.type === 'if' ? listFrom(step.else) : [],
-    value: valueToText(step.value),
-    cases: form?.type === 'switch' && Array.isArray(step.cases) ? step.cases.map(caseFrom) : [],
-    defaultSteps: form?.type === 'switch' ? listFrom(step.default) : [],
-    items: valueToText(step.items),
-    loopSteps: form?.type === 'forEach' ? listFrom(step.steps) : [],
-    source: typeof step.source === 'string' ? step.source : '',
-    waitBy: step.until !== undefined && step.seconds === undefined ? 'until' : 'seconds',
-    seconds: step.seconds === undefined ? '' : String(step.seconds),
-    until: valueToText(step.until),
-    message: valueToText(step.message),
-    sql: '',
-    params: [],
-    paramsExpr: '',
-    maxRows: '',
-    email: emailDraftFrom(step),
-    raw: form ? '' : JSON.stringify(rest, null, 2),
-    extra,
-    ...form?.read?.(step),
-  };
+  const base = { key: newKey(), name: step.name, extra };
+  if (!form) return { ...base, type: step.type, raw: JSON.stringify(rest, null, 2) };
+  return { ...base, type: form.type, ...form.read(step, listFrom) } as StepDraft;
 }
 
 /** Every step name in a list, nested lists included (names are unique in the whole workflow). */
@@ -176,19 +116,14 @@ export function allNames(steps: StepDraft[], into = new Set<string>()): Set<stri
   return into;
 }
 
-/** The nested step lists of a step, in the order they appear. */
-export function nestedLists(s: StepDraft): StepDraft[][] {
-  return formFor(s.type)?.lists?.(s) ?? [];
-}
-
 /** A new step named after its type, numbered when the name is taken anywhere in the workflow. */
+export function newStep<T extends FormType>(type: T, existing: StepDraft[] | Set<string>): Drafts[T];
+export function newStep(type: string, existing: StepDraft[] | Set<string>): StepDraft;
 export function newStep(type: string, existing: StepDraft[] | Set<string>): StepDraft {
   const names = existing instanceof Set ? existing : allNames(existing);
   let name = type;
   for (let i = 2; names.has(name); i++) name = `${type}${i}`;
-  const draft: StepDraft = { ...stepDraftFrom({ name, type }), ...formFor(type)?.start?.() };
-  if (type === 'switch') draft.cases = [newCase()];
-  return draft;
+  return { ...stepDraftFrom({ name, type }), ...formFor(type)?.start?.() } as StepDraft;
 }
 
 /**
@@ -210,8 +145,9 @@ export function stepFrom(
     form.write(d, step, where, problems, (list, listAt) => stepsFrom(list, listAt, problems, names));
     return step;
   }
+  const { raw } = d as RawDraft;
   try {
-    const parsed = d.raw.trim() === '' ? {} : JSON.parse(d.raw);
+    const parsed = raw.trim() === '' ? {} : JSON.parse(raw);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new Error('not an object');
     Object.assign(step, parsed, { name: step.name, type: d.type });

@@ -1,9 +1,13 @@
 /**
  * The step lists a step holds (an `if`'s Then and Else, a `switch`'s cases and Default, a
- * `forEach`'s loop), as lanes of the flow: each with its pointer suffix, its label and a setter; and
- * the steps of a draft found by key, with the list that holds them.
+ * `forEach`'s loop), as lanes of the flow: where they are comes from src/shared/step-catalog.ts
+ * (a draft keeps them under the stored step's field names), what they are called from the step
+ * type's registry entry. Also the steps of a draft found by key, with the list that holds them.
  */
-import type { StepDraft } from './draft';
+import { catalogLists } from '../../../src/shared/step-catalog';
+import { stepLists } from '../../../src/shared/step-lists';
+import { formFor } from './steps';
+import type { StepDraft } from './steps/types';
 
 export interface Lane {
   /** Pointer suffix under the step: `then`, `cases/1/steps`, `default`, `steps`. */
@@ -13,58 +17,33 @@ export interface Lane {
   /** The lane in a sentence, for the add control and screen readers: "case 2 of route". */
   place: string;
   steps: StepDraft[];
-  /** The step with this lane's list replaced. */
-  with: (steps: StepDraft[]) => Partial<StepDraft>;
+}
+
+/** The nested step lists of a step's draft, in the order its type declares them. */
+export function nestedLists(step: StepDraft): StepDraft[][] {
+  return stepLists(step, catalogLists(step.type)).map((l) => l.steps as StepDraft[]);
 }
 
 export function lanesOf(step: StepDraft, label: string): Lane[] {
-  if (step.type === 'if')
-    return [
-      {
-        suffix: 'then',
-        title: 'Then',
-        place: `Then of ${label}`,
-        steps: step.thenSteps,
-        with: (thenSteps) => ({ thenSteps }),
-      },
-      {
-        suffix: 'else',
-        title: 'Else',
-        place: `Else of ${label}`,
-        steps: step.elseSteps,
-        with: (elseSteps) => ({ elseSteps }),
-      },
-    ];
-  if (step.type === 'switch')
-    return [
-      ...step.cases.map(
-        (c, i): Lane => ({
-          suffix: `cases/${i}/steps`,
-          title: `Case ${i + 1}${c.kind === 'equals' ? (c.equals ? ` = ${c.equals}` : '') : c.when ? ` when ${c.when}` : ''}`,
-          place: `case ${i + 1} of ${label}`,
-          steps: c.steps,
-          with: (steps) => ({ cases: step.cases.map((x) => (x.key === c.key ? { ...x, steps } : x)) }),
-        }),
-      ),
-      {
-        suffix: 'default',
-        title: 'Default',
-        place: `the default of ${label}`,
-        steps: step.defaultSteps,
-        with: (defaultSteps) => ({ defaultSteps }),
-      },
-    ];
-  if (step.type === 'forEach')
-    return [
-      {
-        suffix: 'steps',
-        title: 'For each element',
-        place: `the loop of ${label}`,
-        steps: step.loopSteps,
-        with: (loopSteps) => ({ loopSteps }),
-      },
-    ];
-  return [];
+  const form = formFor(step.type);
+  return stepLists(step, catalogLists(step.type)).map((l) => {
+    const suffix = l.field.slice(1);
+    const named = form?.lane?.(step, suffix, label) ?? { title: suffix, place: `${suffix} of ${label}` };
+    return { suffix, ...named, steps: l.steps as StepDraft[] };
+  });
+}
+
+/** A copy of `value` with the value at `segments` (a path inside it) replaced; containers copied. */
+function replaceAt(value: unknown, segments: string[], next: unknown): unknown {
+  if (segments.length === 0) return next;
+  const [head, ...rest] = segments as [string, ...string[]];
+  if (Array.isArray(value)) {
+    const copy = [...value];
+    copy[Number(head)] = replaceAt(copy[Number(head)], rest, next);
+    return copy;
+  }
+  const record = value as Record<string, unknown>;
+  return { ...record, [head]: replaceAt(record[head], rest, next) };
 }
 
 export interface Found {
@@ -98,15 +77,15 @@ export function findStep(steps: StepDraft[], key: string | undefined): Found | u
 export function replaceList(steps: StepDraft[], target: StepDraft[], next: StepDraft[]): StepDraft[] {
   if (steps === target) return next;
   let changed = false;
-  const out = steps.map((step, index) => {
-    let patch: Partial<StepDraft> | undefined;
-    for (const lane of lanesOf(step, step.name || `step ${index + 1}`)) {
-      const replaced = replaceList(lane.steps, target, next);
-      if (replaced !== lane.steps) patch = { ...patch, ...lane.with(replaced) };
+  const out = steps.map((step) => {
+    let updated = step;
+    for (const l of stepLists(step, catalogLists(step.type))) {
+      const list = l.steps as StepDraft[];
+      const replaced = replaceList(list, target, next);
+      if (replaced !== list) updated = replaceAt(updated, l.field.slice(1).split('/'), replaced) as StepDraft;
     }
-    if (!patch) return step;
-    changed = true;
-    return { ...step, ...patch };
+    if (updated !== step) changed = true;
+    return updated;
   });
   return changed ? out : steps;
 }

@@ -610,7 +610,7 @@ export function WorkflowEditor({ id }: { id: string }) {
                   onChange={(patch) =>
                     setList(
                       found.list,
-                      found.list.map((s, i) => (i === found.index ? { ...s, ...patch } : s)),
+                      found.list.map((s, i) => (i === found.index ? ({ ...s, ...patch } as StepDraft) : s)),
                     )
                   }
                   onMove={(by) => {

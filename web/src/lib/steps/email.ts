@@ -1,10 +1,11 @@
 import type { FieldProblem } from '../../api';
 import type { Step } from '../../types';
-import type { StepDraft, StepForm } from './types';
-import { bodyToText, numberish, textToBody, valueToText } from './values';
+import { type RetryDraft, retryDraftFrom } from './retry';
+import type { DraftOf, StepForm } from './types';
+import { bodyToText, clip, numberish, textToBody, valueToText } from './values';
 
-/** The email step's own fields as the form edits them (SPEC 7e; src/engine/steps/email.ts). */
-export interface EmailDraft {
+/** The email step's message fields as the form edits them (SPEC 7e; src/engine/steps/email.ts). */
+export interface EmailFields {
   to: string;
   cc: string;
   bcc: string;
@@ -16,6 +17,11 @@ export interface EmailDraft {
   attachments: string;
   failOnRejected: boolean;
 }
+
+export type EmailDraft = DraftOf<
+  'email',
+  EmailFields & RetryDraft & { credential: string; timeoutMs: string }
+>;
 
 export const EMAIL_TEXT_KEYS = ['to', 'cc', 'bcc', 'replyTo', 'subject', 'text', 'html'] as const;
 
@@ -29,7 +35,7 @@ function addressesToText(value: unknown): string {
   return valueToText(value);
 }
 
-export function emailDraftFrom(step: Step): EmailDraft {
+function emailFieldsFrom(step: Step): EmailFields {
   return {
     to: addressesToText(step.to),
     cc: addressesToText(step.cc),
@@ -43,23 +49,29 @@ export function emailDraftFrom(step: Step): EmailDraft {
   };
 }
 
-export const emailForm: StepForm = {
+export const emailForm: StepForm<EmailDraft> = {
   type: 'email',
   label: 'Email',
   description: 'Send an email through an SMTP server',
+  icon: '✉',
   keys: [...EMAIL_TEXT_KEYS, 'attachments', 'failOnRejected', 'credential', 'timeoutMs', 'retry'],
-  start: () => ({ email: emailDraftFrom({ name: '', type: 'email' }) }),
+  read: (step) => ({
+    ...emailFieldsFrom(step),
+    credential: typeof step.credential === 'string' ? step.credential : '',
+    timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
+    ...retryDraftFrom(step.retry, EMAIL_RETRY_ON),
+  }),
+  summary: (d) => (d.to.trim() ? `To ${clip(d.to)}` : 'No recipient yet'),
   write(d, step, at, problems) {
-    const e = d.email;
     if (d.credential === '')
       problems.push({ field: `${at}/credential`, message: 'needs an SMTP credential' });
     step.credential = d.credential;
-    if (e.to.trim() === '') problems.push({ field: `${at}/to`, message: 'needs at least one address' });
-    step.to = e.to;
-    for (const key of EMAIL_TEXT_KEYS) if (key !== 'to' && e[key] !== '') step[key] = e[key];
-    const attachments = textToBody(e.attachments);
+    if (d.to.trim() === '') problems.push({ field: `${at}/to`, message: 'needs at least one address' });
+    step.to = d.to;
+    for (const key of EMAIL_TEXT_KEYS) if (key !== 'to' && d[key] !== '') step[key] = d[key];
+    const attachments = textToBody(d.attachments);
     if (attachments !== undefined) step.attachments = attachments;
-    if (!e.failOnRejected) step.failOnRejected = false;
+    if (!d.failOnRejected) step.failOnRejected = false;
     const timeout = numberish(d.timeoutMs);
     if (timeout !== undefined) step.timeoutMs = timeout;
     const retry = emailRetry(d, at, problems);
@@ -68,7 +80,11 @@ export const emailForm: StepForm = {
 };
 
 /** The form's retry as the API takes it (none when attempts is blank); `on` only when changed. */
-function emailRetry(d: StepDraft, at: string, problems: FieldProblem[]): Record<string, unknown> | undefined {
+function emailRetry(
+  d: RetryDraft,
+  at: string,
+  problems: FieldProblem[],
+): Record<string, unknown> | undefined {
   const attemptsText = d.retryAttempts.trim();
   if (attemptsText === '') return undefined;
   const attempts = /^\d+$/.test(attemptsText) ? Number(attemptsText) : Number.NaN;

@@ -1,13 +1,51 @@
 import type { FieldProblem } from '../../api';
-import type { StepDraft, StepForm } from './types';
-import { numberish, reservedRowNames, rowsTo, textToBody } from './values';
+import { type RetryDraft, retryDraftFrom } from './retry';
+import type { DraftOf, Row, StepForm } from './types';
+import {
+  bodyToText,
+  clip,
+  numberish,
+  reservedRowNames,
+  rowsFrom,
+  rowsTo,
+  textToBody,
+  valueToText,
+} from './values';
 
-export const httpForm: StepForm = {
+export type HttpDraft = DraftOf<
+  'http',
+  RetryDraft & {
+    method: string;
+    url: string;
+    headers: Row[];
+    query: Row[];
+    body: string;
+    timeoutMs: string;
+    failOnError: boolean;
+    /** The id of the credential applied at run time (SPEC 7c); '' for none. */
+    credential: string;
+  }
+>;
+
+export const httpForm: StepForm<HttpDraft> = {
   type: 'http',
   label: 'HTTP request',
   description: 'Call another service',
+  icon: '⇄',
   keys: ['method', 'url', 'headers', 'query', 'body', 'timeoutMs', 'failOnError', 'credential', 'retry'],
+  read: (step) => ({
+    method: typeof step.method === 'string' ? step.method : 'GET',
+    url: valueToText(step.url),
+    headers: rowsFrom(step.headers),
+    query: rowsFrom(step.query),
+    body: bodyToText(step.body),
+    timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
+    failOnError: step.failOnError !== false,
+    credential: typeof step.credential === 'string' ? step.credential : '',
+    ...retryDraftFrom(step.retry, RETRY_ON),
+  }),
   start: () => ({ url: '', method: 'POST' }),
+  summary: (d) => `${d.method} ${clip(d.url) || '(no URL yet)'}`,
   write(d, step, at, problems) {
     step.method = d.method;
     step.url = d.url;
@@ -73,7 +111,7 @@ function wholeNumber(text: string, min: number, max: number): number | undefined
 }
 
 /** The form's retry as the API takes it: none when attempts is blank. */
-function retryFrom(d: StepDraft, at: string, problems: FieldProblem[]): Record<string, unknown> | undefined {
+function retryFrom(d: RetryDraft, at: string, problems: FieldProblem[]): Record<string, unknown> | undefined {
   if (d.retryAttempts.trim() === '') return undefined;
   const retry: Record<string, unknown> = {};
   const attempts = wholeNumber(d.retryAttempts, 1, 50);

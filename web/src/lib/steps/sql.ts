@@ -3,24 +3,43 @@
  * ($1, $2… for PostgreSQL, ? for MySQL), each an expression with the field picker. An expression
  * typed into the statement is refused here as the server refuses it, naming the field.
  */
-import type { StepForm } from './types';
-import { numberish, row, valueToText } from './values';
+import type { DraftOf, Row, StepForm } from './types';
+import { firstLine, numberish, row, valueToText } from './values';
 
-export const sqlForm: StepForm = {
+export type SqlDraft = DraftOf<
+  'sql',
+  {
+    credential: string;
+    /** The statement (stored as `query`). */
+    sql: string;
+    /** Its parameters ($1… or ?), one per row (the name unused). */
+    params: Row[];
+    /** `params` stored as one expression giving the array ('' when a list of rows). */
+    paramsExpr: string;
+    maxRows: string;
+    timeoutMs: string;
+  }
+>;
+
+export const sqlForm: StepForm<SqlDraft> = {
   type: 'sql',
   label: 'SQL query',
   description: 'Run a statement on PostgreSQL or MySQL',
+  icon: '▤',
   keys: ['credential', 'query', 'params', 'maxRows', 'timeoutMs'],
   start: () => ({ sql: 'select * from orders where id = $1', params: [row('', '')] }),
   read(step) {
     const params = step.params;
     return {
+      credential: typeof step.credential === 'string' ? step.credential : '',
       sql: typeof step.query === 'string' ? step.query : '',
       params: Array.isArray(params) ? params.map((p) => row('', valueToText(p))) : [],
       paramsExpr: typeof params === 'string' ? params : '',
       maxRows: step.maxRows === undefined ? '' : String(step.maxRows),
+      timeoutMs: step.timeoutMs === undefined ? '' : String(step.timeoutMs),
     };
   },
+  summary: (d) => firstLine(d.sql) || 'No statement yet',
   write(d, step, at, problems) {
     if (d.credential === '')
       problems.push({ field: `${at}/credential`, message: 'needs a postgres or mysql credential' });

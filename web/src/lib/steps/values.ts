@@ -1,7 +1,7 @@
 /** Form text ↔ JSON values, shared by the step forms (lib/steps/*) and the trigger form (lib/draft.ts). */
 import type { FieldProblem } from '../../api';
 import type { Step } from '../../types';
-import type { Row, StepDraft } from './types';
+import type { Row, TextKey } from './types';
 
 let counter = 0;
 export const newKey = () => `k${++counter}`;
@@ -85,18 +85,26 @@ export function numberish(text: string): number | string | undefined {
   return /^\d+$/.test(t) ? Number(t) : t;
 }
 
-/** The step fields that are one text, which the step cannot run without. */
-export type RequiredTextKey = 'condition' | 'items' | 'source' | 'until' | 'message';
-
 /** A text field the step cannot run without: copied to the step as typed, and a problem at it when blank. */
-export function requiredText(
-  d: StepDraft,
+export function requiredText<D>(
+  d: D,
   step: Step,
-  key: RequiredTextKey,
+  key: TextKey<D>,
   at: string,
   problems: FieldProblem[],
   message: string,
 ): void {
-  step[key] = d[key];
-  if (d[key].trim() === '') problems.push({ field: `${at}/${key}`, message });
+  const text = d[key] as string;
+  step[key] = text;
+  if (text.trim() === '') problems.push({ field: `${at}/${key}`, message });
 }
+
+/** A text in a card's one-line summary: cut at `max` characters. */
+export const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** The first line of text that is not blank (a code step's or a statement's summary). */
+export const firstLine = (text: string) => clip(text.split('\n').find((l) => l.trim()) ?? '');
+
+/** The summary of a step that tests a condition (`filter`, `if`). */
+export const conditionSummary = (condition: string) =>
+  condition ? `When ${clip(condition)}` : 'No condition yet';

@@ -2,57 +2,14 @@ import { type KeyboardEvent, useId, useState } from 'react';
 import type { FieldProblem } from '../../api';
 import { newStep, STEP_TYPES, type StepDraft } from '../../lib/draft';
 import { lanesOf } from '../../lib/lanes';
+import { formFor } from '../../lib/steps';
 import type { SimResult } from '../../lib/simulate';
 import { StepRunResult } from './StepRunResult';
 import { useCan } from '../../lib/role';
 
-/** A glyph per step type, beside its label (decoration only: the label says the type); each one
- * in DejaVu Sans, so no system shows a missing-glyph box. */
-const ICONS: Record<string, string> = {
-  set: '✎',
-  filter: '▽',
-  http: '⇄',
-  respond: '↩',
-  if: '◇',
-  switch: '⇉',
-  forEach: '↻',
-  code: '{ }',
-  wait: '◷',
-  fail: '✕',
-  sql: '▤',
-};
-
-const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 /** What the step does, in one line. */
 export function stepSummary(step: StepDraft): string {
-  switch (step.type) {
-    case 'set':
-      return step.fields.length
-        ? `Sets ${step.fields.map((r) => r.name || '…').join(', ')}`
-        : 'Sets no field yet';
-    case 'filter':
-    case 'if':
-      return step.condition ? `When ${clip(step.condition)}` : 'No condition yet';
-    case 'http':
-      return `${step.method} ${clip(step.url) || '(no URL yet)'}`;
-    case 'respond':
-      return `Answers ${step.status || '200'}`;
-    case 'switch':
-      return `On ${clip(step.value) || '(no value yet)'} · ${step.cases.length} case${step.cases.length === 1 ? '' : 's'}`;
-    case 'forEach':
-      return `Each of ${clip(step.items) || '(no list yet)'}`;
-    case 'code':
-      return clip(step.source.split('\n').find((l) => l.trim()) ?? '') || 'No code yet';
-    case 'wait':
-      return step.waitBy === 'until' ? `Until ${clip(step.until)}` : `${step.seconds || '?'} s`;
-    case 'fail':
-      return clip(step.message) || 'No message yet';
-    case 'sql':
-      return clip(step.sql.split('\n').find((l) => l.trim()) ?? '') || 'No statement yet';
-    default:
-      return 'Configuration as JSON';
-  }
+  return formFor(step.type)?.summary(step) ?? 'Configuration as JSON';
 }
 
 /** The status of the step in the last test run, or of its preview on the event on screen. */
@@ -238,7 +195,8 @@ function FlowCard({
   const result = props.results?.[at];
   const selected = props.selected === step.key;
   const label = step.name || `step ${index + 1}`;
-  const typeLabel = STEP_TYPES.find((t) => t.type === step.type)?.label ?? step.type;
+  const form = formFor(step.type);
+  const typeLabel = form?.label ?? step.type;
   const invalid = props.problems.some((p) => p.field === at || p.field.startsWith(`${at}/`));
   const status = statusOf(result);
   const onKeyDown = (e: KeyboardEvent<HTMLButtonElement>) => {
@@ -265,7 +223,7 @@ function FlowCard({
       >
         <span className="flow-card-kind">
           <span className="step-icon" aria-hidden="true">
-            {ICONS[step.type] ?? '•'}
+            {form?.icon ?? '•'}
           </span>{' '}
           <span className="visually-hidden">
             Step {index + 1}

@@ -1,9 +1,10 @@
 /** `code` (SPEC 7b): JavaScript in CodeMirror, and the console lines of the last test run. */
 import { useId } from 'react';
 import { CodeEditor } from '../../../components/CodeEditor';
+import type { CodeDraft } from '../../../lib/steps/code';
 import { type Props, problemAt } from './shared';
 
-export function CodeFields({ step, at, onChange, problems, label, result }: Props) {
+export function CodeFields({ step, at, onChange, problems, label, result }: Props<CodeDraft>) {
   const id = useId();
   const error = problemAt(problems, `${at}/source`);
   return (

@@ -1,14 +1,16 @@
-import type { FieldProblem } from '../../../api';
 import { ExpressionInput } from '../../../components/ExpressionInput';
-import type { StepDraft } from '../../../lib/draft';
-import { EMAIL_RETRY_DEFAULT, EMAIL_RETRY_ON, type EmailDraft } from '../../../lib/steps/email';
+import {
+  EMAIL_RETRY_DEFAULT,
+  EMAIL_RETRY_ON,
+  type EmailDraft,
+  type EmailFields as Message,
+} from '../../../lib/steps/email';
 import { textToBody } from '../../../lib/steps/values';
-import type { StepContext } from '../StepSettings';
 import { CredentialPicker } from './CredentialPicker';
 import { RetryFields } from './RetryFields';
-import { problemAt } from './shared';
+import { type Props, problemAt } from './shared';
 
-type TextKey = Exclude<keyof EmailDraft, 'failOnRejected'>;
+type TextKey = Exclude<keyof Message, 'failOnRejected'>;
 
 const RETRY_LABELS: Record<(typeof EMAIL_RETRY_ON)[number], string> = {
   network: 'a network error (no connection, no answer)',
@@ -17,21 +19,7 @@ const RETRY_LABELS: Record<(typeof EMAIL_RETRY_ON)[number], string> = {
 };
 
 /** The email step's form (SPEC 7e): every text field with the field picker, the SMTP credential, retry. */
-export function EmailStep({
-  step,
-  at,
-  onChange,
-  context,
-  problems,
-}: {
-  step: StepDraft;
-  at: string;
-  onChange: (patch: Partial<StepDraft>) => void;
-  context: StepContext;
-  problems: FieldProblem[];
-}) {
-  const email = step.email;
-  const set = (patch: Partial<EmailDraft>) => onChange({ email: { ...email, ...patch } });
+export function EmailFields({ step, at, onChange, context, problems }: Props<EmailDraft>) {
   const input = (
     key: TextKey,
     label: string,
@@ -39,8 +27,8 @@ export function EmailStep({
   ) => (
     <ExpressionInput
       label={label}
-      value={email[key]}
-      onChange={(v) => set({ [key]: v })}
+      value={step[key]}
+      onChange={(v) => onChange({ [key]: v })}
       fields={context.fields}
       scope={context.scope}
       multiline={opts.multiline}
@@ -91,8 +79,8 @@ export function EmailStep({
       <label className="check">
         <input
           type="checkbox"
-          checked={email.failOnRejected}
-          onChange={(e) => set({ failOnRejected: e.target.checked })}
+          checked={step.failOnRejected}
+          onChange={(e) => onChange({ failOnRejected: e.target.checked })}
         />
         Fail the run when the server refuses a recipient
       </label>

@@ -1,8 +1,9 @@
 /** `forEach` (SPEC 7b): the list to go through and the steps run per element. */
 import { useId } from 'react';
+import type { ForEachDraft } from '../../../lib/steps/flow';
 import { Branch, Expr, type Props } from './shared';
 
-export function ForEachFields(props: Props) {
+export function ForEachFields(props: Props<ForEachDraft>) {
   const id = useId();
   const { step, at, onChange, renderList, label } = props;
   return (
@@ -14,9 +15,7 @@ export function ForEachFields(props: Props) {
         run's last output.
       </p>
       <Branch id={`${id}-loop`} title="For each element" taken={undefined}>
-        {renderList(step.loopSteps, `${at}/steps`, `the loop of ${label}`, (loopSteps) =>
-          onChange({ loopSteps }),
-        )}
+        {renderList(step.steps, `${at}/steps`, `the loop of ${label}`, (steps) => onChange({ steps }))}
       </Branch>
     </>
   );

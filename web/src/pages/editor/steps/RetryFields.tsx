@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import type { FieldProblem } from '../../../api';
-import type { StepDraft } from '../../../lib/draft';
 import { RETRY_ON } from '../../../lib/steps/http';
+import type { RetryDraft } from '../../../lib/steps/retry';
 import { problemAt } from './shared';
 
 const ON_LABELS: Record<(typeof RETRY_ON)[number], string> = {
@@ -25,9 +25,9 @@ export function RetryFields({
   defaults,
   help,
 }: {
-  step: StepDraft;
+  step: RetryDraft;
   at: string;
-  onChange: (patch: Partial<StepDraft>) => void;
+  onChange: (patch: Partial<RetryDraft>) => void;
   problems: FieldProblem[];
   options?: { value: string; label: string }[];
   defaults?: readonly string[];

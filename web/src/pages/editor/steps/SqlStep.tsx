@@ -6,14 +6,14 @@
 import { useCallback, useState } from 'react';
 import { CodeEditor } from '../../../components/CodeEditor';
 import { ExpressionInput } from '../../../components/ExpressionInput';
-import { row } from '../../../lib/draft';
-import { placeholder } from '../../../lib/steps/sql';
+import { placeholder, type SqlDraft } from '../../../lib/steps/sql';
+import { row } from '../../../lib/steps/values';
 import { CredentialPicker } from './CredentialPicker';
 import { type Props, problemAt } from './shared';
 
 const SQL_CREDENTIALS = ['postgres', 'mysql'] as const;
 
-export function SqlFields({ step, at, onChange, problems, label, context }: Props) {
+export function SqlFields({ step, at, onChange, problems, label, context }: Props<SqlDraft>) {
   const [dialect, setDialect] = useState<string | undefined>(undefined);
   const onType = useCallback((type: string | undefined) => setDialect(type), []);
   const params = step.params;

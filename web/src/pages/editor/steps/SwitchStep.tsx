@@ -1,10 +1,10 @@
 /** `switch` (SPEC 7b): the value, cases (`equals` JSON or `when` condition) with their lists, and Default. */
 import { useId } from 'react';
 import { ExpressionInput } from '../../../components/ExpressionInput';
-import { type CaseDraft, newCase } from '../../../lib/draft';
+import { type CaseDraft, newCase, type SwitchDraft } from '../../../lib/steps/flow';
 import { Branch, Expr, type Props, problemAt } from './shared';
 
-export function SwitchFields(props: Props) {
+export function SwitchFields(props: Props<SwitchDraft>) {
   const id = useId();
   const { step, at, onChange, renderList, result, context, problems, label } = props;
   const setCase = (key: string, patch: Partial<CaseDraft>) =>
@@ -131,8 +131,8 @@ export function SwitchFields(props: Props) {
           + Add a case
         </button>
         <Branch id={`${id}-default`} title="Default (no case matches)" taken={taken('default')}>
-          {renderList(step.defaultSteps, `${at}/default`, `the default of ${label}`, (defaultSteps) =>
-            onChange({ defaultSteps }),
+          {renderList(step.default, `${at}/default`, `the default of ${label}`, (list) =>
+            onChange({ default: list }),
           )}
         </Branch>
       </div>

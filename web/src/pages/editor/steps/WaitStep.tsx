@@ -1,8 +1,9 @@
 /** `wait` (SPEC 7b): for a number of seconds, or until a time. */
 import { useId } from 'react';
+import type { WaitDraft } from '../../../lib/steps/wait';
 import { Expr, type Props } from './shared';
 
-export function WaitFields(props: Props) {
+export function WaitFields(props: Props<WaitDraft>) {
   const id = useId();
   const { step, onChange } = props;
   return (

@@ -1,10 +1,18 @@
-/** What the forms of the SPEC 7b step types share: their props, an expression field, a branch box. */
+/** What the step forms share: their props, an expression field, a branch box. */
 import type { ReactNode } from 'react';
 import type { FieldProblem } from '../../../api';
 import { ExpressionInput } from '../../../components/ExpressionInput';
-import type { StepDraft } from '../../../lib/draft';
+import type { PickerField } from '../../../components/FieldPicker';
+import type { Scope } from '../../../lib/expressions';
 import type { SimResult } from '../../../lib/simulate';
-import type { StepContext } from '../StepSettings';
+import type { StepDraft, TextKey } from '../../../lib/steps/types';
+import type { ResponseMode } from '../../../types';
+
+/** What a step's expressions can refer to: the field picker's fields and the preview's scope. */
+export interface StepContext {
+  fields: PickerField[];
+  scope: Scope | undefined;
+}
 
 export type RenderList = (
   steps: StepDraft[],
@@ -13,15 +21,19 @@ export type RenderList = (
   onChange: (steps: StepDraft[]) => void,
 ) => ReactNode;
 
-export interface Props {
-  step: StepDraft;
+/** What every step type's form component takes; `D` is its type's draft. */
+export interface Props<D = StepDraft> {
+  step: D;
+  /** JSON pointer of the step (`/steps/0`, `/steps/1/cases/0/steps/2`). */
   at: string;
   label: string;
-  onChange: (patch: Partial<StepDraft>) => void;
+  onChange: (patch: Partial<D>) => void;
   context: StepContext;
   problems: FieldProblem[];
   result: SimResult | undefined;
   renderList: RenderList;
+  /** The trigger's response mode (a `respond` step says when its answer is not sent). */
+  responseMode: ResponseMode;
 }
 
 /** The problems at a field (or under it), as one sentence; undefined when there are none. */
@@ -31,7 +43,7 @@ export function problemAt(problems: FieldProblem[], field: string): string | und
 }
 
 /** An expression field of the step, with the picker, the preview and its problems. */
-export function Expr({
+export function Expr<D>({
   step,
   at,
   onChange,
@@ -40,21 +52,37 @@ export function Expr({
   k,
   title,
   placeholder,
-}: Props & {
-  k: 'condition' | 'value' | 'items' | 'until' | 'message' | 'seconds';
+  multiline,
+  error,
+  toValue,
+  fields = context.fields,
+  field = k,
+}: Props<D> & {
+  k: TextKey<D>;
   title: string;
   placeholder?: string;
+  multiline?: boolean;
+  /** A problem the form sees itself, shown when the server's are none. */
+  error?: string;
+  /** How the text is read as a value for the preview (a body: JSON or text). */
+  toValue?: (text: string) => unknown;
+  /** What the picker offers, where not the step's context. */
+  fields?: PickerField[];
+  /** The stored step's key, where the draft names it otherwise. */
+  field?: string;
 }) {
   return (
     <ExpressionInput
       label={title}
-      value={step[k]}
-      onChange={(v) => onChange({ [k]: v })}
-      fields={context.fields}
+      value={step[k] as string}
+      onChange={(v) => onChange({ [k]: v } as Partial<D>)}
+      fields={fields}
       scope={context.scope}
       placeholder={placeholder}
-      serverError={problemAt(problems, `${at}/${k}`)}
-      field={`${at}/${k}`}
+      multiline={multiline}
+      serverError={problemAt(problems, `${at}/${field}`) ?? error}
+      field={`${at}/${field}`}
+      toValue={toValue}
     />
   );
 }
