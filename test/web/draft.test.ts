@@ -24,6 +24,7 @@ import {
   type RawDraft,
   type TriggerDraft,
   triggerFrom,
+  webhookFrom,
   valueToText,
 } from '../../web/src/lib/draft.js';
 import { httpUrlProblem } from '../../web/src/lib/steps/http.js';
@@ -96,6 +97,10 @@ function isJson(text: string): boolean {
 
 function triggerDraft(overrides: Partial<TriggerDraft> = {}): TriggerDraft {
   return {
+    type: 'webhook',
+    cron: '',
+    timezone: 'UTC',
+    missed: 'runOnce',
     methods: ['POST'],
     path: 'orders',
     auth: { type: 'none' },
@@ -735,7 +740,7 @@ describe('pathProblem and normalizedPath', () => {
     fc.assert(
       fc.property(path, (p) => {
         const problems: FieldProblem[] = [];
-        const sent = triggerFrom(triggerDraft({ path: p }), problems).path;
+        const sent = webhookFrom(triggerDraft({ path: p }), problems).path;
         const server = normalizePath(sent);
         expect(pathProblem(p)).toBe(server.ok ? undefined : server.error);
         expect(normalizedPath(p)).toBe(server.ok ? server.path : undefined);
@@ -1012,6 +1017,10 @@ describe('draftFrom and payloadFrom', () => {
     const d = draftFrom(workflow());
     expect(d.name).toBe('Orders');
     expect(d.trigger).toEqual({
+      type: 'webhook',
+      cron: '',
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      missed: 'runOnce',
       methods: ['POST', 'PUT'],
       path: 'orders/:id',
       auth: { type: 'basic', username: 'ann', password: '***' },

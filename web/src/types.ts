@@ -6,6 +6,7 @@ import type { ExecutionError, ExecutionMode } from '../../src/model/execution';
 import type { Workflow as SavedWorkflow } from '../../src/model/workflow';
 import type { Method } from '../../src/shared/path';
 import type { Role } from '../../src/shared/roles';
+import type { MissedPolicy } from '../../src/shared/schedule';
 
 export { METHODS, type Method } from '../../src/shared/path';
 export type { Role } from '../../src/shared/roles';
@@ -54,8 +55,20 @@ export interface TriggerOptions {
 
 export type Handshake = 'slack' | 'meta' | 'microsoft-graph' | 'zoom';
 
+/**
+ * A workflow's trigger as the API sends it: one object for both types (SPEC 7f). A webhook has
+ * methods … productionUrl; a schedule has cron, timezone, missed and nextRunAt, and none of the
+ * webhook's keys (readers of a schedule's trigger check `type` first).
+ */
 export interface Trigger {
-  type: 'webhook';
+  type: 'webhook' | 'schedule';
+  /** Schedule: 5 or 6 fields (seconds first), or a nickname such as `@hourly`. */
+  cron?: string;
+  /** Schedule: an IANA time zone. */
+  timezone?: string;
+  missed?: MissedPolicy;
+  /** Schedule: the next tick of the published schedule; null while inactive. */
+  nextRunAt?: string | null;
   methods: Method[];
   path: string;
   auth: AuthConfig;

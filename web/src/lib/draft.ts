@@ -6,12 +6,14 @@
 import type { FieldProblem } from '../api';
 import type { AuthConfig, Handshake, Method, ResponseMode, Step, Workflow } from '../types';
 import { normalizePath } from '../../../src/shared/path';
+import type { MissedPolicy } from '../../../src/shared/schedule';
 import { FIELD_PATH_PATTERN, MAX_SEARCH_FIELDS } from '../../../src/shared/search-fields';
 import { formFor, STEP_FORMS } from './steps';
 import { type CaseDraft, newCase } from './steps/flow';
 import type { Drafts, FormType, RawDraft, Row, StepDraft } from './steps/types';
 import { bodyToText, newKey, row, textToBody, valueToText } from './steps/values';
 import { nestedLists } from './lanes';
+import { browserTimeZone, scheduleCronProblem, timezoneProblem } from './schedule';
 
 export type { CaseDraft, Drafts, RawDraft, Row, StepDraft };
 export { bodyToText, newCase, newKey, row, textToBody, valueToText };
@@ -19,6 +21,12 @@ export { bodyToText, newCase, newKey, row, textToBody, valueToText };
 export const MASK = '***';
 
 export interface TriggerDraft {
+  /** Webhook (the default) or schedule (SPEC 7f); the form keeps both types' fields, the payload only this type's. */
+  type: 'webhook' | 'schedule';
+  /** Schedule: as typed. */
+  cron: string;
+  timezone: string;
+  missed: MissedPolicy;
   methods: Method[];
   path: string;
   auth: AuthConfig;
@@ -181,9 +189,14 @@ export function draftFrom(w: Workflow): Draft {
   return {
     name: w.name,
     trigger: {
-      // A schedule trigger (SPEC 7f) has none of these: the form starts from a webhook's defaults.
+      type: t.type === 'schedule' ? 'schedule' : 'webhook',
+      cron: t.cron ?? '',
+      timezone: t.timezone ?? browserTimeZone(),
+      missed: t.missed ?? 'runOnce',
+      // A schedule trigger (SPEC 7f) has none of these: the form starts from a webhook's defaults,
+      // with a new random path, as the server gives a webhook created without one.
       methods: [...(t.methods ?? ['POST'])],
-      path: t.path ?? '',
+      path: t.path ?? (t.type === 'schedule' ? randomPath() : ''),
       auth: { ...(t.auth ?? { type: 'none' }) },
       responseMode: r.mode,
       responseStatus: r.status === undefined ? '' : String(r.status),
@@ -329,7 +342,34 @@ function authProblems(auth: AuthConfig, problems: FieldProblem[]): void {
   }
 }
 
-export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]) {
+/** A path like the one the server picks for a webhook created without one (a random UUID v4). */
+export function randomPath(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A schedule trigger as the API takes it, with the server's own checks of cron and zone. */
+function scheduleFrom(t: TriggerDraft, problems: FieldProblem[]) {
+  const cronError = scheduleCronProblem(t.cron);
+  if (cronError) problems.push({ field: '/trigger/cron', message: cronError });
+  const zoneError = timezoneProblem(t.timezone);
+  if (zoneError) problems.push({ field: '/trigger/timezone', message: zoneError });
+  return { type: 'schedule' as const, cron: t.cron.trim(), timezone: t.timezone, missed: t.missed };
+}
+
+/** A trigger as the API takes it, of either type: a schedule's keys or a webhook's, never both. */
+export type TriggerPayload = Partial<ReturnType<typeof scheduleFrom>> & Partial<ReturnType<typeof webhookFrom>>;
+
+/** The trigger as the API takes it: only the chosen type's fields (the server drops the other's). */
+export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]): TriggerPayload {
+  return t.type === 'schedule' ? scheduleFrom(t, problems) : webhookFrom(t, problems);
+}
+
+/** A webhook trigger (no `type`: the API's default) with the problems the form can see. */
+export function webhookFrom(t: TriggerDraft, problems: FieldProblem[]) {
   authProblems(t.auth, problems);
   if (t.methods.length === 0)
     problems.push({ field: '/trigger/methods', message: 'needs at least one method' });

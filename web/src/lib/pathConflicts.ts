@@ -24,6 +24,8 @@ export function sharedMethods(a: Pick<Trigger, 'path' | 'methods'>, b: Pick<Trig
 }
 
 export async function findPathConflict(workflow: Workflow): Promise<PathConflict | null> {
+  // A schedule (SPEC 7f) has no path to share.
+  if (workflow.trigger.type === 'schedule') return null;
   for (const other of await listAllWorkflows()) {
     if (other.id === workflow.id || !other.active || other.publishedVersion === null) continue;
     const trigger =
@@ -35,6 +37,7 @@ export async function findPathConflict(workflow: Workflow): Promise<PathConflict
               `/workflows/${encodeURIComponent(other.id)}/versions/${other.publishedVersion}`,
             )
           ).trigger;
+    if (trigger.type === 'schedule') continue;
     const methods = sharedMethods(workflow.trigger, trigger);
     if (methods.length > 0) return { id: other.id, name: other.name, methods, path: trigger.path };
   }

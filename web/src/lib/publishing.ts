@@ -6,7 +6,12 @@
  */
 import type { Step, Workflow } from '../types';
 
-type Versions = Pick<Workflow, 'active' | 'version' | 'publishedVersion'>;
+type Versions = Pick<Workflow, 'active' | 'version' | 'publishedVersion'> & {
+  /** A schedule (SPEC 7f) has no URLs: its sentences speak of scheduled runs. */
+  trigger?: { type: Workflow['trigger']['type'] };
+};
+
+const isSchedule = (w: Versions) => w.trigger?.type === 'schedule';
 
 export interface PublishState {
   /** live: production runs the draft; ahead: a newer draft waits; inactive: production does not serve. */
@@ -27,7 +32,9 @@ export function publishState(w: Versions): PublishState {
         w.publishedVersion === null
           ? `Not active · draft v${w.version} (never published)`
           : `Not active · draft v${w.version}`,
-      detail: `Only the test URL serves. Activating publishes the latest saved version (v${w.version}).`,
+      detail: isSchedule(w)
+        ? `Nothing runs on schedule. Activating publishes the latest saved version (v${w.version}) and starts its schedule.`
+        : `Only the test URL serves. Activating publishes the latest saved version (v${w.version}).`,
       canPublish: false,
     };
   }
@@ -39,14 +46,18 @@ export function publishState(w: Versions): PublishState {
         w.publishedVersion === null
           ? `Draft v${w.version} (never published)`
           : `Published v${w.publishedVersion} · draft v${w.version}`,
-      detail: `Live traffic runs ${live}; the test URL runs draft v${w.version}. Publish to put it live.`,
+      detail: isSchedule(w)
+        ? `The schedule runs ${live}; draft v${w.version} waits. Publish to put it live.`
+        : `Live traffic runs ${live}; the test URL runs draft v${w.version}. Publish to put it live.`,
       canPublish: true,
     };
   }
   return {
     kind: 'live',
     label: `Live · v${w.publishedVersion}`,
-    detail: `The production URL serves v${w.publishedVersion}, the latest saved version.`,
+    detail: isSchedule(w)
+      ? `The schedule runs v${w.publishedVersion}, the latest saved version.`
+      : `The production URL serves v${w.publishedVersion}, the latest saved version.`,
     canPublish: false,
   };
 }
@@ -54,7 +65,9 @@ export function publishState(w: Versions): PublishState {
 /** What the editor says after a save (Save, Listen or Activate saving first). */
 export function savedNotice(w: Versions): string {
   if (!w.active)
-    return `Saved as draft v${w.version}. The workflow is not active: only the test URL runs it.`;
+    return isSchedule(w)
+      ? `Saved as draft v${w.version}. The workflow is not active: nothing runs on schedule.`
+      : `Saved as draft v${w.version}. The workflow is not active: only the test URL runs it.`;
   if (w.publishedVersion === w.version) return `Saved v${w.version}; it is live.`;
   return `Saved as draft v${w.version} — live traffic still runs ${
     w.publishedVersion === null ? 'nothing' : `v${w.publishedVersion}`
@@ -68,9 +81,14 @@ export interface VersionContent {
   steps: Step[];
 }
 
-/** Name, trigger (without the URLs the server computes from the path) and steps. */
+/** Name, trigger (without what the server computes: the URLs, a schedule's next run) and steps. */
 export function versionContent(v: { name: string; trigger: object; steps: Step[] }): VersionContent {
-  const { testUrl: _t, productionUrl: _p, ...trigger } = v.trigger as Record<string, unknown>;
+  const {
+    testUrl: _t,
+    productionUrl: _p,
+    nextRunAt: _n,
+    ...trigger
+  } = v.trigger as Record<string, unknown>;
   return { name: v.name, trigger, steps: v.steps };
 }
 

@@ -438,7 +438,9 @@ export function WorkflowEditor({ id }: { id: string }) {
       setStatus(
         next
           ? `Activated: live traffic runs v${w.publishedVersion}, the latest saved version.`
-          : `Deactivated: only the test URL serves (v${w.publishedVersion} was the last published version).`,
+          : w.trigger.type === 'schedule'
+            ? `Deactivated: nothing runs on schedule (v${w.publishedVersion} was the last published version).`
+            : `Deactivated: only the test URL serves (v${w.publishedVersion} was the last published version).`,
       );
     } catch (err) {
       setActiveError(asApiError(err));
@@ -535,6 +537,8 @@ export function WorkflowEditor({ id }: { id: string }) {
   const savedPath = saved.trigger.path ?? '';
   const baseUrl = savedTestUrl.slice(0, savedTestUrl.length - `/webhook-test/${savedPath}`.length);
   const path = normalizedPath(draft.trigger.path) ?? savedPath;
+  // A schedule (SPEC 7f) has no URL, test listening, refusals, auth or alerts: only its own fields.
+  const isSchedule = draft.trigger.type === 'schedule';
   const setTrigger = (patch: Partial<TriggerDraft>) =>
     setDraft({ ...draft, trigger: { ...draft.trigger, ...patch } });
   const state = publishState(saved);
@@ -549,29 +553,34 @@ export function WorkflowEditor({ id }: { id: string }) {
       <PanelHead id={`${headingId}-trigger-title`} onBack={wide ? undefined : closeSheet}>
         Trigger
       </PanelHead>
-      <UrlPanel
-        baseUrl={baseUrl}
-        path={path}
-        methods={draft.trigger.methods}
-        auth={draft.trigger.auth}
-        active={saved.active}
-        publishedVersion={saved.publishedVersion}
-        listening={test.listener !== null}
-        unsaved={dirty}
-      />
-      {canEdit && (
-        <TestPanel
-          test={test}
-          testUrl={`${baseUrl}/webhook-test/${path}`}
-          curl={testCurl}
-          onListen={listen}
-          busy={saving}
-          savedNote={listenNote}
-          draftVersion={saved.version}
-        />
+      {isSchedule ? null : (
+        <>
+          <UrlPanel
+            baseUrl={baseUrl}
+            path={path}
+            methods={draft.trigger.methods}
+            auth={draft.trigger.auth}
+            active={saved.active}
+            publishedVersion={saved.publishedVersion}
+            listening={test.listener !== null}
+            unsaved={dirty}
+          />
+          {canEdit && (
+            <TestPanel
+              test={test}
+              testUrl={`${baseUrl}/webhook-test/${path}`}
+              curl={testCurl}
+              onListen={listen}
+              busy={saving}
+              savedNote={listenNote}
+              draftVersion={saved.version}
+            />
+          )}
+        </>
       )}
       <fieldset className="read-only-fields" disabled={!canEdit}>
         <TriggerPanel
+          savedType={saved.trigger.type}
           trigger={draft.trigger}
           onChange={setTrigger}
           problems={problems}
@@ -779,6 +788,7 @@ export function WorkflowEditor({ id }: { id: string }) {
                     captured={test.selected ? 'captured' : undefined}
                     selected={panelOpen && !found}
                     invalid={problems.some((p) => p.field.startsWith('/trigger'))}
+                    nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
                     controls={panelOpen && !found ? `${headingId}-panel` : undefined}
                     onSelect={() => {
                       if (!wide) return openTrigger();
@@ -837,16 +847,18 @@ export function WorkflowEditor({ id }: { id: string }) {
                     scope={triggerContext.scope}
                   />
                 </fieldset>
-                <fieldset className="read-only-fields" disabled={!canEdit}>
-                  <HealthPanel
-                    workflowId={id}
-                    alerts={draft.trigger}
-                    onChange={setTrigger}
-                    problems={problems}
-                  />
-                </fieldset>
+                {!isSchedule && (
+                  <fieldset className="read-only-fields" disabled={!canEdit}>
+                    <HealthPanel
+                      workflowId={id}
+                      alerts={draft.trigger}
+                      onChange={setTrigger}
+                      problems={problems}
+                    />
+                  </fieldset>
+                )}
                 <TestsPanel workflowId={id} />
-                <RejectionsPanel workflowId={id} />
+                {!isSchedule && <RejectionsPanel workflowId={id} />}
               </div>
             ),
           },

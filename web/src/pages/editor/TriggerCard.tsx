@@ -1,4 +1,6 @@
 import type { TriggerDraft } from '../../lib/draft';
+import { formatTime } from '../../lib/format';
+import { describeCron } from '../../lib/schedule';
 
 const AUTH_NAMES: Record<string, string> = {
   none: 'no auth',
@@ -16,8 +18,8 @@ const RESPONSE_NAMES: Record<string, string> = {
 
 /**
  * The first card of the flow: what starts the workflow, in one line. Choosing it (click or Enter)
- * shows the trigger's details — URLs, test events, method, path, auth, options — in the side panel,
- * or as a full-screen sheet on a narrow screen.
+ * shows the trigger's details — URLs, test events, method, path, auth, options; for a schedule its
+ * cron and next runs — in the side panel, or as a full-screen sheet on a narrow screen.
  */
 export function TriggerCard({
   trigger,
@@ -27,9 +29,12 @@ export function TriggerCard({
   selected,
   controls,
   invalid,
+  nextRunAt,
   onSelect,
 }: {
   trigger: TriggerDraft;
+  /** A schedule's next run as the API says (null while inactive). */
+  nextRunAt?: string | null;
   path: string;
   listening: boolean;
   /** A summary of the test event on screen, if any. */
@@ -51,16 +56,31 @@ export function TriggerCard({
         data-testid="trigger-card"
         onClick={onSelect}
       >
-        <span className="flow-card-kind">Trigger · Webhook</span>
-        <span className="flow-card-title mono">
-          {trigger.methods.join(', ')} /webhook/{path}
-        </span>
-        <span className="flow-card-detail small muted">
-          {AUTH_NAMES[trigger.auth.type] ?? trigger.auth.type}, {RESPONSE_NAMES[trigger.responseMode]}
-          {listening ? ' · listening for a test event' : captured ? ` · test event: ${captured}` : ''}
-        </span>
+        {trigger.type === 'schedule' ? (
+          <>
+            <span className="flow-card-kind">Trigger · Schedule</span>
+            <span className="flow-card-title mono">{trigger.cron.trim() || 'no cron yet'}</span>
+            <span className="flow-card-detail small muted" data-testid="trigger-schedule">
+              {describeCron(trigger.cron) ?? 'not a valid cron'} ({trigger.timezone})
+              {nextRunAt ? ` · next run ${formatTime(nextRunAt)}` : ' · runs only while active'}
+            </span>
+          </>
+        ) : (
+          <>
+            <span className="flow-card-kind">Trigger · Webhook</span>
+            <span className="flow-card-title mono">
+              {trigger.methods.join(', ')} /webhook/{path}
+            </span>
+            <span className="flow-card-detail small muted">
+              {AUTH_NAMES[trigger.auth.type] ?? trigger.auth.type}, {RESPONSE_NAMES[trigger.responseMode]}
+              {listening ? ' · listening for a test event' : captured ? ` · test event: ${captured}` : ''}
+            </span>
+          </>
+        )}
         {invalid && <span className="flow-card-problem small">Some trigger fields need fixing</span>}
-        <span className="flow-card-open small">URLs, test events and settings</span>
+        <span className="flow-card-open small">
+          {trigger.type === 'schedule' ? 'Cron, time zone and next runs' : 'URLs, test events and settings'}
+        </span>
       </button>
     </div>
   );

@@ -1,7 +1,9 @@
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import type { FieldProblem } from '../../api';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { authDefaults, MASK, pathProblem, type TriggerDraft } from '../../lib/draft';
 import { type AuthConfig, type AuthType, METHODS, type Method, type ResponseMode } from '../../types';
+import { ScheduleFields } from './ScheduleFields';
 
 const HANDSHAKES: { value: TriggerDraft['handshake']; label: string; help: string }[] = [
   { value: '', label: 'None', help: '' },
@@ -60,14 +62,21 @@ function problemsAt(problems: FieldProblem[], prefix: string): string | undefine
   return found.length > 0 ? found.map((p) => p.message).join('; ') : undefined;
 }
 
-/** The webhook trigger's settings: methods, path (checked as you type), auth, response, options. */
-export function TriggerPanel({
-  trigger,
-  onChange,
-  problems,
-  savedAuth,
-  savedHandshakeToken,
-}: {
+type TriggerType = TriggerDraft['type'];
+
+const TYPES: { type: TriggerType; label: string; help: string }[] = [
+  { type: 'webhook', label: 'Webhook', help: 'An HTTP call to the workflow’s URL starts it.' },
+  { type: 'schedule', label: 'Schedule', help: 'A cron starts it at set times while it is active.' },
+];
+
+/** What a switch of type drops at the next save: the saved type's settings, in a few words. */
+const DROPPED: Record<TriggerType, string> = {
+  webhook:
+    'its path and URLs (callers get 404), methods, authentication, response, options, provider URL check and alerts',
+  schedule: 'its cron, time zone and missed-run policy',
+};
+
+interface PanelProps {
   trigger: TriggerDraft;
   onChange: (patch: Partial<TriggerDraft>) => void;
   problems: FieldProblem[];
@@ -75,7 +84,73 @@ export function TriggerPanel({
   savedAuth: AuthConfig;
   /** The stored handshake token: "***" when one is saved. */
   savedHandshakeToken?: string;
-}) {
+}
+
+/**
+ * The trigger's settings: its type (webhook or schedule, SPEC 7f), then that type's fields.
+ * Switching away from the saved type asks first: saving drops the saved type's settings (the form
+ * keeps them until then, so switching back before saving brings them back).
+ */
+export function TriggerPanel({ savedType, ...props }: PanelProps & { savedType: TriggerType }) {
+  const id = useId();
+  const { trigger, onChange } = props;
+  const [asking, setAsking] = useState<TriggerType | null>(null);
+  const choose = (type: TriggerType) => {
+    if (type === trigger.type) return;
+    if (trigger.type === savedType) setAsking(type);
+    else onChange({ type });
+  };
+  return (
+    <section className="card" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{trigger.type === 'schedule' ? 'Schedule trigger' : 'Webhook trigger'}</h2>
+      <fieldset className="field">
+        <legend className="label">Starts on</legend>
+        <div className="choices">
+          {TYPES.map((t) => (
+            <label key={t.type} className="check">
+              <input
+                type="radio"
+                name={`${id}-type`}
+                value={t.type}
+                checked={trigger.type === t.type}
+                aria-describedby={`${id}-type-help`}
+                onChange={() => choose(t.type)}
+              />
+              {t.label}
+            </label>
+          ))}
+        </div>
+        <p id={`${id}-type-help`} className="help">
+          {TYPES.find((t) => t.type === trigger.type)?.help}
+        </p>
+      </fieldset>
+      {trigger.type === 'schedule' ? (
+        <ScheduleFields trigger={trigger} onChange={onChange} problems={props.problems} />
+      ) : (
+        <WebhookFields {...props} />
+      )}
+      <ConfirmDialog
+        open={asking !== null}
+        title={`Start on a ${asking ?? ''} instead?`}
+        confirmLabel={`Switch to ${asking ?? ''}`}
+        cancelLabel={`Keep the ${savedType}`}
+        onConfirm={() => {
+          if (asking) onChange({ type: asking });
+          setAsking(null);
+        }}
+        onCancel={() => setAsking(null)}
+      >
+        <p>
+          Saving then drops the {savedType}’s settings: {DROPPED[savedType]}. Until you save, switching back
+          brings them back.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}
+
+/** The webhook trigger's settings: methods, path (checked as you type), auth, response, options. */
+function WebhookFields({ trigger, onChange, problems, savedAuth, savedHandshakeToken }: PanelProps) {
   const id = useId();
   const livePathError = pathProblem(trigger.path);
   const pathError = livePathError ?? problemsAt(problems, '/trigger/path');
@@ -247,9 +322,7 @@ export function TriggerPanel({
   const mode = RESPONSE_MODES.find((m) => m.mode === trigger.responseMode);
 
   return (
-    <section className="card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>Webhook trigger</h2>
-
+    <>
       <fieldset className="field">
         <legend className="label">HTTP methods</legend>
         <div className="checks">
@@ -551,6 +624,6 @@ export function TriggerPanel({
           )}
         </div>
       </details>
-    </section>
+    </>
   );
 }
