@@ -1,11 +1,23 @@
 /**
- * Schedule workflows in the browser (SPEC 7f), as far as the UI goes today: the workflow list
- * shows a schedule's cron and its next run (from the API's trigger.nextRunAt), searching the list
- * works with schedules in it, and the editor opens a schedule workflow without failing.
+ * Schedule workflows in the browser (SPEC 7f): the workflow list shows a schedule's cron, its
+ * description and its next run (from the API's trigger.nextRunAt), searching the list works with
+ * schedules in it; in the editor a new workflow becomes a schedule (the type switch asks first), its
+ * cron is described and its next five runs follow the cron and the time zone as they are typed and
+ * picked, an invalid cron is reported before Save, and once saved and activated the card and the
+ * list show the next run. A schedule workflow opens as a schedule, with no webhook parts.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EMAIL, keepFailures, PASSWORD, startBrowserTest, stopBrowserTest } from '../helpers/browser.js';
+import { nextTicks } from '../../src/shared/schedule.js';
+import {
+  axeViolations,
+  EMAIL,
+  keepFailures,
+  PASSWORD,
+  signInAsOwner,
+  startBrowserTest,
+  stopBrowserTest,
+} from '../helpers/browser.js';
 import type { TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -13,7 +25,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  ({ server, browser, page } = await startBrowserTest());
+  ({ server, browser, page } = await startBrowserTest({ axe: true }));
 }, 120_000);
 
 afterAll(async () => {
@@ -54,5 +66,127 @@ describe('a schedule workflow in the UI', () => {
 
     await page.getByRole('link', { name: 'Nightly catch-up' }).click();
     await page.getByRole('heading', { name: 'Nightly catch-up' }).waitFor();
+    // As a schedule, with nothing unsaved: not a webhook form whose empty path blocks Save.
+    await page.getByRole('heading', { name: 'Schedule trigger' }).waitFor();
+    expect(await page.getByLabel('Cron').inputValue()).toBe('0 2 * * *');
+    expect(await page.getByLabel('Time zone').inputValue()).toBe('Europe/Berlin');
+    await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
   }, 60_000);
+});
+
+describe('making a scheduled workflow in the editor', () => {
+  const nextRuns = () => page.getByTestId('next-runs').innerText();
+  const description = () => page.getByTestId('cron-description').innerText();
+
+  it('from an empty workflow: schedule, cron, description, next runs, time zone, save, activate', async () => {
+    await signInAsOwner(page, server);
+    await page.getByRole('button', { name: 'New workflow' }).click();
+    await page.getByLabel('Name of the new workflow').fill('Nightly report');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Webhook trigger' }).waitFor();
+    expect(await page.getByRole('button', { name: /Listen/ }).count()).toBeGreaterThan(0);
+
+    // Leaving the saved type asks first; keeping it changes nothing.
+    await page.getByRole('radio', { name: 'Schedule' }).click();
+    const ask = page.getByRole('dialog', { name: 'Start on a schedule instead?' });
+    await ask.waitFor();
+    expect(await ask.innerText()).toContain('drops the webhook’s settings');
+    await ask.getByRole('button', { name: 'Keep the webhook' }).click();
+    expect(await page.getByRole('radio', { name: 'Webhook' }).isChecked()).toBe(true);
+    await page.getByRole('radio', { name: 'Schedule' }).click();
+    await ask.getByRole('button', { name: 'Switch to schedule' }).click();
+    await page.getByRole('heading', { name: 'Schedule trigger' }).waitFor();
+
+    // The webhook's parts are gone: no URLs, no listening, no path or auth.
+    expect(await page.getByRole('button', { name: /Listen/ }).count()).toBe(0);
+    expect(await page.getByLabel('Path').count()).toBe(0);
+    expect(await page.getByLabel('Authentication').count()).toBe(0);
+    expect(await page.getByText('/webhook-test/').count()).toBe(0);
+    // The browser's zone is the default (this browser runs in UTC).
+    expect(await page.getByLabel('Time zone').inputValue()).toBe('UTC');
+    expect(await nextRuns()).toContain('Type a valid cron');
+
+    await page.getByLabel('Cron').fill('0 2 * * *');
+    await expect.poll(description).toBe('At 02:00');
+    const runs = page.getByTestId('next-runs').getByRole('listitem');
+    await expect.poll(() => runs.count()).toBe(5);
+    const expected = nextTicks({ cron: '0 2 * * *', timezone: 'UTC' }, 5, new Date());
+    expect(await runs.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual(
+      expected.map((d) => d.toISOString()),
+    );
+    expect(await runs.first().innerText()).toContain('02:00:00');
+
+    const daily = await nextRuns();
+    await page.getByLabel('Cron').fill('30 6 * * MON-FRI');
+    await expect.poll(description).toBe('At 06:30, Monday through Friday');
+    await expect.poll(nextRuns).not.toBe(daily);
+    expect(await runs.count()).toBe(5);
+    for (const text of await runs.allInnerTexts()) expect(text).toMatch(/^(Mon|Tue|Wed|Thu|Fri).*06:30:00/);
+
+    // Another zone: the same wall-clock time, other instants.
+    const inUtc = await runs.locator('time').first().getAttribute('datetime');
+    await page.getByLabel('Time zone').selectOption('Asia/Tokyo');
+    await expect.poll(() => runs.locator('time').first().getAttribute('datetime')).not.toBe(inUtc);
+    const tokyo = nextTicks({ cron: '30 6 * * MON-FRI', timezone: 'Asia/Tokyo' }, 5, new Date());
+    expect(await runs.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).toEqual(
+      tokyo.map((d) => d.toISOString()),
+    );
+    expect(await runs.first().innerText()).toContain('06:30:00');
+
+    await page.getByRole('radio', { name: 'Skip' }).check();
+    expect(await page.getByText('missed times are dropped').isVisible()).toBe(true);
+    expect(await axeViolations(page), 'schedule form').toEqual([]);
+
+    // An invalid cron: said at the field as it is typed, and Save is refused with the same words.
+    await page.getByLabel('Cron').fill('61 6 * * *');
+    await expect.poll(description).toContain('"61 6 * * *" is not a cron expression');
+    expect(await nextRuns()).toContain('Type a valid cron');
+    expect(await page.getByLabel('Cron').getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const notSaved = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await notSaved.waitFor();
+    expect(await notSaved.innerText()).toContain('is not a cron expression');
+    const unsaved = await server.api('GET', '/api/v1/workflows?limit=100');
+    const id = (unsaved.body.items as { id: string; name: string }[]).find(
+      (w) => w.name === 'Nightly report',
+    )!.id;
+    expect((await server.api('GET', `/api/v1/workflows/${id}`)).body.trigger.type).toBe('webhook');
+
+    await page.getByLabel('Cron').fill('30 6 * * MON-FRI');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
+    const saved = (await server.api('GET', `/api/v1/workflows/${id}`)).body;
+    expect(saved.trigger).toEqual({
+      type: 'schedule',
+      cron: '30 6 * * MON-FRI',
+      timezone: 'Asia/Tokyo',
+      missed: 'skip',
+      nextRunAt: null,
+    });
+    const card = page.getByTestId('trigger-card');
+    expect(await card.innerText()).toContain('At 06:30, Monday through Friday (Asia/Tokyo)');
+    expect(await card.innerText()).toContain('runs only while active');
+
+    await page.getByRole('switch', { name: 'Activated' }).click();
+    await expect.poll(() => card.innerText()).toContain('next run');
+    const active = (await server.api('GET', `/api/v1/workflows/${id}`)).body;
+    expect(active.active).toBe(true);
+    expect(active.trigger.nextRunAt).toBe(
+      nextTicks({ cron: '30 6 * * MON-FRI', timezone: 'Asia/Tokyo' }, 1, new Date())[0]!.toISOString(),
+    );
+
+    // Opened again, it is a schedule with nothing to save (not a webhook form with an empty path).
+    await page.reload();
+    await page.getByRole('heading', { name: 'Schedule trigger' }).waitFor();
+    expect(await page.getByLabel('Cron').inputValue()).toBe('30 6 * * MON-FRI');
+    expect(await page.getByRole('radio', { name: 'Skip' }).isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
+    expect(await card.innerText()).toContain('next run');
+
+    await page.getByRole('link', { name: '← Workflows' }).click();
+    const row = page.getByRole('row', { name: /Nightly report/ });
+    await expect.poll(() => row.innerText()).toContain('30 6 * * MON-FRI');
+    expect(await row.innerText()).toContain('At 06:30, Monday through Friday');
+    expect(await row.innerText()).toContain('next');
+  }, 90_000);
 });

@@ -63,12 +63,17 @@ describe('a schedule workflow in the editor', () => {
     expect(problems).toEqual([]);
     expect(body.trigger.type).toBeUndefined();
     expect(body.trigger.cron).toBeUndefined();
-    expect(body.trigger.path).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(body.trigger.path).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(normalizedPath(body.trigger.path!)).toBe(body.trigger.path);
   });
 
   it('a webhook switched to a schedule sends only the schedule, in the browser’s zone by default', () => {
-    const hook = draftFrom({ ...scheduled(), trigger: { type: 'webhook', methods: ['POST'], path: 'x' } as never });
+    const hook = draftFrom({
+      ...scheduled(),
+      trigger: { type: 'webhook', methods: ['POST'], path: 'x' } as never,
+    });
     expect(hook.trigger.type).toBe('webhook');
     expect(hook.trigger.timezone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
     const problems: FieldProblem[] = [];
@@ -98,7 +103,9 @@ describe('a schedule workflow in the editor', () => {
 
   it('refuses a time zone that is not one', () => {
     const { problems } = payloadFrom(draftFrom(scheduled({ timezone: 'Mars/Olympus' })));
-    expect(problems).toEqual([{ field: '/trigger/timezone', message: expect.stringContaining('not a time zone') }]);
+    expect(problems).toEqual([
+      { field: '/trigger/timezone', message: expect.stringContaining('not a time zone') },
+    ]);
   });
 });
 
@@ -144,7 +151,9 @@ describe('what the schedule form shows', () => {
     expect(publishState(off).detail).toContain('Nothing runs on schedule');
     expect(savedNotice(off)).toContain('nothing runs on schedule');
     expect(publishState({ ...off, active: true }).detail).toContain('The schedule runs v2');
-    expect(publishState({ ...off, active: true, publishedVersion: 3 }).detail).toContain('The schedule runs v3');
+    expect(publishState({ ...off, active: true, publishedVersion: 3 }).detail).toContain(
+      'The schedule runs v3',
+    );
     expect(publishState({ ...off, trigger: { type: 'webhook' } }).detail).toContain('test URL');
     // The next run is computed, not content: it is left out of what publishing compares.
     expect(versionContent(scheduled()).trigger).not.toHaveProperty('nextRunAt');

@@ -361,7 +361,8 @@ function scheduleFrom(t: TriggerDraft, problems: FieldProblem[]) {
 }
 
 /** A trigger as the API takes it, of either type: a schedule's keys or a webhook's, never both. */
-export type TriggerPayload = Partial<ReturnType<typeof scheduleFrom>> & Partial<ReturnType<typeof webhookFrom>>;
+export type TriggerPayload = Partial<ReturnType<typeof scheduleFrom>> &
+  Partial<ReturnType<typeof webhookFrom>>;
 
 /** The trigger as the API takes it: only the chosen type's fields (the server drops the other's). */
 export function triggerFrom(t: TriggerDraft, problems: FieldProblem[]): TriggerPayload {

@@ -83,12 +83,7 @@ export interface VersionContent {
 
 /** Name, trigger (without what the server computes: the URLs, a schedule's next run) and steps. */
 export function versionContent(v: { name: string; trigger: object; steps: Step[] }): VersionContent {
-  const {
-    testUrl: _t,
-    productionUrl: _p,
-    nextRunAt: _n,
-    ...trigger
-  } = v.trigger as Record<string, unknown>;
+  const { testUrl: _t, productionUrl: _p, nextRunAt: _n, ...trigger } = v.trigger as Record<string, unknown>;
   return { name: v.name, trigger, steps: v.steps };
 }
 

@@ -8,6 +8,7 @@ import { StatusBadge } from '../components/StatusBadge';
 import { Switch } from '../components/Switch';
 import { MASK } from '../lib/draft';
 import { formatAgo, formatTime } from '../lib/format';
+import { describeCron } from '../lib/schedule';
 import { lastExecution, listAllWorkflows, setActive, triggerInput } from '../lib/workflows';
 import { useTitle } from '../lib/title';
 import { useAction } from '../lib/useAction';
@@ -73,6 +74,7 @@ export function WorkflowList() {
       (w) =>
         w.name.toLowerCase().includes(q) ||
         (w.trigger.path ?? '').toLowerCase().includes(q) ||
+        (w.trigger.cron ?? '').toLowerCase().includes(q) ||
         (w.trigger.methods ?? []).join(' ').toLowerCase().includes(q),
     );
   }, [workflows, search]);
@@ -188,7 +190,8 @@ export function WorkflowList() {
             </button>
           </div>
           <p className="help">
-            It starts with a webhook trigger on POST and a random path; change both in the editor.
+            It starts with a webhook trigger on POST and a random path; change both, or choose a schedule, in
+            the editor.
           </p>
         </form>
       )}
@@ -253,9 +256,11 @@ export function WorkflowList() {
                   {scheduleOf(w) ? (
                     <>
                       <span className="methods">Schedule</span> <code>{scheduleOf(w)!.cron}</code>
-                      {scheduleOf(w)!.nextRunAt && (
-                        <span className="muted small"> · next {formatTime(scheduleOf(w)!.nextRunAt!)}</span>
-                      )}
+                      <span className="muted small">
+                        {' '}
+                        · {describeCron(scheduleOf(w)!.cron)}
+                        {scheduleOf(w)!.nextRunAt && <> · next {formatTime(scheduleOf(w)!.nextRunAt!)}</>}
+                      </span>
                     </>
                   ) : (
                     <>
@@ -322,8 +327,8 @@ export function WorkflowList() {
   );
 }
 
-/** A schedule trigger (SPEC 7f) as the API shows it; the editor's form edits webhook triggers only. */
-function scheduleOf(w: Workflow): { cron: string; nextRunAt?: string | null } | undefined {
-  const t = w.trigger as unknown as { type?: string; cron?: string; nextRunAt?: string | null };
+/** A schedule trigger (SPEC 7f) as the API shows it. */
+function scheduleOf(w: Workflow): { cron: string; nextRunAt: string | null } | undefined {
+  const t = w.trigger;
   return t.type === 'schedule' && t.cron ? { cron: t.cron, nextRunAt: t.nextRunAt ?? null } : undefined;
 }
