@@ -10,6 +10,7 @@ import { publishState, savedNotice, versionContent } from '../../web/src/lib/pub
 import {
   describeCron,
   formatInZone,
+  nextTickItem,
   scheduleCronProblem,
   timeZones,
   upcomingRuns,
@@ -136,6 +137,16 @@ describe('what the schedule form shows', () => {
     expect(formatInZone(berlin[0]!, 'Europe/Berlin')).toMatch(/02:00:00/);
     expect(upcomingRuns('61 * * * *', 'UTC', 5, now)).toEqual([]);
     expect(upcomingRuns('0 2 * * *', 'Mars/Olympus', 5, now)).toEqual([]);
+  });
+
+  it('previews the steps with the item of the next tick (a schedule has no test events)', () => {
+    const now = new Date('2026-11-27T03:00:00Z');
+    expect(nextTickItem('0 2 * * *', 'Europe/Berlin', now)).toEqual({
+      scheduledAt: '2026-11-28T01:00:00.000Z',
+      firedAt: '2026-11-28T01:00:00.000Z',
+      executionMode: 'production',
+    });
+    expect(nextTickItem('nope', 'UTC', now)).toBeUndefined();
   });
 
   it('offers every zone the runtime knows, UTC and a saved zone included', () => {

@@ -5,6 +5,7 @@
  */
 import cronstrue from 'cronstrue';
 import { cronProblem, nextTicks, timezoneProblem } from '../../../src/shared/schedule';
+import type { TriggerItem } from '../types';
 
 /** The time zone the browser runs in: the default of a new schedule. */
 export function browserTimeZone(): string {
@@ -60,4 +61,15 @@ export function formatInZone(date: Date, timezone: string): string {
     second: '2-digit',
     timeZoneName: 'short',
   });
+}
+
+/**
+ * The item the next tick would start an execution with (SPEC 7f): a schedule has no test events,
+ * so its steps are previewed, and its fields offered, with this one. Undefined for an invalid cron.
+ */
+export function nextTickItem(cron: string, timezone: string, now: Date): TriggerItem | undefined {
+  const [next] = upcomingRuns(cron, timezone, 1, now);
+  if (!next) return undefined;
+  const at = next.toISOString();
+  return { scheduledAt: at, firedAt: at, executionMode: 'production' };
 }

@@ -29,6 +29,7 @@ import { type SimResult, type Simulation, simulate } from '../lib/simulate';
 import { allSteps, findStep, replaceList } from '../lib/lanes';
 import { itemFields, walkSteps } from '../lib/stepTree';
 import { useTitle } from '../lib/title';
+import { nextTickItem } from '../lib/schedule';
 import { useMediaQuery } from '../lib/useMediaQuery';
 import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
@@ -310,7 +311,14 @@ export function WorkflowEditor({ id }: { id: string }) {
     else setLeaving(null);
   };
 
-  const item = test.selected?.item;
+  const scheduleItem = useMemo(
+    () =>
+      draft?.trigger.type === 'schedule'
+        ? nextTickItem(draft.trigger.cron, draft.trigger.timezone, new Date())
+        : undefined,
+    [draft?.trigger.type, draft?.trigger.cron, draft?.trigger.timezone],
+  );
+  const item = test.selected?.item ?? scheduleItem;
   const run = test.selected?.executionId ? test.runs[test.selected.executionId] : undefined;
   useEffect(() => {
     if (!payload || !item) {
