@@ -1,5 +1,15 @@
 /** Times, durations and values as people read them. */
 
+/** A date and time to the second, in the reader's locale. */
+export const DATE_TIME: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+};
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const date = new Date(iso);
@@ -7,14 +17,7 @@ export function formatTime(iso: string | null | undefined): string {
   const sameDay = date.toDateString() === new Date().toDateString();
   return sameDay
     ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' })
-    : date.toLocaleString(undefined, {
-        year: 'numeric',
-        month: 'short',
-        day: 'numeric',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-      });
+    : date.toLocaleString(undefined, DATE_TIME);
 }
 
 /** "3 s ago", "5 min ago" … for recent times; the date otherwise. */

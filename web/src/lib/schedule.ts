@@ -6,6 +6,7 @@
 import cronstrue from 'cronstrue';
 import { cronProblem, nextTicks, timezoneProblem } from '../../../src/shared/schedule';
 import type { TriggerItem } from '../types';
+import { DATE_TIME } from './format';
 
 /** The time zone the browser runs in: the default of a new schedule. */
 export function browserTimeZone(): string {
@@ -51,14 +52,9 @@ export function upcomingRuns(cron: string, timezone: string, n: number, now: Dat
 /** A run time as the clock in `timezone` shows it: "Mon 30 Nov 2026, 02:00:00 CET". */
 export function formatInZone(date: Date, timezone: string): string {
   return date.toLocaleString(undefined, {
+    ...DATE_TIME,
     timeZone: timezone,
     weekday: 'short',
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
     timeZoneName: 'short',
   });
 }

@@ -1,5 +1,6 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import type { FieldProblem } from '../../api';
+import { RadioChoices } from '../../components/RadioChoices';
 import type { TriggerDraft } from '../../lib/draft';
 import {
   describeCron,
@@ -60,7 +61,6 @@ export function ScheduleFields({
     [trigger.cron, trigger.timezone, now],
   );
   const zones = useMemo(() => timeZones(trigger.timezone), [trigger.timezone]);
-  const missed = MISSED.find((m) => m.value === trigger.missed) ?? MISSED[0]!;
 
   return (
     <>
@@ -146,27 +146,13 @@ export function ScheduleFields({
         <p className="help">Runs happen while the workflow is active, with its published version.</p>
       </section>
 
-      <fieldset className="field">
-        <legend className="label">Missed runs</legend>
-        <div className="choices">
-          {MISSED.map((m) => (
-            <label key={m.value} className="check">
-              <input
-                type="radio"
-                name={`${id}-missed`}
-                value={m.value}
-                checked={trigger.missed === m.value}
-                aria-describedby={`${id}-missed-help`}
-                onChange={() => onChange({ missed: m.value })}
-              />
-              {m.label}
-            </label>
-          ))}
-        </div>
-        <p id={`${id}-missed-help`} className="help">
-          {missed.help}
-        </p>
-      </fieldset>
+      <RadioChoices
+        legend="Missed runs"
+        options={MISSED}
+        value={trigger.missed}
+        help={MISSED.find((m) => m.value === trigger.missed)?.help}
+        onChange={(missed) => onChange({ missed })}
+      />
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { FieldProblem } from '../../api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { RadioChoices } from '../../components/RadioChoices';
 import { authDefaults, MASK, pathProblem, type TriggerDraft } from '../../lib/draft';
 import { type AuthConfig, type AuthType, METHODS, type Method, type ResponseMode } from '../../types';
 import { ScheduleFields } from './ScheduleFields';
@@ -64,9 +65,9 @@ function problemsAt(problems: FieldProblem[], prefix: string): string | undefine
 
 type TriggerType = TriggerDraft['type'];
 
-const TYPES: { type: TriggerType; label: string; help: string }[] = [
-  { type: 'webhook', label: 'Webhook', help: 'An HTTP call to the workflow’s URL starts it.' },
-  { type: 'schedule', label: 'Schedule', help: 'A cron starts it at set times while it is active.' },
+const TYPES: { value: TriggerType; label: string; help: string }[] = [
+  { value: 'webhook', label: 'Webhook', help: 'An HTTP call to the workflow’s URL starts it.' },
+  { value: 'schedule', label: 'Schedule', help: 'A cron starts it at set times while it is active.' },
 ];
 
 /** What a switch of type drops at the next save: the saved type's settings, in a few words. */
@@ -103,27 +104,13 @@ export function TriggerPanel({ savedType, ...props }: PanelProps & { savedType: 
   return (
     <section className="card" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{trigger.type === 'schedule' ? 'Schedule trigger' : 'Webhook trigger'}</h2>
-      <fieldset className="field">
-        <legend className="label">Starts on</legend>
-        <div className="choices">
-          {TYPES.map((t) => (
-            <label key={t.type} className="check">
-              <input
-                type="radio"
-                name={`${id}-type`}
-                value={t.type}
-                checked={trigger.type === t.type}
-                aria-describedby={`${id}-type-help`}
-                onChange={() => choose(t.type)}
-              />
-              {t.label}
-            </label>
-          ))}
-        </div>
-        <p id={`${id}-type-help`} className="help">
-          {TYPES.find((t) => t.type === trigger.type)?.help}
-        </p>
-      </fieldset>
+      <RadioChoices
+        legend="Starts on"
+        options={TYPES}
+        value={trigger.type}
+        help={TYPES.find((t) => t.value === trigger.type)?.help}
+        onChange={choose}
+      />
       {trigger.type === 'schedule' ? (
         <ScheduleFields trigger={trigger} onChange={onChange} problems={props.problems} />
       ) : (
