@@ -18,7 +18,7 @@ import {
   startBrowserTest,
   stopBrowserTest,
 } from '../helpers/browser.js';
-import type { TestServer } from '../helpers/server.js';
+import { eventually, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let browser: Browser;
@@ -189,4 +189,29 @@ describe('making a scheduled workflow in the editor', () => {
     expect(await row.innerText()).toContain('At 06:30, Monday through Friday');
     expect(await row.innerText()).toContain('next');
   }, 90_000);
+});
+
+describe("a schedule's execution", () => {
+  it('says which tick it ran for', async () => {
+    await signInAsOwner(page, server);
+    const wf = (
+      await server.api('POST', '/api/v1/workflows', {
+        name: 'Every second',
+        trigger: { type: 'schedule', cron: '* * * * * *' },
+        steps: [{ name: 'stamp', type: 'set', fields: { at: '{{ scheduledAt }}' } }],
+      })
+    ).body;
+    await server.api('POST', `/api/v1/workflows/${wf.id}/activate`);
+    // Ticks come each second on the real clock; the first may wait for the scheduler to take it up.
+    const first = await eventually(async () => {
+      const res = await server.api('GET', `/api/v1/executions?workflowId=${wf.id}&status=succeeded&limit=1`);
+      return res.body.items[0] as { id: string } | undefined;
+    }, 15_000);
+    await server.api('POST', `/api/v1/workflows/${wf.id}/deactivate`);
+
+    await page.goto(`${server.url}/executions/${first.id}`);
+    const heading = page.getByRole('heading', { name: /Trigger item/ });
+    await expect.poll(() => heading.innerText(), { timeout: 5_000 }).toContain('scheduled for');
+    expect(await heading.innerText()).not.toContain('received');
+  }, 60_000);
 });

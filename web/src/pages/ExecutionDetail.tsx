@@ -8,7 +8,7 @@ import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import { NotRunStep, notRunReason, useNotRunSteps } from './execution/NotRunSteps';
 import { ErrorBox, StepRecord, useVersionSteps } from './execution/StepRecord';
-import type { Execution, Workflow } from '../types';
+import type { Execution, TriggerItem, Workflow } from '../types';
 import { useCan } from '../lib/role';
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
@@ -301,10 +301,7 @@ export function ExecutionDetail({ id }: { id: string }) {
 
       <section className="card" aria-labelledby={`${headingId}-trigger`}>
         <h2 id={`${headingId}-trigger`}>
-          Trigger item{' '}
-          <span className="muted small">
-            {e.trigger.method} /{e.trigger.path} · received {formatTime(e.trigger.receivedAt)}
-          </span>
+          Trigger item <span className="muted small">{triggerLine(e.trigger)}</span>
         </h2>
         <RequestTabs item={e.trigger} label="Trigger item" selected={triggerTab} onSelect={setTriggerTab} />
       </section>
@@ -330,4 +327,12 @@ export function ExecutionDetail({ id }: { id: string }) {
       </section>
     </article>
   );
+}
+
+/** Where the item came from, in a line: a request, a schedule's tick (SPEC 7f), or nothing to say (Run now, a caller's input). */
+function triggerLine(item: TriggerItem): string {
+  if (typeof item.scheduledAt === 'string')
+    return `scheduled for ${formatTime(item.scheduledAt)} · started ${formatTime(String(item.firedAt ?? ''))}`;
+  if (item.method) return `${item.method} /${item.path ?? ''} · received ${formatTime(item.receivedAt)}`;
+  return '';
 }
