@@ -4,7 +4,8 @@
  * schedules in it; in the editor a new workflow becomes a schedule (the type switch asks first), its
  * cron is described and its next five runs follow the cron and the time zone as they are typed and
  * picked, an invalid cron is reported before Save, and once saved and activated the card and the
- * list show the next run. A schedule workflow opens as a schedule, with no webhook parts.
+ * list show the next run. A schedule workflow opens as a schedule, with no webhook parts; a
+ * scheduled execution's page says which tick it ran for.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
