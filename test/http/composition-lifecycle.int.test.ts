@@ -4,7 +4,7 @@
  * steps still name their targets; a target the install lacks is refused at save, naming the step
  * and the id), restoring an old version of a schedule (published, its cron is the live one at
  * once: nextRunAt and the ticks follow it), and retry and replay of a schedule's execution and of
- * a sub-workflow caller (a new child, linked to the new caller).
+ * a sub-workflow caller (a new child, linked to the new caller), on SQLite and PostgreSQL.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -140,13 +140,16 @@ describe('export and import', () => {
   });
 });
 
-describe('with a running server', () => {
+describe.each([
+  { dialect: 'sqlite', postgres: false },
+  { dialect: 'postgres', postgres: true },
+])('history, retry and replay on $dialect', ({ postgres }) => {
   let server: TestServer;
   const clock = new FakeClock('2027-03-01T00:00:00Z');
   const settle = () => server.hookflow.scheduler!.settled();
 
   beforeAll(async () => {
-    server = await startTestServer({ clock });
+    server = await startTestServer({ clock, postgres });
   });
   afterAll(async () => {
     await server.close();
