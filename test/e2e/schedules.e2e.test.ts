@@ -12,9 +12,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { nextTicks } from '../../src/shared/schedule.js';
 import {
   axeViolations,
+  DESKTOP,
   EMAIL,
   keepFailures,
   PASSWORD,
+  screenshot,
   signInAsOwner,
   startBrowserTest,
   stopBrowserTest,
@@ -137,6 +139,7 @@ describe('making a scheduled workflow in the editor', () => {
     await page.getByRole('radio', { name: 'Skip' }).check();
     expect(await page.getByText('missed times are dropped').isVisible()).toBe(true);
     expect(await axeViolations(page), 'schedule form').toEqual([]);
+    await screenshot(page, 'schedule-editor', DESKTOP);
 
     // An invalid cron: said at the field as it is typed, and Save is refused with the same words.
     await page.getByLabel('Cron').fill('61 6 * * *');
