@@ -66,8 +66,16 @@ describe('a schedule workflow in the UI', () => {
     await expect.poll(() => page.getByRole('row', { name: /Orders hook/ }).count()).toBe(1);
     expect(await page.getByRole('row', { name: /Nightly catch-up/ }).count()).toBe(0);
     await page.getByRole('searchbox').fill('');
+    // A copy is the same schedule, inactive until activated.
+    await page.getByRole('button', { name: 'Duplicate Nightly catch-up' }).click();
+    await page
+      .getByText('Created "Copy of Nightly catch-up", not active: activate it to start its schedule.')
+      .waitFor();
+    const copy = page.getByRole('row', { name: /Copy of Nightly catch-up/ });
+    expect(await copy.innerText()).toContain('0 2 * * *');
+    expect(await copy.innerText()).not.toContain('next');
 
-    await page.getByRole('link', { name: 'Nightly catch-up' }).click();
+    await page.getByRole('link', { name: 'Nightly catch-up', exact: true }).click();
     await page.getByRole('heading', { name: 'Nightly catch-up' }).waitFor();
     // As a schedule, with nothing unsaved: not a webhook form whose empty path blocks Save.
     await page.getByRole('heading', { name: 'Schedule trigger' }).waitFor();

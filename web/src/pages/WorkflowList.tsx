@@ -116,7 +116,9 @@ export function WorkflowList() {
         });
         setWorkflows((list) => (list ? [copy, ...list] : [copy]));
         setNotice(
-          `Created "${copy.name}" on a new path.${hasSecret ? ' Its webhook authentication was reset: set the secret again in the editor.' : ''}`,
+          copy.trigger.type === 'schedule'
+            ? `Created "${copy.name}", not active: activate it to start its schedule.`
+            : `Created "${copy.name}" on a new path.${hasSecret ? ' Its webhook authentication was reset: set the secret again in the editor.' : ''}`,
         );
       },
       { key: w.id },
