@@ -16,6 +16,7 @@ import {
   EMAIL,
   keepFailures,
   PASSWORD,
+  PHONE,
   screenshot,
   signInAsOwner,
   startBrowserTest,
@@ -194,6 +195,18 @@ describe('making a scheduled workflow in the editor', () => {
     expect(await page.getByRole('radio', { name: 'Skip' }).isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
     expect(await card.innerText()).toContain('next run');
+
+    // On a phone the card opens the schedule form as a sheet.
+    await page.setViewportSize(PHONE);
+    // The phone layout first (no side panel), so the click opens the sheet rather than the panel.
+    await page.locator('.side-panel').waitFor({ state: 'detached' });
+    await card.click();
+    await page.getByRole('heading', { name: 'Schedule trigger' }).waitFor();
+    expect(await page.getByLabel('Cron').inputValue()).toBe('30 6 * * MON-FRI');
+    expect(await page.getByTestId('next-runs').getByRole('listitem').count()).toBe(5);
+    expect(await axeViolations(page), 'schedule form on a phone').toEqual([]);
+    await page.getByRole('button', { name: 'Back to the steps' }).click();
+    await page.setViewportSize(DESKTOP);
 
     await page.getByRole('link', { name: '← Workflows' }).click();
     const row = page.getByRole('row', { name: /Nightly report/ });
