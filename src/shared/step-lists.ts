@@ -115,4 +115,6 @@ export interface StepCatalogEntry {
   /** No effect outside the execution (StepType.pure). */
   pure: boolean;
   description: string;
+  /** The fields (JSON pointers in the step) where `$secrets` may be used (StepType.secretFields). */
+  secretFields: readonly string[];
 }

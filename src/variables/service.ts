@@ -11,22 +11,22 @@ import { AppError } from '../errors.js';
 import { nowIso } from '../ids.js';
 import type { RunVariables } from '../engine/types.js';
 import { MASK } from '../model/workflow.js';
+import { VARIABLE_NAME, VARIABLE_NAME_MAX_CHARS, VARIABLE_VALUE_MAX_CHARS } from '../shared/variables.js';
 import type { SecretBox } from '../security/secrets.js';
 import type { VariableRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { variablesRepo } from '../store/variables.js';
 import { type Audit, record } from '../audit/audit.js';
 
-/** What `name` may be: upper-case letters, digits and `_`, not starting with a digit (SPEC 7e). */
-export const VARIABLE_NAME = '^[A-Z_][A-Z0-9_]*$';
-/** A value may be this long (a URL, a key, a small JSON text: not a file). */
-export const MAX_VALUE_LENGTH = 65_536;
-
-export const VariableNameSchema = Type.String({ pattern: VARIABLE_NAME, minLength: 1, maxLength: 128 });
+export const VariableNameSchema = Type.String({
+  pattern: VARIABLE_NAME,
+  minLength: 1,
+  maxLength: VARIABLE_NAME_MAX_CHARS,
+});
 
 export const VariablePutSchema = Type.Object(
   {
-    value: Type.String({ maxLength: MAX_VALUE_LENGTH }),
+    value: Type.String({ maxLength: VARIABLE_VALUE_MAX_CHARS }),
     secret: Type.Optional(
       Type.Boolean({
         description: 'Sealed at rest, shown as "***", usable only as $secrets.NAME (default false).',

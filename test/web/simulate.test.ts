@@ -49,11 +49,34 @@ describe('simulate', () => {
     const sim = await run(steps);
     const execution = { id: 'preview', mode: 'test', workflowId: 'wf-1', attempt: 1 };
     expect(sim.scopes).toEqual([
-      { input: item, trigger: item, steps: {}, execution },
-      { input: { a: 'a' }, trigger: item, steps: { first: { a: 'a' } }, execution },
-      { input: { b: 'ab' }, trigger: item, steps: { first: { a: 'a' }, second: { b: 'ab' } }, execution },
+      { input: item, trigger: item, steps: {}, execution, vars: {} },
+      { input: { a: 'a' }, trigger: item, steps: { first: { a: 'a' } }, execution, vars: {} },
+      {
+        input: { b: 'ab' },
+        trigger: item,
+        steps: { first: { a: 'a' }, second: { b: 'ab' } },
+        execution,
+        vars: {},
+      },
     ]);
     expect(sim.results).toEqual([{ output: { a: 'a' } }, { output: { b: 'ab' } }, { output: { c: 'ab' } }]);
+  });
+
+  it('gives the steps $vars, and no $secrets (a set step may not use them)', async () => {
+    const sim = await simulate(
+      [
+        {
+          name: 'url',
+          type: 'set',
+          fields: { url: '{{ $vars.API_URL }}/{{ body.n }}', s: '{{ $secrets.K }}' },
+        },
+      ],
+      item,
+      undefined,
+      'wf-1',
+      { API_URL: 'https://api.example.com' },
+    );
+    expect(sim.results).toEqual([{ output: { url: 'https://api.example.com/2', s: null } }]);
   });
 
   it('does not change the steps a scope saw when later steps run', async () => {

@@ -1,4 +1,5 @@
 import { DataStorePage } from './pages/DataStore';
+import { VariableListPage } from './pages/VariableList';
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { type ApiError, asApiError, auth, setCsrfToken, setSessionLostHandler } from './api';
 import { withBase } from './base';
@@ -136,6 +137,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   else if (execution) page = <ExecutionDetail key={execution.id} id={execution.id!} />;
   else if (path === '/tokens') page = <TokenList />;
   else if (path === '/credentials' && atLeast(user.role, 'editor')) page = <CredentialList />;
+  else if (path === '/variables' && atLeast(user.role, 'editor')) page = <VariableListPage />;
   else if (path === '/data' && atLeast(user.role, 'editor')) page = <DataStorePage />;
   else if (path === '/members' && atLeast(user.role, 'admin')) page = <MemberList me={user} />;
   else if (path === '/audit' && atLeast(user.role, 'admin'))
@@ -148,13 +150,15 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
       ? 'tokens'
       : path === '/credentials'
         ? 'credentials'
-        : path === '/data'
-          ? 'data'
-          : path === '/members'
-            ? 'members'
-            : path === '/audit'
-              ? 'audit'
-              : 'workflows';
+        : path === '/variables'
+          ? 'variables'
+          : path === '/data'
+            ? 'data'
+            : path === '/members'
+              ? 'members'
+              : path === '/audit'
+                ? 'audit'
+                : 'workflows';
   return (
     <RoleContext.Provider value={user.role}>
       <a href="#main" className="skip-link">
@@ -175,6 +179,11 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
           {atLeast(user.role, 'editor') && (
             <Link to="/credentials" aria-current={section === 'credentials' ? 'page' : undefined}>
               Credentials
+            </Link>
+          )}
+          {atLeast(user.role, 'editor') && (
+            <Link to="/variables" aria-current={section === 'variables' ? 'page' : undefined}>
+              Variables
             </Link>
           )}
           {atLeast(user.role, 'editor') && (

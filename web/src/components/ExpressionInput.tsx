@@ -8,11 +8,18 @@ import {
   templateErrors,
 } from '../lib/expressions';
 import { short } from '../lib/format';
+import { maskedSecretsOf, namesSecrets, useEditorVariables, variableFields, varsOf } from '../lib/variables';
 import { FieldPicker, type PickerField } from './FieldPicker';
+
+/** Said at a field that names `$secrets` where its step type does not send them. */
+const SECRETS_NOT_HERE =
+  '$secrets can be used only where a secret is sent: an HTTP request’s URL, headers, query and body, an email’s fields, an SQL query’s parameters. Use $vars for a variable that is not secret.';
 
 /**
  * A configuration value that may hold `{{ expressions }}`: a field picker inserts references at
- * the caret, syntax errors show at once, and a preview evaluates it against the latest test event.
+ * the caret (the test event's fields, earlier outputs, `$vars` and, where the step sends them,
+ * `$secrets`), syntax errors show at once, and a preview evaluates it against the latest test
+ * event (a secret as "***").
  */
 export function ExpressionInput({
   label,
@@ -50,18 +57,35 @@ export function ExpressionInput({
   const caret = useRef<{ start: number; end: number } | null>(null);
   const pendingCaret = useRef<number | null>(null);
   const configValue = useMemo(() => (toValue ? toValue(value) : value), [value, toValue]);
-  const syntaxError = templateErrors(configValue)[0]?.message;
+  const { variables, secretsAllowed } = useEditorVariables();
+  const secrets = secretsAllowed(field);
+  const offered = useMemo(
+    () => [...fields, ...variableFields(variables, secrets)],
+    [fields, variables, secrets],
+  );
+  const withVariables = useMemo(
+    () =>
+      scope && {
+        ...scope,
+        vars: varsOf(variables),
+        ...(secrets ? { secrets: maskedSecretsOf(variables) } : {}),
+      },
+    [scope, variables, secrets],
+  );
+  const syntaxError =
+    templateErrors(configValue)[0]?.message ??
+    (!secrets && hasExpression(value) && namesSecrets(value) ? SECRETS_NOT_HERE : undefined);
   const [preview, setPreview] = useState<{ ok: boolean; text: string; missing?: string[] } | null>(null);
 
   useEffect(() => {
-    if (syntaxError || !hasExpression(value) || !scope) {
+    if (syntaxError || !hasExpression(value) || !withVariables) {
       setPreview(null);
       return;
     }
     let cancelled = false;
     const timer = setTimeout(() => {
       const missing: Missing[] = [];
-      render(configValue, scope, missing).then(
+      render(configValue, withVariables, missing).then(
         (result) =>
           !cancelled &&
           setPreview({
@@ -77,7 +101,7 @@ export function ExpressionInput({
       cancelled = true;
       clearTimeout(timer);
     };
-  }, [value, configValue, scope, syntaxError]);
+  }, [value, configValue, withVariables, syntaxError]);
 
   useEffect(() => {
     if (pendingCaret.current === null || !ref.current) return;
@@ -125,7 +149,7 @@ export function ExpressionInput({
         <label htmlFor={id} className={hideLabel ? 'visually-hidden' : 'label'}>
           {label}
         </label>
-        <FieldPicker fields={fields} onPick={insert} target={label} />
+        <FieldPicker fields={offered} onPick={insert} target={label} />
       </div>
       {multiline ? (
         <textarea {...common} rows={4} onChange={(e) => onChange(e.target.value)} />

@@ -2,8 +2,9 @@
  * Expressions in the browser, for inline errors and previews: JSONata inside `{{ … }}`, with the
  * same rules as the engine (src/engine/expressions.ts): a value that is exactly one `{{ … }}` keeps
  * its type, text around it makes a string; `$` is the step's input, `$trigger` the trigger item,
- * `$steps.<name>` earlier outputs, `$execution` the run. The server stays the judge: it checks
- * every expression again on save and evaluates them when the workflow runs.
+ * `$steps.<name>` earlier outputs, `$execution` the run, `$vars` the variables (`$secrets` where
+ * allowed). The server stays the judge: it checks every expression again on save and evaluates
+ * them when the workflow runs.
  */
 import jsonata from 'jsonata';
 
@@ -95,6 +96,9 @@ async function evaluate(source: string, scope: Scope): Promise<unknown> {
       trigger: scope.trigger,
       steps: scope.steps,
       execution: scope.execution,
+      vars: scope.vars ?? {},
+      // Bound only where the step sends secrets (the engine's rule); a preview's are "***".
+      ...(scope.secrets ? { secrets: scope.secrets } : {}),
       ...('item' in scope ? { item: scope.item, index: scope.index } : {}),
     });
     return toJson(result);

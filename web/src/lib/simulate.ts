@@ -110,6 +110,7 @@ interface Ctx {
   run: Execution | undefined;
   records: Map<string, ExecutionStep>;
   execution: Scope['execution'];
+  vars: Record<string, string>;
   byPath: Simulation['byPath'];
 }
 
@@ -184,7 +185,13 @@ async function runList(
   for (const [i, step] of steps.entries()) {
     const path = `${at}/${i}`;
     const { name, type, ...config } = step;
-    const scope: Scope = { input, trigger: ctx.trigger, steps: { ...outputs }, execution: ctx.execution };
+    const scope: Scope = {
+      input,
+      trigger: ctx.trigger,
+      steps: { ...outputs },
+      execution: ctx.execution,
+      vars: ctx.vars,
+    };
     if (loop) {
       scope.item = loop.item;
       scope.index = loop.index;
@@ -424,12 +431,15 @@ export async function simulate(
   item: unknown,
   run: Execution | undefined,
   workflowId: string,
+  /** `$vars`: the variables that are not secret. */
+  vars: Record<string, string> = {},
 ): Promise<Simulation> {
   const ctx: Ctx = {
     trigger: item,
     run,
     records: recordsByName(run?.steps),
     execution: { id: 'preview', mode: 'test', workflowId, attempt: 1 },
+    vars,
     byPath: {},
   };
   await runList(steps, '/steps', item, {}, ctx, { taken: true, loop: undefined, keep: true });

@@ -48,6 +48,7 @@ import { TriggerPanel } from './editor/TriggerPanel';
 import { UrlPanel } from './editor/UrlPanel';
 import { useTestEvents } from './editor/useTestEvents';
 import { useCan } from '../lib/role';
+import { secretsAllowedIn, type Variable, VariablesContext, varsOf } from '../lib/variables';
 
 /** `base.expr`, or `base.(expr)` when expr is not a plain path. */
 function under(base: string, expression: string): string {
@@ -152,6 +153,21 @@ export function WorkflowEditor({ id }: { id: string }) {
   const [stepTab, setStepTab] = useState<'settings' | 'output'>('settings');
   /** A step whose removal (Delete on its card) waits for confirmation. */
   const [deleting, setDeleting] = useState<string | null>(null);
+  /** For the picker and previews; none for a viewer (the list is an editor's: SPEC 11b). */
+  const [variables, setVariables] = useState<Variable[]>([]);
+  useEffect(() => {
+    if (!canEdit) return;
+    let cancelled = false;
+    // Without them the editor still works: previews just find no $vars.
+    api<{ items: Variable[] }>('GET', '/variables').then(
+      (list) => !cancelled && setVariables(list.items),
+      () => undefined,
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [canEdit]);
+  const vars = useMemo(() => varsOf(variables), [variables]);
   const panelOpen = wide || sheet;
   // Widened to the side panel: the sheet is not reopened by narrowing the window again.
   useEffect(() => {
@@ -327,13 +343,13 @@ export function WorkflowEditor({ id }: { id: string }) {
     }
     let cancelled = false;
     const timer = setTimeout(() => {
-      simulate(payload.body.steps, item, run, id).then((s) => !cancelled && setSim(s));
+      simulate(payload.body.steps, item, run, id, vars).then((s) => !cancelled && setSim(s));
     }, 200);
     return () => {
       cancelled = true;
       clearTimeout(timer);
     };
-  }, [payload, item, run, id]);
+  }, [payload, item, run, id, vars]);
 
   const learned = useMemo(() => triggerFields(test.schema?.fields ?? [], item), [test.schema, item]);
   /** The learned fields a search can index (scalars at a dotted path), for the Settings' picker. */
@@ -346,6 +362,10 @@ export function WorkflowEditor({ id }: { id: string }) {
   );
 
   const tree = useMemo(() => (payload ? walkSteps(payload.body.steps) : []), [payload]);
+  const editorVariables = useMemo(
+    () => ({ variables, secretsAllowed: secretsAllowedIn(tree) }),
+    [variables, tree],
+  );
   const results = useMemo(() => {
     if (!sim) return undefined;
     const out: Record<string, SimResult> = {};
@@ -660,219 +680,221 @@ export function WorkflowEditor({ id }: { id: string }) {
   const deletingStep = deleting ? findStep(draft.steps, deleting) : undefined;
 
   return (
-    <article className="editor" aria-labelledby={headingId}>
-      <div className="editor-head">
-        <div className="editor-title">
-          <Link to="/" className="small muted back-link">
-            ← Workflows
-          </Link>
-          <h1 id={headingId} className="visually-hidden">
-            Workflow {draft.name}
-          </h1>
-          <label htmlFor={`${headingId}-name`} className="visually-hidden">
-            Workflow name
-          </label>
-          <input
-            id={`${headingId}-name`}
-            data-field="/name"
-            className="title-input"
-            readOnly={!canEdit}
-            value={draft.name}
-            onChange={(e) => setDraft({ ...draft, name: e.target.value })}
-          />
-        </div>
-        <div className="editor-actions">
-          <div className={`state state-${state.kind}`} id={`${headingId}-state`}>
-            {canEdit && (
-              <Switch
-                checked={saved.active}
-                label="Activated"
-                disabled={toggling || saving}
-                describedBy={`${headingId}-state-detail`}
-                onChange={toggleActive}
-              />
-            )}
-            <span className="state-text" data-testid="publish-state">
-              {state.label}
-            </span>
+    <VariablesContext.Provider value={editorVariables}>
+      <article className="editor" aria-labelledby={headingId}>
+        <div className="editor-head">
+          <div className="editor-title">
+            <Link to="/" className="small muted back-link">
+              ← Workflows
+            </Link>
+            <h1 id={headingId} className="visually-hidden">
+              Workflow {draft.name}
+            </h1>
+            <label htmlFor={`${headingId}-name`} className="visually-hidden">
+              Workflow name
+            </label>
+            <input
+              id={`${headingId}-name`}
+              data-field="/name"
+              className="title-input"
+              readOnly={!canEdit}
+              value={draft.name}
+              onChange={(e) => setDraft({ ...draft, name: e.target.value })}
+            />
           </div>
-          {state.canPublish && canEdit && (
-            <button
-              type="button"
-              className="button publish"
-              onClick={startPublish}
-              disabled={saving || toggling || review !== null}
-              aria-describedby={`${headingId}-state-detail`}
-            >
-              Publish
-            </button>
-          )}
-          <Link to={`/executions?workflowId=${encodeURIComponent(id)}`} className="button">
-            Executions
-          </Link>
-          <Link to={`/workflows/${encodeURIComponent(id)}/versions`} className="button">
-            History
-          </Link>
-          {canEdit && (
-            <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
-              {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
-            </button>
-          )}
+          <div className="editor-actions">
+            <div className={`state state-${state.kind}`} id={`${headingId}-state`}>
+              {canEdit && (
+                <Switch
+                  checked={saved.active}
+                  label="Activated"
+                  disabled={toggling || saving}
+                  describedBy={`${headingId}-state-detail`}
+                  onChange={toggleActive}
+                />
+              )}
+              <span className="state-text" data-testid="publish-state">
+                {state.label}
+              </span>
+            </div>
+            {state.canPublish && canEdit && (
+              <button
+                type="button"
+                className="button publish"
+                onClick={startPublish}
+                disabled={saving || toggling || review !== null}
+                aria-describedby={`${headingId}-state-detail`}
+              >
+                Publish
+              </button>
+            )}
+            <Link to={`/executions?workflowId=${encodeURIComponent(id)}`} className="button">
+              Executions
+            </Link>
+            <Link to={`/workflows/${encodeURIComponent(id)}/versions`} className="button">
+              History
+            </Link>
+            {canEdit && (
+              <button type="button" className="button primary" onClick={save} disabled={!dirty || saving}>
+                {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
+              </button>
+            )}
+          </div>
         </div>
-      </div>
-      <p className="small muted state-detail" id={`${headingId}-state-detail`}>
-        {state.detail}
-      </p>
-      <Notice text={status} />
-      <ErrorMessage
-        error={activeError}
-        title={saved.active ? 'Could not deactivate' : 'Could not activate'}
-      />
-      <ErrorMessage error={saveError} title="Not saved" onField={revealField} />
-      {conflict && !saved.active && (
-        <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
-          Saved, but workflow{' '}
-          <Link to={`/workflows/${encodeURIComponent(conflict.id)}`}>{conflict.name}</Link> is active on{' '}
-          {conflict.methods.join(', ')} /webhook/{conflict.path}: this workflow cannot be activated on that
-          path until that one is deactivated or this path or method changes.
+        <p className="small muted state-detail" id={`${headingId}-state-detail`}>
+          {state.detail}
         </p>
-      )}
-      <PublishDialog
-        workflowId={id}
-        review={review}
-        onPublish={confirmPublish}
-        onCancel={() => setReview(null)}
-      />
-      <ConfirmDialog
-        open={leaving !== null}
-        title="Leave with unsaved changes?"
-        confirmLabel="Save and leave"
-        cancelLabel="Stay"
-        other={{
-          label: 'Discard changes',
-          danger: true,
-          onClick: () => leaving && leaveNow(leaving.proceed),
-        }}
-        busy={leaving?.busy}
-        onConfirm={saveAndLeave}
-        onCancel={() => setLeaving(null)}
-      >
-        <p>Your changes to this workflow are not saved. Save them first, or leave and lose them.</p>
-      </ConfirmDialog>
-      <ConfirmDialog
-        open={deletingStep !== undefined}
-        title={`Remove step ${deletingStep?.step.name ?? ''}?`}
-        confirmLabel="Remove"
-        cancelLabel="Keep it"
-        onConfirm={() => {
-          const key = deleting;
-          setDeleting(null);
-          if (key) removeStep(key);
-        }}
-        onCancel={() => {
-          const key = deleting;
-          setDeleting(null);
-          if (key) focusCard(key);
-        }}
-      >
-        <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
-      </ConfirmDialog>
+        <Notice text={status} />
+        <ErrorMessage
+          error={activeError}
+          title={saved.active ? 'Could not deactivate' : 'Could not activate'}
+        />
+        <ErrorMessage error={saveError} title="Not saved" onField={revealField} />
+        {conflict && !saved.active && (
+          <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
+            Saved, but workflow{' '}
+            <Link to={`/workflows/${encodeURIComponent(conflict.id)}`}>{conflict.name}</Link> is active on{' '}
+            {conflict.methods.join(', ')} /webhook/{conflict.path}: this workflow cannot be activated on that
+            path until that one is deactivated or this path or method changes.
+          </p>
+        )}
+        <PublishDialog
+          workflowId={id}
+          review={review}
+          onPublish={confirmPublish}
+          onCancel={() => setReview(null)}
+        />
+        <ConfirmDialog
+          open={leaving !== null}
+          title="Leave with unsaved changes?"
+          confirmLabel="Save and leave"
+          cancelLabel="Stay"
+          other={{
+            label: 'Discard changes',
+            danger: true,
+            onClick: () => leaving && leaveNow(leaving.proceed),
+          }}
+          busy={leaving?.busy}
+          onConfirm={saveAndLeave}
+          onCancel={() => setLeaving(null)}
+        >
+          <p>Your changes to this workflow are not saved. Save them first, or leave and lose them.</p>
+        </ConfirmDialog>
+        <ConfirmDialog
+          open={deletingStep !== undefined}
+          title={`Remove step ${deletingStep?.step.name ?? ''}?`}
+          confirmLabel="Remove"
+          cancelLabel="Keep it"
+          onConfirm={() => {
+            const key = deleting;
+            setDeleting(null);
+            if (key) removeStep(key);
+          }}
+          onCancel={() => {
+            const key = deleting;
+            setDeleting(null);
+            if (key) focusCard(key);
+          }}
+        >
+          <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
+        </ConfirmDialog>
 
-      <Tabs
-        label="Workflow"
-        selected={view}
-        onSelect={(v) => setView(v as 'flow' | 'settings')}
-        tabs={[
-          {
-            id: 'flow',
-            label: 'Flow',
-            content: (
-              <div className="flow-layout">
-                <div className="flow-column">
-                  <TriggerCard
-                    trigger={draft.trigger}
-                    path={path}
-                    listening={test.listener !== null}
-                    captured={test.selected ? 'captured' : undefined}
-                    selected={panelOpen && !found}
-                    invalid={problems.some((p) => p.field.startsWith('/trigger'))}
-                    nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
-                    controls={panelOpen && !found ? `${headingId}-panel` : undefined}
-                    onSelect={() => {
-                      if (!wide) return openTrigger();
-                      setSelected('trigger');
-                      requestAnimationFrame(() =>
-                        document.getElementById(`${headingId}-trigger-title`)?.focus(),
-                      );
-                    }}
-                  />
-                  <div className="area-steps">
-                    <StepFlow
-                      steps={draft.steps}
-                      results={results}
-                      names={names}
-                      problems={problems}
-                      selected={panelOpen ? found?.step.key : undefined}
-                      controls={panelOpen ? `${headingId}-panel` : undefined}
-                      onSelect={(key) => selectStep(key)}
-                      onList={setList}
-                      onAdded={(key) => selectStep(key)}
-                      onDelete={setDeleting}
+        <Tabs
+          label="Workflow"
+          selected={view}
+          onSelect={(v) => setView(v as 'flow' | 'settings')}
+          tabs={[
+            {
+              id: 'flow',
+              label: 'Flow',
+              content: (
+                <div className="flow-layout">
+                  <div className="flow-column">
+                    <TriggerCard
+                      trigger={draft.trigger}
+                      path={path}
+                      listening={test.listener !== null}
+                      captured={test.selected ? 'captured' : undefined}
+                      selected={panelOpen && !found}
+                      invalid={problems.some((p) => p.field.startsWith('/trigger'))}
+                      nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
+                      controls={panelOpen && !found ? `${headingId}-panel` : undefined}
+                      onSelect={() => {
+                        if (!wide) return openTrigger();
+                        setSelected('trigger');
+                        requestAnimationFrame(() =>
+                          document.getElementById(`${headingId}-trigger-title`)?.focus(),
+                        );
+                      }}
                     />
+                    <div className="area-steps">
+                      <StepFlow
+                        steps={draft.steps}
+                        results={results}
+                        names={names}
+                        problems={problems}
+                        selected={panelOpen ? found?.step.key : undefined}
+                        controls={panelOpen ? `${headingId}-panel` : undefined}
+                        onSelect={(key) => selectStep(key)}
+                        onList={setList}
+                        onAdded={(key) => selectStep(key)}
+                        onDelete={setDeleting}
+                      />
+                    </div>
                   </div>
-                </div>
-                {wide ? (
-                  <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
-                    {found ? stepDetails : triggerDetails}
-                  </section>
-                ) : (
-                  sheet && (
-                    <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={closeSheet}>
+                  {wide ? (
+                    <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
                       {found ? stepDetails : triggerDetails}
-                    </Sheet>
-                  )
-                )}
-              </div>
-            ),
-          },
-          {
-            id: 'settings',
-            label: 'Settings',
-            content: (
-              <div className="settings-view">
-                <fieldset className="read-only-fields" disabled={!canEdit}>
-                  <SettingsPanel
-                    workflowId={id}
-                    errorWorkflowId={draft.errorWorkflowId}
-                    onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
-                    searchFields={draft.searchFields}
-                    onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
-                    fields={searchable}
-                    problems={problems}
-                    concurrency={draft.concurrency}
-                    onConcurrencyChange={(concurrency) => setDraft({ ...draft, concurrency })}
-                    expressionFields={triggerContext.fields}
-                    scope={triggerContext.scope}
-                  />
-                </fieldset>
-                {!isSchedule && (
+                    </section>
+                  ) : (
+                    sheet && (
+                      <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={closeSheet}>
+                        {found ? stepDetails : triggerDetails}
+                      </Sheet>
+                    )
+                  )}
+                </div>
+              ),
+            },
+            {
+              id: 'settings',
+              label: 'Settings',
+              content: (
+                <div className="settings-view">
                   <fieldset className="read-only-fields" disabled={!canEdit}>
-                    <HealthPanel
+                    <SettingsPanel
                       workflowId={id}
-                      alerts={draft.trigger}
-                      onChange={setTrigger}
+                      errorWorkflowId={draft.errorWorkflowId}
+                      onChange={(errorWorkflowId) => setDraft({ ...draft, errorWorkflowId })}
+                      searchFields={draft.searchFields}
+                      onSearchFieldsChange={(searchFields) => setDraft({ ...draft, searchFields })}
+                      fields={searchable}
                       problems={problems}
+                      concurrency={draft.concurrency}
+                      onConcurrencyChange={(concurrency) => setDraft({ ...draft, concurrency })}
+                      expressionFields={triggerContext.fields}
+                      scope={triggerContext.scope}
                     />
                   </fieldset>
-                )}
-                <TestsPanel workflowId={id} />
-                {!isSchedule && <RejectionsPanel workflowId={id} />}
-              </div>
-            ),
-          },
-        ]}
-      />
-    </article>
+                  {!isSchedule && (
+                    <fieldset className="read-only-fields" disabled={!canEdit}>
+                      <HealthPanel
+                        workflowId={id}
+                        alerts={draft.trigger}
+                        onChange={setTrigger}
+                        problems={problems}
+                      />
+                    </fieldset>
+                  )}
+                  <TestsPanel workflowId={id} />
+                  {!isSchedule && <RejectionsPanel workflowId={id} />}
+                </div>
+              ),
+            },
+          ]}
+        />
+      </article>
+    </VariablesContext.Provider>
   );
 }
 

@@ -47,8 +47,15 @@ export function HttpFields(props: Props<HttpDraft>) {
         rows={step.headers}
         onChange={(headers) => onChange({ headers })}
         context={context}
+        field={`${at}/headers`}
       />
-      <Rows {...ROWS.query} rows={step.query} onChange={(query) => onChange({ query })} context={context} />
+      <Rows
+        {...ROWS.query}
+        rows={step.query}
+        onChange={(query) => onChange({ query })}
+        context={context}
+        field={`${at}/query`}
+      />
       {step.method !== 'GET' && step.method !== 'HEAD' && (
         <Expr
           {...props}

@@ -5,7 +5,7 @@ import { ROWS, Rows } from './Rows';
 import { Expr, type Props } from './shared';
 
 export function RespondFields(props: Props<RespondDraft>) {
-  const { step, onChange, context, responseMode } = props;
+  const { step, at, onChange, context, responseMode } = props;
   return (
     <>
       {responseMode !== 'respondStep' && (
@@ -20,6 +20,7 @@ export function RespondFields(props: Props<RespondDraft>) {
         rows={step.headers}
         onChange={(headers) => onChange({ headers })}
         context={context}
+        field={`${at}/headers`}
       />
       <Expr
         {...props}

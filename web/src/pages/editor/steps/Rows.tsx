@@ -30,6 +30,7 @@ export function Rows({
   rows,
   onChange,
   context,
+  field,
   autoName,
 }: {
   title: string;
@@ -38,6 +39,8 @@ export function Rows({
   rows: Row[];
   onChange: (rows: Row[]) => void;
   context: StepContext;
+  /** JSON pointer of the object the rows make (`/steps/0/headers`): where `$secrets` may go, and error links. */
+  field: string;
   /** Fill an empty name from the picked field. */
   autoName?: boolean;
 }) {
@@ -74,6 +77,7 @@ export function Rows({
               }
               fields={context.fields}
               scope={context.scope}
+              field={r.name ? `${field}/${r.name.replace(/~/g, '~0').replace(/\//g, '~1')}` : field}
             />
           </div>
           <button

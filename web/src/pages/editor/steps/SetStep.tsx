@@ -3,7 +3,7 @@ import type { SetDraft } from '../../../lib/steps/set';
 import { ROWS, Rows } from './Rows';
 import type { Props } from './shared';
 
-export function SetFields({ step, onChange, context }: Props<SetDraft>) {
+export function SetFields({ step, at, onChange, context }: Props<SetDraft>) {
   return (
     <>
       <Rows
@@ -11,6 +11,7 @@ export function SetFields({ step, onChange, context }: Props<SetDraft>) {
         rows={step.fields}
         onChange={(fields) => onChange({ fields })}
         context={context}
+        field={`${at}/fields`}
         autoName
       />
       <label className="check">
