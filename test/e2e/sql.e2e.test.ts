@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL, keepFailures, PASSWORD, startBrowserTest, stopBrowserTest } from '../helpers/browser.js';
+import { addPostgresCredential, newWorkflowWithTestEvent } from '../helpers/editor.js';
 import { PG_ADMIN_URL } from '../helpers/postgres.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -58,38 +59,11 @@ describe('an sql step built in the editor', () => {
     await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
 
     // The database's credential, on the Credentials page (no password: the server trusts loopback).
-    await page.getByRole('link', { name: 'Credentials' }).first().click();
-    await page.getByRole('heading', { name: 'Credentials', exact: true }).waitFor();
-    await page.getByLabel('Name').fill('Shop database');
-    await page.getByLabel('Type').selectOption('postgres');
-    await page.getByLabel('Host').fill('127.0.0.1');
-    await page.getByLabel('Port').fill('5432');
-    await page.getByLabel('Database').fill(dbName);
-    await page.getByLabel('Username').fill('postgres');
-    expect(await page.getByLabel('TLS').inputValue()).toBe('false');
-    await page.getByRole('button', { name: 'Create credential' }).click();
-    await page.getByText('Created "Shop database". Choose it in an SQL query step').waitFor();
-    await page.getByRole('rowheader', { name: /Shop database/ }).waitFor();
+    await addPostgresCredential(page, 'Shop database', dbName);
 
     // A workflow, and a test event for the field picker to know the fields.
-    await page.getByRole('link', { name: 'Workflows' }).first().click();
-    await page.getByRole('button', { name: 'New workflow' }).click();
-    await page.getByLabel('Name of the new workflow').fill('Orders to the database');
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await page.getByLabel('Workflow name').waitFor();
-    await page.getByRole('button', { name: 'Copy the test URL' }).click();
-    await page.getByRole('button', { name: 'Copy the test URL' }).getByText('Copied').waitFor();
-    const testUrl = await page.evaluate<string>('navigator.clipboard.readText()');
-    await page.getByRole('button', { name: 'Listen for test event' }).click();
-    await page.getByText('Waiting for a request on the test URL…').waitFor();
     const order = { id: 7, customer: "Grace O'Neil" };
-    const captured = await fetch(testUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(order),
-    });
-    expect(captured.status).toBe(200);
-    await page.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
+    const testUrl = await newWorkflowWithTestEvent(page, 'Orders to the database', order);
 
     // The sql step: the credential, the statement, and its two parameters from the picker.
     await page.getByRole('button', { name: '+ SQL query' }).click();

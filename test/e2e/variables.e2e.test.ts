@@ -7,7 +7,6 @@
  * page, `$vars` and `$secrets` picked and previewed — replayed into the draft, with the row in the
  * database and the message received as the test asserts.
  */
-import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,22 +20,20 @@ import {
   startBrowserTest,
   stopBrowserTest,
 } from '../helpers/browser.js';
-import { PG_ADMIN_URL } from '../helpers/postgres.js';
+import { addPostgresCredential, newWorkflowWithTestEvent } from '../helpers/editor.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { leaves, parseMime, type SmtpTestServer, startSmtpServer } from '../helpers/smtp.js';
 
 let t: BrowserTest;
 let smtp: SmtpTestServer;
-const dbName = `hookflow_reachui_${randomBytes(5).toString('hex')}`;
+let database: TestDatabase;
+let dbName: string;
 let db: pg.Client;
 
 beforeAll(async () => {
-  const root = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await root.connect();
-  await root.query(`create database ${dbName}`);
-  await root.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${dbName}`;
-  db = new pg.Client({ connectionString: url.toString() });
+  database = await createTestDatabase();
+  dbName = new URL(database.url).pathname.slice(1);
+  db = new pg.Client({ connectionString: database.url });
   await db.connect();
   await db.query('create table orders (id integer primary key, customer text not null)');
   smtp = await startSmtpServer();
@@ -47,10 +44,7 @@ afterAll(async () => {
   await stopBrowserTest(t ?? {});
   await smtp?.close();
   await db?.end();
-  const root = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await root.connect();
-  await root.query(`drop database if exists ${dbName} with (force)`);
-  await root.end();
+  await database?.drop();
 });
 
 afterEach(keepFailures('variables', () => t?.page));
@@ -183,16 +177,7 @@ describe('a webhook → sql → email workflow built with the field picker', () 
     await addVariable(page, 'AUDIT_BCC', 'audit@example.com', true);
 
     // The database's and the mail server's credentials, on the Credentials page.
-    await page.getByRole('link', { name: 'Credentials' }).first().click();
-    await page.getByRole('heading', { name: 'Credentials', exact: true }).waitFor();
-    await page.getByLabel('Name', { exact: true }).fill('Shop database');
-    await page.getByLabel('Type').selectOption('postgres');
-    await page.getByLabel('Host').fill('127.0.0.1');
-    await page.getByLabel('Port').fill('5432');
-    await page.getByLabel('Database').fill(dbName);
-    await page.getByLabel('Username').fill('postgres');
-    await page.getByRole('button', { name: 'Create credential' }).click();
-    await page.getByRole('rowheader', { name: /Shop database/ }).waitFor();
+    await addPostgresCredential(page, 'Shop database', dbName);
     await page.getByLabel('Name', { exact: true }).fill('Shop mail');
     await page.getByLabel('Type').selectOption('smtp');
     await page.getByLabel('Host').fill(smtp.host);
@@ -203,24 +188,8 @@ describe('a webhook → sql → email workflow built with the field picker', () 
     await page.getByRole('rowheader', { name: /Shop mail/ }).waitFor();
 
     // A workflow, and a test event for the picker to know the fields.
-    await page.getByRole('link', { name: 'Workflows' }).first().click();
-    await page.getByRole('button', { name: 'New workflow' }).click();
-    await page.getByLabel('Name of the new workflow').fill('Orders: store and receipt');
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await page.getByLabel('Workflow name').waitFor();
-    await page.getByRole('button', { name: 'Copy the test URL' }).click();
-    await page.getByRole('button', { name: 'Copy the test URL' }).getByText('Copied').waitFor();
-    const testUrl = await page.evaluate<string>('navigator.clipboard.readText()');
-    await page.getByRole('button', { name: 'Listen for test event' }).click();
-    await page.getByText('Waiting for a request on the test URL…').waitFor();
     const order = { id: 42, customer: 'Ada Lovelace', email: 'ada@example.com' };
-    const captured = await fetch(testUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(order),
-    });
-    expect(captured.status).toBe(200);
-    await page.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
+    await newWorkflowWithTestEvent(page, 'Orders: store and receipt', order);
 
     // The sql step: credential, statement, both parameters from the picker (which offers $vars and,
     // in a parameter, $secrets).
@@ -283,6 +252,7 @@ describe('a webhook → sql → email workflow built with the field picker', () 
       .getByText(/Saved as draft v\d+/)
       .first()
       .waitFor();
+    await page.getByTestId('trigger-card').click();
     await page.getByRole('button', { name: 'Replay into draft' }).click();
     await page.getByText(/Replayed into draft v\d+/).waitFor();
     await page.getByRole('link', { name: 'see the execution' }).click();
