@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL, keepFailures, PASSWORD, startBrowserTest, stopBrowserTest } from '../helpers/browser.js';
-import { addPostgresCredential, newWorkflowWithTestEvent } from '../helpers/editor.js';
+import { addPostgresCredential, addSqlStep, newWorkflowWithTestEvent, pickField } from '../helpers/editor.js';
 import { PG_ADMIN_URL } from '../helpers/postgres.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -66,13 +66,9 @@ describe('an sql step built in the editor', () => {
     const testUrl = await newWorkflowWithTestEvent(page, 'Orders to the database', order);
 
     // The sql step: the credential, the statement, and its two parameters from the picker.
-    await page.getByRole('button', { name: '+ SQL query' }).click();
-    await page.getByLabel('Credential').selectOption({ label: 'Shop database (PostgreSQL)' });
-    const editor = page.locator('[data-field="/steps/0/query"][contenteditable="true"]');
-    await editor.waitFor();
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(
+    const editor = await addSqlStep(
+      page,
+      'Shop database (PostgreSQL)',
       'insert into orders (id, customer) values ($1, $2)\nreturning id, customer',
     );
     // Highlighted: a keyword in another colour than a name (CodeMirror's styles under the CSP).
@@ -87,12 +83,10 @@ describe('an sql step built in the editor', () => {
     const plain = await editor.evaluate(colourOf);
     expect(await colour('insert')).not.toBe(plain);
 
-    await page.getByRole('button', { name: 'Insert field into $1' }).click();
-    await page.getByRole('button', { name: /^body\.id, integer/ }).click();
+    await pickField(page, '$1', /^body\.id, integer/);
     expect(await page.getByRole('textbox', { name: '$1' }).inputValue()).toBe('{{ body.id }}');
     await page.getByRole('button', { name: '+ Add parameter' }).click();
-    await page.getByRole('button', { name: 'Insert field into $2' }).click();
-    await page.getByRole('button', { name: /^body\.customer, string/ }).click();
+    await pickField(page, '$2', /^body\.customer, string/);
     expect(await page.getByRole('textbox', { name: '$2' }).inputValue()).toBe('{{ body.customer }}');
 
     // An expression typed into the statement is refused, naming the field; taken out, it saves.

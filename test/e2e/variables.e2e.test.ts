@@ -20,7 +20,7 @@ import {
   startBrowserTest,
   stopBrowserTest,
 } from '../helpers/browser.js';
-import { addPostgresCredential, newWorkflowWithTestEvent } from '../helpers/editor.js';
+import { addPostgresCredential, addSqlStep, newWorkflowWithTestEvent, pickField } from '../helpers/editor.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { leaves, parseMime, type SmtpTestServer, startSmtpServer } from '../helpers/smtp.js';
 
@@ -193,13 +193,9 @@ describe('a webhook → sql → email workflow built with the field picker', () 
 
     // The sql step: credential, statement, both parameters from the picker (which offers $vars and,
     // in a parameter, $secrets).
-    await page.getByRole('button', { name: '+ SQL query' }).click();
-    await page.getByLabel('Credential').selectOption({ label: 'Shop database (PostgreSQL)' });
-    const editor = page.locator('[data-field="/steps/0/query"][contenteditable="true"]');
-    await editor.waitFor();
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(
+    await addSqlStep(
+      page,
+      'Shop database (PostgreSQL)',
       'insert into orders (id, customer) values ($1, $2) returning id, customer',
     );
     await page.getByRole('button', { name: 'Insert field into $1' }).click();
@@ -208,31 +204,26 @@ describe('a webhook → sql → email workflow built with the field picker', () 
     await page.getByRole('button', { name: /^body\.id, integer/ }).click();
     expect(await page.getByRole('textbox', { name: '$1' }).inputValue()).toBe('{{ body.id }}');
     await page.getByRole('button', { name: '+ Add parameter' }).click();
-    await page.getByRole('button', { name: 'Insert field into $2' }).click();
-    await page.getByRole('button', { name: /^body\.customer, string/ }).click();
+    await pickField(page, '$2', /^body\.customer, string/);
     expect(await page.getByRole('textbox', { name: '$2' }).inputValue()).toBe('{{ body.customer }}');
 
     // The email step, every field from the picker.
     await page.getByRole('button', { name: '+ Email' }).click();
     await page.getByLabel('Credential').selectOption({ label: 'Shop mail (SMTP server)' });
-    await page.getByRole('button', { name: 'Insert field into To' }).click();
-    await page.getByRole('button', { name: /^body\.email, string/ }).click();
+    await pickField(page, 'To', /^body\.email, string/);
     expect(await page.getByRole('textbox', { name: 'To', exact: true }).inputValue()).toBe(
       '{{ $trigger.body.email }}',
     );
     await page.getByRole('textbox', { name: 'Subject', exact: true }).fill('Your order at ');
-    await page.getByRole('button', { name: 'Insert field into Subject' }).click();
-    await page.getByRole('button', { name: /^\$vars\.SHOP_NAME, string/ }).click();
+    await pickField(page, 'Subject', /^\$vars\.SHOP_NAME, string/);
     expect(await page.getByRole('textbox', { name: 'Subject', exact: true }).inputValue()).toBe(
       'Your order at {{ $vars.SHOP_NAME }}',
     );
     await page.locator('.expr-preview', { hasText: 'Your order at Hookflow Shop' }).waitFor();
     await page.getByRole('textbox', { name: 'Text', exact: true }).fill('Thank you, ');
-    await page.getByRole('button', { name: 'Insert field into Text' }).click();
-    await page.getByRole('button', { name: /^body\.customer, string/ }).click();
+    await pickField(page, 'Text', /^body\.customer, string/);
     await page.locator('.expr-preview', { hasText: 'Thank you, Ada Lovelace' }).waitFor();
-    await page.getByRole('button', { name: 'Insert field into Bcc' }).click();
-    await page.getByRole('button', { name: /^\$secrets\.AUDIT_BCC, string/ }).click();
+    await pickField(page, 'Bcc', /^\$secrets\.AUDIT_BCC, string/);
     expect(await page.getByRole('textbox', { name: 'Bcc', exact: true }).inputValue()).toBe(
       '{{ $secrets.AUDIT_BCC }}',
     );

@@ -1,9 +1,9 @@
 /**
  * Steps of a browser test in the workflow editor that several tests take the same way: a
- * PostgreSQL credential made on the Credentials page, and a new workflow with a captured test
- * event (for the field picker to know its fields).
+ * PostgreSQL credential made on the Credentials page, a new workflow with a captured test event
+ * (for the field picker to know its fields), an sql step, a field picked into a value.
  */
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** A `postgres` credential for `database` on the machine's server (trusting loopback: no password). */
@@ -45,4 +45,22 @@ export async function newWorkflowWithTestEvent(page: Page, name: string, body: u
   expect(captured.status).toBe(200);
   await page.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
   return testUrl;
+}
+
+/** An `sql` step added to the open workflow, on `credential` (its label in the picker), `query` typed in. Its code editor. */
+export async function addSqlStep(page: Page, credential: string, query: string): Promise<Locator> {
+  await page.getByRole('button', { name: '+ SQL query' }).click();
+  await page.getByLabel('Credential').selectOption({ label: credential });
+  const editor = page.locator('[data-field$="/query"][contenteditable="true"]');
+  await editor.waitFor();
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(query);
+  return editor;
+}
+
+/** `option` (the field's accessible name: `body.id, integer…`) inserted into `target` with the field picker. */
+export async function pickField(page: Page, target: string, option: RegExp): Promise<void> {
+  await page.getByRole('button', { name: `Insert field into ${target}` }).click();
+  await page.getByRole('button', { name: option }).click();
 }
