@@ -20,7 +20,6 @@ import {
   type TestServer,
   tempDir,
 } from '../helpers/server.js';
-import { finishedExecution } from '../engine/int-helpers.js';
 
 describe('the variables API', () => {
   let server: TestServer;
