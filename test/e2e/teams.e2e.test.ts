@@ -1,9 +1,9 @@
 /**
  * Teams in the browser (SPEC 11b): the owner's Members page makes an invite link; the invited
  * viewer opens it, sets a password, is signed in, and sees the workflows without anything that
- * would change them (no New workflow, no Save, Publish or activation switch, no Credentials or
- * Members in the navigation); the owner's Audit page filters by action and actor. The new pages
- * pass axe-core and do not scroll sideways at phone width.
+ * would change them (no New workflow, no Save, Publish or activation switch, no Credentials,
+ * Variables, Data or Members in the navigation); the owner's Audit page filters by action and
+ * actor. The new pages pass axe-core and do not scroll sideways at phone width.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +74,7 @@ describe('teams in the browser', () => {
     await viewer.getByRole('link', { name: 'Orders' }).waitFor();
     const nav = viewer.getByRole('navigation', { name: 'Main' });
     expect(await nav.getByRole('link', { name: 'Workflows' }).count()).toBe(1);
-    for (const name of ['Credentials', 'Members', 'Audit']) {
+    for (const name of ['Credentials', 'Variables', 'Data', 'Members', 'Audit']) {
       expect(await nav.getByRole('link', { name }).count(), name).toBe(0);
     }
     expect(await viewer.getByRole('button', { name: 'New workflow' }).count()).toBe(0);
