@@ -90,6 +90,7 @@ describe('the picker’s entries', () => {
         insert: '$vars.API_URL',
         type: 'string',
         example: 'https://api.example.com',
+        variable: true,
       },
       {
         group: 'Secrets ($secrets)',
@@ -97,6 +98,7 @@ describe('the picker’s entries', () => {
         insert: '$secrets.SLACK_WEBHOOK_URL',
         type: 'string',
         example: '***',
+        variable: true,
       },
     ]);
   });

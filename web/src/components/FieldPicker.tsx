@@ -10,6 +10,8 @@ export interface PickerField {
   insert: string;
   type: string;
   example: unknown;
+  /** A variable (`$vars`, `$secrets`): there whether or not a test event was captured. */
+  variable?: boolean;
 }
 
 /**
@@ -137,12 +139,13 @@ export function FieldPicker({
             onChange={(e) => setQuery(e.target.value)}
             autoComplete="off"
           />
-          {fields.length === 0 ? (
+          {fields.every((f) => f.variable) && (
             <p className="muted small picker-empty">
               No fields yet. Listen for a test event and send a request to the test URL: its fields appear
               here.
             </p>
-          ) : shown.length === 0 ? (
+          )}
+          {fields.length === 0 ? null : shown.length === 0 ? (
             <p className="muted small picker-empty">No field matches "{query}".</p>
           ) : (
             <div className="picker-list">

@@ -73,6 +73,7 @@ export function variableFields(variables: readonly Variable[], secrets: boolean)
         insert: `${at}.${v.name}`,
         type: 'string',
         example: v.value,
+        variable: true,
       };
     });
 }
