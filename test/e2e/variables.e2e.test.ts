@@ -236,6 +236,14 @@ describe('a webhook → sql → email workflow built with the field picker', () 
     await page.getByRole('button', { name: /^\$vars\.SHOP_NAME/ }).waitFor();
     expect(await page.getByRole('button', { name: /^\$secrets\./ }).count()).toBe(0);
     await page.keyboard.press('Escape');
+    // Typed there anyway, it is flagged at the field before saving.
+    const timeout = page.getByRole('textbox', { name: 'Timeout (ms)', exact: true });
+    await timeout.fill('{{ $secrets.AUDIT_BCC }}');
+    await page
+      .locator('.field-error', { hasText: '$secrets can be used only where a secret is sent' })
+      .waitFor();
+    expect(await timeout.getAttribute('aria-invalid')).toBe('true');
+    await timeout.fill('');
 
     // Saved, then the captured event replayed into the draft.
     await page.getByRole('button', { name: 'Save', exact: true }).click();
