@@ -20,6 +20,7 @@ import { ErrorWorkflows } from './executions/error-workflows.js';
 import { TRIGGER_HEALTH_SWEEP_MS, TriggerHealth } from './health/monitor.js';
 import { WorkflowTests } from './workflow-tests/service.js';
 import { SubWorkflows } from './executions/sub-workflows.js';
+import { Waits } from './executions/waits.js';
 import { ExecutionService } from './executions/service.js';
 import type { App } from './http/deps.js';
 import { createServer } from './http/server.js';
@@ -130,6 +131,11 @@ export async function startHookflow({
   // The data store and sub-workflows (SPEC 7f): the steps' way to them (engine/services.ts).
   const dataStore = new DataStore({ store, log });
   const subWorkflows = new SubWorkflows({ store, bus });
+  // Waits for a call or an event (SPEC 7g); resume URLs carry a token under a key of their own.
+  const resumeUrls = { baseUrl: config.http.baseUrl, key: secrets.derive('resume-url') };
+  const engineOptions = { ...config.engine, resumeUrls };
+  const waits = new Waits({ store, bus, log, resumeUrls });
+  await waits.start();
   const onFailed = async (failed: FailedExecution) => {
     await errorWorkflows.start(failed);
   };
@@ -141,7 +147,7 @@ export async function startHookflow({
       notice,
       roles.worker || !config.ingest.runPure
         ? undefined
-        : { engine: new Engine(config.engine), finished: new Finished({ store, bus, log, onFailed }) },
+        : { engine: new Engine(engineOptions), finished: new Finished({ store, bus, log, onFailed }) },
     ),
     maxPending: config.ingest.maxPending,
   });
@@ -159,6 +165,7 @@ export async function startHookflow({
     store,
     secrets,
     rejections,
+    waits,
     baseUrl: config.http.baseUrl,
     maxBodyBytes: config.http.maxBodyBytes,
   });
@@ -179,13 +186,14 @@ export async function startHookflow({
         concurrency: config.executor.concurrency,
         maxInFlight: config.executor.maxInFlight,
         runPure: config.ingest.runPure,
-        engine: config.engine,
+        engine: engineOptions,
         credentials,
         tokens: oauth2,
         services: {
           dataStore: (request) => dataStore.run(request),
           startWorkflow: (request) => subWorkflows.start(request),
           workflowState: (executionId) => subWorkflows.state(executionId),
+          waitFor: (request) => waits.waitFor(request),
         },
         variables,
         onFailed,
@@ -249,7 +257,7 @@ export async function startHookflow({
         tokens: new TokenService({ store }),
         accounts,
         workflows,
-        executions: new ExecutionService({ store, bus }),
+        executions: new ExecutionService({ store, bus, waits }),
         credentials,
         ...(mailer ? { mailer } : {}),
         oauth2,
@@ -277,6 +285,7 @@ export async function startHookflow({
       }
     }
   } catch (err) {
+    waits.close();
     await triggerHealth.close();
     mailer?.close();
     await scheduler?.close();
@@ -301,6 +310,7 @@ export async function startHookflow({
       await retention?.close();
       dataStore.close();
       waiter.close();
+      waits.close();
       triggers.close();
       await tokenOutbound.close();
       await bus.close();

@@ -18,6 +18,8 @@ export interface BusEvents {
    * answered now, while the execution goes on. Only sent for responses small enough for a notice.
    */
   'execution.responded': { executionId: string; response: StepResponse };
+  /** An execution waits for requests of this workflow (executions/waits.ts): match them as they are stored. */
+  'wait.watched': { workflowId: string };
   /** A credential was changed or deleted: executors close the database connections they hold for it. */
   'credential.changed': { credentialId: string };
   /**

@@ -13,6 +13,8 @@ import {
 import type { Compiled } from './compile.js';
 import { scrubber } from './credentials.js';
 import { ExecutionTimeout } from './errors.js';
+import type { Scope } from './expressions.js';
+import { type ResumeUrlOptions, resumeUrl } from './resume-url.js';
 import type { CheckpointLimits, End, Run, RunContext, RunResult, StepResult } from './types.js';
 
 /** The signal pure steps get: nothing waits on it. */
@@ -34,6 +36,7 @@ export function startRun(
   ctx: RunContext,
   timeoutMs: number,
   limits: CheckpointLimits,
+  resumeUrls?: ResumeUrlOptions,
 ): Started | RunResult {
   let checkpoint: Checkpoint | undefined;
   let log: CheckpointLog | undefined;
@@ -81,12 +84,7 @@ export function startRun(
       input: item,
       trigger: item,
       steps: outputs,
-      execution: {
-        id: ctx.executionId,
-        mode: ctx.mode,
-        workflowId: workflow.id,
-        attempt: ctx.attempt ?? 1,
-      },
+      execution: executionScope(ctx, workflow.id, resumeUrls),
       until,
       vars: ctx.variables?.vars,
       secrets: ctx.variables?.secrets,
@@ -171,4 +169,26 @@ function failParked(records: StepResult[]): string {
     if (inner) return inner;
   }
   return last.name;
+}
+
+/**
+ * `$execution`. Its `resumeUrl` is computed on first read (an HMAC: engine/resume-url.ts), so the
+ * runs that never read it — nearly all — pay nothing for it; as an enumerable getter it is still
+ * there for JSON and for the `code` step's copy.
+ */
+function executionScope(
+  ctx: RunContext,
+  workflowId: string,
+  resumeUrls: ResumeUrlOptions | undefined,
+): Scope['execution'] {
+  const execution = { id: ctx.executionId, mode: ctx.mode, workflowId, attempt: ctx.attempt ?? 1 };
+  if (!resumeUrls) return execution;
+  let url: string | undefined;
+  return {
+    ...execution,
+    get resumeUrl() {
+      url ??= resumeUrl(resumeUrls, ctx.executionId);
+      return url;
+    },
+  };
 }

@@ -136,7 +136,15 @@ export class Engine {
           : { message: String(err) };
       return { status: 'failed', steps: [], error, output: null };
     }
-    return startRun(workflow, compiled, item, ctx, this.#options.executionTimeoutMs, this.#checkpointLimits);
+    return startRun(
+      workflow,
+      compiled,
+      item,
+      ctx,
+      this.#options.executionTimeoutMs,
+      this.#checkpointLimits,
+      this.#options.resumeUrls,
+    );
   }
 
   /**

@@ -54,6 +54,8 @@ export interface EngineServices {
   startWorkflow(request: SubWorkflowRequest): Promise<{ executionId: string }>;
   /** Where the child execution stands (`running` until it ends). */
   workflowState(executionId: string): Promise<SubWorkflowState>;
+  /** A `wait` for a call or an event: registers it when new, then answers where it stands. */
+  waitFor(request: WaitRequest): Promise<WaitState>;
 }
 
 /**
@@ -71,3 +73,30 @@ export class ServiceRefusal extends Error {
     this.field = opts.field;
   }
 }
+
+/**
+ * A `wait` for a call or an event (SPEC 7g), as the step asks for it each time it runs: the first
+ * time registers it (once per execution, step and forEach iteration, however often the step runs);
+ * every time answers where it stands.
+ */
+export interface WaitRequest {
+  executionId: string;
+  /** The step's name and the forEach indices it runs at: with the execution, the wait's identity. */
+  step: string;
+  indices: readonly number[];
+  kind: 'call' | 'event';
+  /** An event wait: the webhook workflow whose production requests it matches… */
+  workflowId?: string;
+  /** …the `match` template evaluated against each of them… */
+  match?: string;
+  /** …and the value it must equal (engine/concurrency.ts `keyText`). */
+  key?: string;
+  /** When it times out, ISO-8601 (the first registration's stands). */
+  expiresAt: string;
+}
+
+/** Where a wait stands. */
+export type WaitState =
+  | { status: 'waiting'; expiresAt: string }
+  | { status: 'resumed'; item: unknown }
+  | { status: 'timedOut' };

@@ -4,6 +4,7 @@
  * (flow.ts) share while a run goes on (Run, End).
  */
 import type { ExecutionError, ExecutionMode } from '../model/execution.js';
+import type { ResumeUrlOptions } from './resume-url.js';
 import type { CheckpointLog, CheckpointWrite, Frame } from './checkpoint.js';
 import type { RunCredentials, Scrubber, TokenSource } from './credentials.js';
 import type { ExpressionBudget, Scope } from './expressions.js';
@@ -144,6 +145,8 @@ export interface EngineOptions {
   outbound?: Outbound;
   /** The data store and other workflows, for `store` and `workflow` steps (engine/services.ts). */
   services?: EngineServices;
+  /** `$execution.resumeUrl` (engine/resume-url.ts): the base URL and the derived key. */
+  resumeUrls?: ResumeUrlOptions;
   /** HOOKFLOW_FOREACH_MAX_ITEMS: most elements one `forEach` runs over (default 10 000). */
   foreachMaxItems?: number;
   /** HOOKFLOW_CODE_MEMORY_MB: memory of one `code` run (default 64). */

@@ -32,6 +32,7 @@ import { queueRepo } from '../store/queue.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { testEventsRepo } from '../store/test-events.js';
 import type { Workflow, WorkflowSettings } from '../model/workflow.js';
+import type { WaitingFor, Waits } from './waits.js';
 
 export type ReplayTarget = 'published' | 'draft';
 
@@ -52,9 +53,17 @@ export class ExecutionService {
   readonly #store: Store;
   readonly #bus: Bus;
 
-  constructor({ store, bus }: { store: Store; bus: Bus }) {
+  readonly #waits: Waits | undefined;
+
+  constructor({ store, bus, waits }: { store: Store; bus: Bus; waits?: Waits }) {
     this.#store = store;
     this.#bus = bus;
+    this.#waits = waits;
+  }
+
+  /** What a waiting execution waits for: a call (its resume URL) or an event (SPEC 7g); else null. */
+  async waitingFor(executionId: string): Promise<WaitingFor | null> {
+    return this.#waits ? this.#waits.waitingFor(executionId) : null;
   }
 
   /**

@@ -27,6 +27,16 @@ export function credentialRefs(
 }
 
 /** The workflows `workflow` steps run (SPEC 7f sub-workflows), each with where it is named. */
+/** The webhook workflows the `wait` steps for an event wait on (SPEC 7g), each with its pointer. */
+export function waitedWorkflowRefs(steps: readonly unknown[]): { id: string; pointer: string }[] {
+  const refs: { id: string; pointer: string }[] = [];
+  for (const { step, pointer } of walkSteps(steps)) {
+    if (step.type === 'wait' && step.for === 'event' && typeof step.workflowId === 'string')
+      refs.push({ id: step.workflowId, pointer: `${pointer}/workflowId` });
+  }
+  return refs;
+}
+
 export function workflowRefs(steps: readonly unknown[]): { id: string; pointer: string }[] {
   const refs: { id: string; pointer: string }[] = [];
   for (const { step, pointer } of walkSteps(steps)) {

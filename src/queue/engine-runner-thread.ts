@@ -64,6 +64,7 @@ const services: EngineServices = {
   dataStore: (request) => call('dataStore', request),
   startWorkflow: (request) => call('startWorkflow', request),
   workflowState: (executionId) => call('workflowState', executionId),
+  waitFor: (request) => call('waitFor', request),
 };
 
 const options = workerData as EngineOptions & { computeSlots: number };

@@ -82,6 +82,7 @@ type EngineThreadOptions = Pick<
   | 'recordMaxBytes'
   | 'httpMaxSocketsPerHost'
   | 'sqlPrivateNetworks'
+  | 'resumeUrls'
 > & {
   /** HOOKFLOW_EXECUTOR_CONCURRENCY: executions that compute on the thread at once (compute-slots.ts). */
   computeSlots: number;
@@ -212,6 +213,7 @@ export class EngineRunner {
       ...(options.codeTimeoutMs !== undefined ? { codeTimeoutMs: options.codeTimeoutMs } : {}),
       // The record limit: the thread posts records and checkpoints within it (engine-runner-thread.ts).
       ...(options.recordMaxBytes !== undefined ? { recordMaxBytes: options.recordMaxBytes } : {}),
+      ...(options.resumeUrls ? { resumeUrls: options.resumeUrls } : {}),
       ...(options.httpMaxSocketsPerHost !== undefined
         ? { httpMaxSocketsPerHost: options.httpMaxSocketsPerHost }
         : {}),

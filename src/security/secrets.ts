@@ -8,7 +8,7 @@
  * must be kept. A distributed setup (PostgreSQL) does not generate one: every process needs the same
  * key, so HOOKFLOW_ENCRYPTION_KEY is required there (or a key file already in the data dir).
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -61,6 +61,14 @@ export class SecretBox {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     return SecretBox.fromPassphrase(fs.readFileSync(file, 'utf8').trim());
+  }
+
+  /**
+   * A key of its own for one purpose (`resume-url`: engine/resume-url.ts), derived from this one
+   * (HMAC-SHA256 of the purpose), hex: what it protects never shares a key with sealed secrets.
+   */
+  derive(purpose: string): string {
+    return createHmac('sha256', this.#key).update(`hookflow:${purpose}`, 'utf8').digest('hex');
   }
 
   static isSealed(value: unknown): value is string {

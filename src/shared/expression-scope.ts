@@ -8,7 +8,11 @@ export interface ExpressionScope {
   input: unknown;
   trigger: unknown;
   steps: Record<string, unknown>;
-  execution: { id: string; mode: string; workflowId: string; attempt: number };
+  /**
+   * `resumeUrl` (SPEC 7g): the URL whose first call resumes this execution's `wait` for a call;
+   * computed when read (engine/resume-url.ts). Absent where the engine has no base URL and key.
+   */
+  execution: { id: string; mode: string; workflowId: string; attempt: number; resumeUrl?: string };
   /** Inside a `forEach`: the element (`$item`) and its position (`$index`); the innermost loop's. */
   item?: unknown;
   index?: number | undefined;

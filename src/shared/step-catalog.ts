@@ -56,7 +56,8 @@ export const STEP_CATALOG: Readonly<Record<string, StepCatalogEntry>> = {
   wait: {
     lists: [],
     pure: false,
-    description: 'Pause the execution for a number of seconds or until a time (at most 30 days).',
+    description:
+      'Pause the execution for a time (at most 30 days), until its resume URL is called, or until another webhook workflow receives a matching event.',
     secretFields: [],
   },
   fail: {

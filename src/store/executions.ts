@@ -168,7 +168,7 @@ export const executionsRepo = {
   /**
    * Deletes the finished executions with ids in [first, last], with their uploaded files,
    * searchable fields and checkpoint parts; queued, running and waiting ones inside the range stay (every delete
-   * repeats the status test). Give a transaction: it is five statements.
+   * repeats the status test). Give a transaction: it is six statements.
    */
   async deleteFinishedRange(db: Db, first: string, last: string): Promise<void> {
     const inRange = db
@@ -189,6 +189,8 @@ export const executionsRepo = {
     // Checkpoint parts left by an execution the queue failed while it had one (its finish by the
     // engine deletes them itself).
     await db.deleteFrom('execution_checkpoints').where('execution_id', 'in', inRange).execute();
+    // Its waits for a call or an event (SPEC 7g).
+    await db.deleteFrom('execution_waits').where('execution_id', 'in', inRange).execute();
     await db
       .deleteFrom('executions')
       .where('id', '>=', first)

@@ -351,6 +351,29 @@ export interface TriggerAlertsTable {
   execution_id: string | null;
 }
 
+/**
+ * A `wait` for a call or an event (SPEC 7g; executions/waits.ts), one per execution, step and
+ * forEach iteration (`step`: executions/sub-workflows.ts `parentStepKey`).
+ */
+export interface ExecutionWaitsTable {
+  execution_id: string;
+  step: string;
+  kind: 'call' | 'event';
+  /** `waiting` until a call or an event resumes it (`resumed`) or its timeout passes (`timed_out`). */
+  status: 'waiting' | 'resumed' | 'timed_out';
+  /** An event wait: the webhook workflow matched, the `match` template, and the key it must give. */
+  workflow_id: string | null;
+  match: string | null;
+  match_key: string | null;
+  /** The trigger item that resumed it (JSON). */
+  item: string | null;
+  created_at: string;
+  expires_at: string;
+  resumed_at: string | null;
+  /** An event wait: requests of `workflow_id` accepted from this time on are still to be looked at. */
+  look_from: string | null;
+}
+
 /** A test from captured traffic (SPEC 7g): JSON texts of the item, the mocks and the expectation. */
 export interface WorkflowTestsTable {
   id: string;
@@ -433,6 +456,7 @@ export interface Database {
   refusal_counts: RefusalCountsTable;
   trigger_alerts: TriggerAlertsTable;
   workflow_tests: WorkflowTestsTable;
+  execution_waits: ExecutionWaitsTable;
 }
 
 export type WorkflowRow = Selectable<WorkflowsTable>;

@@ -32,6 +32,7 @@ import type { Mode, TriggerRoute, Triggers } from './triggers.js';
 import { notListening, type TestListeners } from './test-listener.js';
 import { immediateOutcome, type Outcome, PendingOutcome, waitedOutcome } from './respond.js';
 import type { ExecutionWaiter } from './waiter.js';
+import type { Waits } from '../executions/waits.js';
 import {
   DEFAULT_WINDOW_SECONDS,
   DuplicateDelivery,
@@ -107,6 +108,8 @@ export interface ReceiverDeps {
   secrets: SecretBox;
   /** Where refused calls of a known trigger are kept (its rejections list). */
   rejections: Rejections;
+  /** Waits for a call or an event (SPEC 7g): resume URLs, and requests matched to waiting runs. */
+  waits: Waits;
   baseUrl: string;
   maxBodyBytes: number;
 }
@@ -223,6 +226,60 @@ export class Receiver {
         : this.#outcome(accepted, matched, call);
     } catch (err) {
       return this.#refused(err, call, matched);
+    }
+  }
+
+  /**
+   * A call to a resume URL (SPEC 7g): `call.path` is `<executionId>/<token>`. Its body is read and
+   * parsed as a webhook's (the server's body limit), into a trigger item the wait outputs; answered
+   * 200 once the resume is committed (executions/waits.ts: 409 `already_resumed`, 404 `not_waiting`).
+   */
+  async resume(call: WebhookCall): Promise<Answer> {
+    try {
+      const [executionId, token, ...rest] = call.path.split('/');
+      if (!executionId || !token || rest.length > 0) throw resumeNotFound();
+      if (call.method === 'OPTIONS') return { kind: 'preflight', headers: {} };
+      const limit = this.#d.maxBodyBytes;
+      checkDeclaredLength(limit, call.headers['content-length']);
+      const body = await call.body.read(limit);
+      checkLength(body, limit);
+      const req: InboundRequest = {
+        method: call.method,
+        path: executionId,
+        rawQuery: call.rawQuery,
+        headers: call.headers,
+        body,
+        ip: call.ip,
+        receivedAt: new Date(),
+      };
+      const parsing: MaybePromise<ParsedBody> =
+        req.method === 'GET' || req.method === 'HEAD'
+          ? { body: {}, files: [] }
+          : parse(header(req, 'content-type'), body);
+      const parsed = isPromise(parsing) ? await parsing : parsing;
+      const { item, blobs } = buildItem({
+        mode: 'production',
+        req,
+        params: {},
+        query: parseQuery(req.rawQuery),
+        parsed,
+        auth: { maskedHeaders: [] },
+        baseUrl: this.#d.baseUrl,
+        executionId,
+      });
+      // The URL it came to, without its token: the item is kept in the execution's record.
+      item.webhookUrl = `${this.#d.baseUrl}/webhook-resume/${executionId}`;
+      await this.#d.waits.resumeByCall(executionId, token, item, blobs);
+      return {
+        kind: 'outcome',
+        headers: {},
+        outcome: { status: 200, headers: {}, body: { message: 'Execution resumed' }, own: true },
+        sandbox: 'own',
+      };
+    } catch (err) {
+      const error =
+        err instanceof AppError ? err : isStoreUnavailable(err) ? storeUnavailable(err) : coerceError(err);
+      return { kind: 'refused', headers: {}, error };
     }
   }
 
@@ -348,11 +405,19 @@ export class Receiver {
         ? undefined
         : this.#d.waiter.wait(executionId, trigger.response.timeoutMs ?? 30_000);
 
+    // A run waits for this workflow's requests (SPEC 7g): they are matched in the transaction that
+    // stores this one. An in-memory check: workflows nobody waits on pay nothing.
+    const event =
+      production && this.#d.waits.watching(workflow.id)
+        ? this.#d.waits.eventWrite(workflow.id, item, itemJson)
+        : undefined;
+
     // The request's writes besides its execution; a plain production call has none, and its
     // execution goes through the store's prepared insert alone.
     const write: IngestWrite | undefined =
-      key !== undefined || blobs.length > 0 || testCapture
+      key !== undefined || blobs.length > 0 || testCapture || event
         ? async (trx) => {
+            if (event) await event.write(trx);
             if (key !== undefined) {
               const windowMs = (idempotency?.windowSeconds ?? DEFAULT_WINDOW_SECONDS) * 1000;
               await takeKey(trx, {
@@ -424,6 +489,7 @@ export class Receiver {
       throw err;
     }
 
+    if (event) await event.after();
     if (testCapture) {
       const notices: Promise<void>[] = [
         this.#d.bus.publish('test.captured', { workflowId: workflow.id, eventId }),
@@ -503,6 +569,12 @@ export class Receiver {
     }
     return { kind: 'refused', headers: corsHeaders(workflow.trigger, header(call, 'origin')), error };
   }
+}
+
+function resumeNotFound(): AppError {
+  return new AppError('not_waiting', 'No execution waits for a call at this URL.', {
+    hint: 'A resume URL is /webhook-resume/<executionId>/<token>, as $execution.resumeUrl gives it.',
+  });
 }
 
 function rateLimited(

@@ -1,7 +1,8 @@
 /**
  * What a saved workflow names outside itself must exist (SPEC 7c): the credentials its steps name
  * (nested ones included; of a type the step takes), the workflows its `workflow` steps run (SPEC
- * 7f), its error workflow and its trigger's alert workflow. Checked on every save (create, PUT, PATCH,
+ * 7f) or its `wait` steps wait for (SPEC 7g: a webhook workflow), its error workflow and its
+ * trigger's alert workflow. Checked on every save (create, PUT, PATCH,
  * restore, import), in the save's transaction; each problem is a FieldError at the exact pointer.
  */
 import type { FieldError } from '../errors.js';
@@ -9,7 +10,7 @@ import { credentialsRepo } from '../store/credentials.js';
 import type { Db } from '../store/store.js';
 import { workflowsRepo } from '../store/workflows.js';
 import { isWebhookTrigger, type Workflow } from '../model/workflow.js';
-import { credentialRefs, workflowRefs } from '../model/step-walk.js';
+import { credentialRefs, waitedWorkflowRefs, workflowRefs } from '../model/step-walk.js';
 import { stepType } from '../engine/steps/index.js';
 
 export async function checkReferences(db: Db, workflow: Workflow): Promise<FieldError[]> {
@@ -44,6 +45,17 @@ export async function checkReferences(db: Db, workflow: Workflow): Promise<Field
       });
     else if (!(await workflowsRepo.exists(db, ref.id)))
       errors.push({ field: ref.pointer, message: `names workflow "${ref.id}", which does not exist` });
+  }
+  // Waits for an event (SPEC 7g): on another workflow's webhook requests.
+  for (const ref of waitedWorkflowRefs(workflow.steps)) {
+    const target = ref.id === workflow.id ? workflow : await workflowsRepo.get(db, ref.id);
+    if (!target)
+      errors.push({ field: ref.pointer, message: `names workflow "${ref.id}", which does not exist` });
+    else if (!isWebhookTrigger(target.trigger))
+      errors.push({
+        field: ref.pointer,
+        message: `names workflow "${target.name}", whose trigger is a schedule; a wait for an event waits for a webhook workflow's requests`,
+      });
   }
   const errorWorkflowId = workflow.settings?.errorWorkflowId;
   if (errorWorkflowId !== undefined) {

@@ -109,6 +109,30 @@ const ExecutionSchema = Type.Object({
     description:
       '`skipped`: why no step ran. `superseded`: an execution of the same key with a newer settings.concurrency.newestWins value had started. null otherwise.',
   }),
+  waitingFor: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          for: Type.Literal('call'),
+          step: Type.String(),
+          expiresAt: Type.String(),
+          resumeUrl: Type.String(),
+        }),
+        Type.Object({
+          for: Type.Literal('event'),
+          step: Type.String(),
+          expiresAt: Type.String(),
+          workflowId: Type.String(),
+          key: Type.String(),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'GET /executions/:id only: what a `waiting` execution waits for (SPEC 7g) — a call to its `resumeUrl`, or a request of `workflowId` whose match gives `key` — until `expiresAt`; null when it waits for a time, or is not waiting.',
+      },
+    ),
+  ),
   resumeAt: Type.Union([Type.String(), Type.Null()], {
     description:
       'While the execution is `waiting` (a wait step, or an http retry pausing a second or more): when it resumes (ISO-8601 UTC); null otherwise.',
@@ -214,7 +238,13 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
         response: { 200: ExecutionSchema, ...errors(401, 404) },
       }),
     },
-    async (req) => presentExecution(await executions.get(req.params.id)),
+    async (req) => {
+      const row = await executions.get(req.params.id);
+      return {
+        ...presentExecution(row),
+        waitingFor: row.status === 'waiting' ? await executions.waitingFor(row.id) : null,
+      };
+    },
   );
 
   const Started = Type.Object({ executionId: Type.String() });

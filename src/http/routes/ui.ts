@@ -22,7 +22,7 @@ import { sendError } from '../error-handler.js';
 export const WEB_ROOT = path.resolve(import.meta.dirname, '../../../dist/web');
 
 /** Paths that belong to the API, its docs or the webhooks: never answered with the UI page. */
-const NOT_A_PAGE = /^\/(api|webhook|webhook-test)(\/|$)/;
+const NOT_A_PAGE = /^\/(api|webhook|webhook-test|webhook-resume)(\/|$)/;
 const HASHED_ASSET = /^\/assets\//;
 const SOURCE_MAP = /\.map$/i;
 /** Files the build precompresses: their answer depends on Accept-Encoding. */

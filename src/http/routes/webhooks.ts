@@ -1,5 +1,6 @@
 /**
- * The webhook URLs: `/webhook/*` (production) and `/webhook-test/*` (test). An adapter, nothing
+ * The webhook URLs: `/webhook/*` (production), `/webhook-test/*` (test) and `/webhook-resume/*`
+ * (an execution's resume URL, SPEC 7g). An adapter, nothing
  * more: it turns a node:http request into the pipeline's WebhookCall (webhooks/receive.ts), with
  * the request stream as its BodySource, and writes the pipeline's Answer back. Every decision about
  * the call (which trigger, its limits, auth, parsing, CORS, what to answer) is the pipeline's.
@@ -13,6 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../errors.js';
+import { RESUME_PREFIX } from '../../engine/resume-url.js';
 import { tooLarge } from '../../webhooks/body-limits.js';
 import type { Answer, BodySource, PendingAnswer } from '../../webhooks/receive.js';
 import type { Outcome } from '../../webhooks/respond.js';
@@ -65,6 +67,7 @@ export function webhookHandler(
     mode: Mode,
     prefix: number,
     commitNow: boolean,
+    resume: boolean,
   ): Promise<void> {
     // Set with the answer's other headers (writeHead alone is Node's fast case).
     const requestId = gate.requestId(req.headers['x-request-id']);
@@ -76,7 +79,7 @@ export function webhookHandler(
       else {
         const url = req.url!;
         const q = url.indexOf('?');
-        answer = await receiver.receive({
+        const call = {
           mode,
           method: req.method!,
           path: url.slice(prefix, q === -1 ? undefined : q),
@@ -85,7 +88,8 @@ export function webhookHandler(
           headers: req.headers,
           body,
           commitNow,
-        });
+        };
+        answer = await (resume ? receiver.resume(call) : receiver.receive(call));
       }
       if (answer.kind === 'pending') {
         // Committed: what the place protects (reading, parsing, storing the request) is done. The
@@ -160,10 +164,23 @@ export function webhookHandler(
 
   return (req, res) => {
     const url = req.url ?? '';
-    const prefix = url.startsWith(PRODUCTION) ? PRODUCTION : url.startsWith(TEST) ? TEST : undefined;
+    const prefix = url.startsWith(PRODUCTION)
+      ? PRODUCTION
+      : url.startsWith(TEST)
+        ? TEST
+        : url.startsWith(RESUME_PREFIX)
+          ? RESUME_PREFIX
+          : undefined;
     if (prefix === undefined || !METHODS.has(req.method ?? '')) return false;
     lone.saw(req.socket);
-    void serve(req, res, prefix === PRODUCTION ? 'production' : 'test', prefix.length, lone.now);
+    void serve(
+      req,
+      res,
+      prefix === TEST ? 'test' : 'production',
+      prefix.length,
+      lone.now,
+      prefix === RESUME_PREFIX,
+    );
     return true;
   };
 }

@@ -484,6 +484,34 @@ const migrations: Record<string, MigrationFactory> = {
         .execute();
     },
   }),
+  '0028_waits': () => ({
+    async up(db: Kysely<unknown>) {
+      // Waits for a call or an event (SPEC 7g, executions/waits.ts): one row per execution, step
+      // and forEach iteration; a call or a matching request resumes it with one conditional update.
+      await db.schema
+        .createTable('execution_waits')
+        .addColumn('execution_id', 'text', (c) => c.notNull())
+        .addColumn('step', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('workflow_id', 'text')
+        .addColumn('match', 'text')
+        .addColumn('match_key', 'text')
+        .addColumn('item', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('resumed_at', 'text')
+        .addColumn('look_from', 'text')
+        .addPrimaryKeyConstraint('execution_waits_pk', ['execution_id', 'step'])
+        .execute();
+      // A request of a watched workflow finds the waits on its key by this index.
+      await db.schema
+        .createIndex('execution_waits_key')
+        .on('execution_waits')
+        .columns(['workflow_id', 'match_key', 'status'])
+        .execute();
+    },
+  }),
   '0021_data_store': () => ({
     async up(db: Kysely<unknown>) {
       // The data store (SPEC 7f; store/data-store.ts): JSON values by key, in the global scope
