@@ -35,6 +35,7 @@ import { dataStoreContract } from './data-store-contract.js';
 import { workflowsRepo } from '../../src/store/workflows.js';
 import { BLOB_PART_BYTES, blobFiles, blobsRepo } from '../../src/store/blobs.js';
 import { variablesRepo } from '../../src/store/variables.js';
+import { idFloor, type WaitRow, waitsRepo } from '../../src/store/waits.js';
 import { TestListeners } from '../../src/webhooks/test-listener.js';
 import { StoreRateLimiter } from '../../src/webhooks/options/rate-limit.js';
 import { learn } from '../../src/webhooks/schema/infer.js';
@@ -66,6 +67,7 @@ const TABLES = [
   'oauth2_authorizations',
   'schedules',
   'schedule_ticks',
+  'execution_waits',
 ] as const satisfies readonly (keyof Database)[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -460,6 +462,101 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           member_role: null,
           member_exists: false,
         });
+      });
+    });
+
+    describe('waitsRepo (SPEC 7g)', () => {
+      const wait = (over: Partial<WaitRow> = {}): WaitRow => ({
+        execution_id: newId(),
+        step: 'approval',
+        kind: 'call',
+        status: 'waiting',
+        workflow_id: null,
+        match: null,
+        match_key: null,
+        item: null,
+        created_at: iso(),
+        expires_at: iso(60_000),
+        resumed_at: null,
+        look_from: null,
+        ...over,
+      });
+
+      it('registers a wait once: a second registration keeps the first', async () => {
+        const w = wait();
+        await waitsRepo.insertIfAbsent(store.db, w);
+        await waitsRepo.insertIfAbsent(store.db, { ...w, expires_at: iso(120_000) });
+        expect(await waitsRepo.get(store.db, w.execution_id, w.step)).toEqual(w);
+        expect(await waitsRepo.ofExecution(store.db, w.execution_id)).toEqual([w]);
+      });
+
+      it('of concurrent resumes exactly one wins, each in its own transaction', async () => {
+        const w = wait();
+        await waitsRepo.insertIfAbsent(store.db, w);
+        const won = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            store.transaction((trx) => waitsRepo.resume(trx, w.execution_id, w.step, `{"n":${i}}`, iso())),
+          ),
+        );
+        expect(won.filter(Boolean)).toHaveLength(1);
+        const row = await waitsRepo.get(store.db, w.execution_id, w.step);
+        expect(row).toMatchObject({ status: 'resumed', item: `{"n":${won.indexOf(true)}}` });
+        // Resumed: it neither times out nor resumes again.
+        expect(await waitsRepo.timeOut(store.db, w.execution_id, w.step, iso())).toBe(false);
+        expect(await waitsRepo.resume(store.db, w.execution_id, w.step, '{}', iso())).toBe(false);
+      });
+
+      it('lists event waits by watched workflow; a timed-out one no longer counts', async () => {
+        const a = wait({
+          kind: 'event',
+          workflow_id: 'wf-stripe',
+          match: '{{ body.id }}',
+          match_key: 'pi_1',
+        });
+        const b = wait({
+          kind: 'event',
+          workflow_id: 'wf-stripe',
+          match: '{{ body.id }}',
+          match_key: 'pi_2',
+        });
+        const c = wait({ kind: 'event', workflow_id: 'wf-github', match: '{{ body.id }}', match_key: 'x' });
+        for (const w of [a, b, c, wait()]) await waitsRepo.insertIfAbsent(store.db, w);
+        expect((await waitsRepo.watched(store.db)).sort()).toEqual(['wf-github', 'wf-stripe']);
+        expect((await waitsRepo.waitingOn(store.db, 'wf-stripe')).map((w) => w.match_key).sort()).toEqual([
+          'pi_1',
+          'pi_2',
+        ]);
+        expect(await waitsRepo.timeOut(store.db, c.execution_id, c.step, iso())).toBe(true);
+        expect(await waitsRepo.watched(store.db)).toEqual(['wf-stripe']);
+      });
+
+      it('productionSince: production requests of a workflow from a time on, oldest first', async () => {
+        const before = execution({ workflow_id: 'wf-w', mode: 'production' });
+        await executionsRepo.insert(store.db, before);
+        await sleep(5);
+        const from = Date.now();
+        await sleep(2);
+        const rows = [
+          execution({ workflow_id: 'wf-w', mode: 'production' }),
+          execution({ workflow_id: 'wf-w', mode: 'test' }),
+          execution({ workflow_id: 'wf-other', mode: 'production' }),
+          execution({ workflow_id: 'wf-w', mode: 'production' }),
+        ];
+        for (const r of rows) await executionsRepo.insert(store.db, r);
+        const found = await waitsRepo.productionSince(store.db, 'wf-w', from, 10);
+        expect(found.map((r) => r.id)).toEqual([rows[0]!.id, rows[3]!.id]);
+        expect(idFloor(from) <= (rows[0]!.id as string)).toBe(true);
+        expect(idFloor(from) > (before.id as string)).toBe(true);
+      });
+
+      it('a finished execution deleted by retention takes its waits along', async () => {
+        const row = execution({ status: 'succeeded', finished_at: iso() });
+        await executionsRepo.insert(store.db, row);
+        await waitsRepo.insertIfAbsent(store.db, wait({ execution_id: row.id as string, status: 'resumed' }));
+        await store.transaction((trx) =>
+          executionsRepo.deleteFinishedRange(trx, row.id as string, row.id as string),
+        );
+        expect(await waitsRepo.ofExecution(store.db, row.id as string)).toEqual([]);
       });
     });
 
