@@ -15,6 +15,7 @@ import {
   eventually,
   startTestServer,
   type TestServer,
+  tempDir,
 } from '../helpers/server.js';
 
 const BASE = 'http://hookflow.test';
@@ -283,5 +284,42 @@ describe.each([
       expect(mixed.status).toBe(400);
       expect(mixed.body.fields.map((f: { field: string }) => f.field)).toContain('/steps/0/seconds');
     });
+  });
+});
+
+describe('a resume URL after a restart (SQLite)', () => {
+  it('resumes the execution a stopped server parked', async () => {
+    const dataDir = tempDir();
+    const first = await startTestServer({ dataDir });
+    let url: string;
+    let id: string;
+    try {
+      await createActiveWorkflow(first, {
+        name: 'restart',
+        trigger: { path: 'restart' },
+        steps: [
+          { name: 'approval', type: 'wait', for: 'call', timeoutSeconds: 600 },
+          { name: 'after', type: 'set', fields: { decision: '{{ $.query.decision }}' } },
+        ],
+      });
+      const res = await fetch(`${first.url}/webhook/restart`, { method: 'POST' });
+      id = res.headers.get('x-hookflow-execution-id')!;
+      url = await eventually(async () => {
+        const e = (await first.api('GET', `/api/v1/executions/${id}`)).body;
+        return e.status === 'waiting' && e.waitingFor?.resumeUrl;
+      });
+    } finally {
+      await first.close();
+    }
+    const second = await startTestServer({ dataDir });
+    try {
+      const res = await fetch(`${url.replace(BASE, second.url)}?decision=later`);
+      expect(res.status).toBe(200);
+      const done = await finishedExecution(second, id);
+      expect(done.status).toBe('succeeded');
+      expect(done.steps[1].output).toEqual({ decision: 'later' });
+    } finally {
+      await second.close();
+    }
   });
 });
