@@ -2,7 +2,9 @@
  * Webhook-native capabilities in the browser (SPEC 7g): a provider handshake chosen in the
  * trigger's panel (Meta: its verify token asked for, saved as a secret), and the Settings tab's
  * trigger health — last call, the day's chart, an alert raised for a silence with a link to the
- * alert workflow's run, and the alert settings saved. Checked with axe-core and at phone width.
+ * alert workflow's run, and the alert settings saved; a run waiting for a call shows its resume URL
+ * on the execution page, copied with its button, and calling it resumes the run. Checked with
+ * axe-core and at phone width.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,7 +21,7 @@ import { createActiveWorkflow, createWorkflow } from '../helpers/server.js';
 
 let t: BrowserTest;
 beforeAll(async () => {
-  t = await startBrowserTest({ axe: true });
+  t = await startBrowserTest({ axe: true, clipboard: true });
 }, 120_000);
 afterAll(() => stopBrowserTest(t ?? {}));
 afterEach(keepFailures('webhook-native', () => t?.page));
@@ -142,5 +144,49 @@ describe('webhook-native in the browser', () => {
     const tests = page.getByRole('region', { name: 'Tests' });
     await tests.getByRole('button', { name: 'Run against the published version' }).click();
     await tests.getByText('All 1 tests pass on published v1.').waitFor();
+  });
+
+  it('shows the resume URL of a run waiting for a call; copied and called, it resumes the run', async () => {
+    const { page, server } = t;
+    await createActiveWorkflow(server, {
+      name: 'Approvals',
+      trigger: { path: 'approvals' },
+      steps: [
+        { type: 'wait', name: 'approval', for: 'call', timeoutSeconds: 3600 },
+        { type: 'set', name: 'decision', fields: { decision: '{{ $.body.decision }}' } },
+      ],
+    });
+    const res = await fetch(`${server.url}/webhook/approvals`, { method: 'POST' });
+    const executionId = res.headers.get('x-hookflow-execution-id')!;
+    await expect
+      .poll(async () => (await server.api('GET', `/api/v1/executions/${executionId}`)).body.waitingFor?.for, {
+        timeout: 10_000,
+      })
+      .toBe('call');
+
+    await page.goto(`${server.url}/executions/${executionId}`);
+    const waiting = page.getByRole('region', { name: 'What this execution waits for' });
+    const shown = (await waiting.getByTestId('resume-url').textContent())!;
+    expect(shown).toMatch(new RegExp(`^${server.url}/webhook-resume/${executionId}/[A-Za-z0-9_-]{43}$`));
+    expect(await axeViolations(page), 'waiting execution').toEqual([]);
+    await waiting.getByRole('button', { name: 'Copy the resume URL' }).click();
+    await waiting.getByRole('button', { name: 'Copy the resume URL' }).getByText('Copied').waitFor();
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(copied).toBe(shown);
+
+    const resumed = await fetch(copied, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approved' }),
+    });
+    expect(resumed.status).toBe(200);
+    // The page follows the run to its end.
+    await page.getByTestId('waiting-for').waitFor({ state: 'detached', timeout: 15_000 });
+    await expect
+      .poll(async () => (await server.api('GET', `/api/v1/executions/${executionId}`)).body.status, {
+        timeout: 15_000,
+      })
+      .toBe('succeeded');
+    await page.getByText('"approved"').first().waitFor();
   });
 });

@@ -180,7 +180,14 @@ export interface Execution {
   parentExecutionId?: string | null;
   /** While `waiting`: when it resumes (ISO-8601 UTC); null otherwise. */
   resumeAt?: string | null;
+  /** GET /executions/:id, while `waiting`: the call or event its `wait` step waits for (SPEC 7g). */
+  waitingFor?: WaitingFor | null;
 }
+
+/** What a waiting execution waits for (SPEC 7g): a call to its resume URL, or another workflow's request by key. */
+export type WaitingFor =
+  | { for: 'call'; step: string; expiresAt: string; resumeUrl: string }
+  | { for: 'event'; step: string; expiresAt: string; workflowId: string; key: string };
 
 export interface TriggerItem {
   method?: string;

@@ -8,6 +8,7 @@ import { useTitle } from '../lib/title';
 import { Link, navigate } from '../router';
 import { NotRunStep, notRunReason, useNotRunSteps } from './execution/NotRunSteps';
 import { ErrorBox, StepRecord, useVersionSteps } from './execution/StepRecord';
+import { WaitingFor } from './execution/WaitingFor';
 import type { Execution, TriggerItem, Workflow } from '../types';
 import { useCan } from '../lib/role';
 
@@ -54,7 +55,7 @@ export function ExecutionDetail({ id }: { id: string }) {
         if (!FINISHED.has(e.status))
           timer = setTimeout(
             load,
-            e.status === 'waiting' && e.resumeAt
+            e.status === 'waiting' && e.resumeAt && !e.waitingFor
               ? Math.min(Math.max(Date.parse(e.resumeAt) - Date.now(), 1000), 10_000)
               : 1000,
           );
@@ -204,8 +205,9 @@ export function ExecutionDetail({ id }: { id: string }) {
       )}
       {e.status === 'waiting' ? (
         <p className="notice small waiting-note" role="status" data-testid="waiting-note">
-          This execution is waiting{e.resumeAt ? ` until ${formatTime(e.resumeAt)}` : ''}: it holds no worker
-          and resumes then, on any executor. The page follows it.
+          {e.waitingFor
+            ? 'This execution is waiting: it holds no worker, and resumes on any executor when what it waits for (below) comes. The page follows it.'
+            : `This execution is waiting${e.resumeAt ? ` until ${formatTime(e.resumeAt)}` : ''}: it holds no worker and resumes then, on any executor. The page follows it.`}
         </p>
       ) : (
         !FINISHED.has(e.status) && (
@@ -214,6 +216,7 @@ export function ExecutionDetail({ id }: { id: string }) {
           </p>
         )
       )}
+      {e.status === 'waiting' && e.waitingFor && <WaitingFor waiting={e.waitingFor} />}
       <dl className="facts">
         <div>
           <dt>Workflow</dt>
