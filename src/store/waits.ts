@@ -14,6 +14,23 @@ export function idFloor(ms: number): string {
   return `${t.slice(0, 8)}-${t.slice(8)}-7000-0000-000000000000`;
 }
 
+/** Ends a wait that is still waiting, the one conditional update every resume goes through. */
+async function settle(
+  db: Db,
+  executionId: string,
+  step: string,
+  set: Pick<WaitRow, 'status' | 'resumed_at'> & { item?: string },
+): Promise<boolean> {
+  const res = await db
+    .updateTable('execution_waits')
+    .set(set)
+    .where('execution_id', '=', executionId)
+    .where('step', '=', step)
+    .where('status', '=', 'waiting')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 export const waitsRepo = {
   /** Registers a wait; one already there (the step run again) stays as it is. */
   async insertIfAbsent(db: Db, row: WaitRow): Promise<void> {
@@ -44,27 +61,13 @@ export const waitsRepo = {
   },
 
   /** Resumes a wait still waiting with `item` (JSON); whether this call did. */
-  async resume(db: Db, executionId: string, step: string, item: string, now: string): Promise<boolean> {
-    const res = await db
-      .updateTable('execution_waits')
-      .set({ status: 'resumed', item, resumed_at: now })
-      .where('execution_id', '=', executionId)
-      .where('step', '=', step)
-      .where('status', '=', 'waiting')
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+  resume(db: Db, executionId: string, step: string, item: string, now: string): Promise<boolean> {
+    return settle(db, executionId, step, { status: 'resumed', item, resumed_at: now });
   },
 
   /** Ends a wait still waiting by its timeout; whether this call did. */
-  async timeOut(db: Db, executionId: string, step: string, now: string): Promise<boolean> {
-    const res = await db
-      .updateTable('execution_waits')
-      .set({ status: 'timed_out', resumed_at: now })
-      .where('execution_id', '=', executionId)
-      .where('step', '=', step)
-      .where('status', '=', 'waiting')
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+  timeOut(db: Db, executionId: string, step: string, now: string): Promise<boolean> {
+    return settle(db, executionId, step, { status: 'timed_out', resumed_at: now });
   },
 
   /** Event waits: requests of the workflow accepted from `from` on are still to be looked at. */

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { api } from '../../api';
 import { CopyButton } from '../../components/CopyButton';
 import { formatTime } from '../../lib/format';
@@ -24,11 +24,7 @@ export function WaitingFor({ waiting }: { waiting: Waiting }) {
   if (waiting.for === 'call') {
     const curl = `curl -X POST '${waiting.resumeUrl}'`;
     return (
-      <section
-        className="notice small waiting-for"
-        aria-label="What this execution waits for"
-        data-testid="waiting-for"
-      >
+      <Box>
         <p>
           Step <strong>{waiting.step}</strong> waits for a call to this execution's resume URL{until}; then it
           gives <code>{'{"timedOut": true}'}</code>. The first call resumes it, with its request as the step's
@@ -44,21 +40,29 @@ export function WaitingFor({ waiting }: { waiting: Waiting }) {
           <code className="copy-value curl">{curl}</code>
           <CopyButton text={curl} label="Copy the curl command for the resume URL" />
         </div>
-      </section>
+      </Box>
     );
   }
   return (
-    <section
-      className="notice small waiting-for"
-      aria-label="What this execution waits for"
-      data-testid="waiting-for"
-    >
+    <Box>
       <p>
         Step <strong>{waiting.step}</strong> waits for a production request of{' '}
         <Link to={`/workflows/${waiting.workflowId}`}>{workflowName ?? waiting.workflowId}</Link> whose match
         gives <code data-testid="waiting-key">{waiting.key}</code>
         {until}; then it gives <code>{'{"timedOut": true}'}</code>.
       </p>
+    </Box>
+  );
+}
+
+function Box({ children }: { children: ReactNode }) {
+  return (
+    <section
+      className="notice small waiting-for"
+      aria-label="What this execution waits for"
+      data-testid="waiting-for"
+    >
+      {children}
     </section>
   );
 }
