@@ -7,6 +7,7 @@
  * key), the watched workflow's own execution runs as usual, and an event stored before the wait
  * registered (sent by the step before it) is not missed. Save-time validation.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishedExecution } from '../engine/int-helpers.js';
 import {
@@ -321,5 +322,85 @@ describe('a resume URL after a restart (SQLite)', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('the webhook hot path with and without event waits (PostgreSQL statistics)', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({ postgres: true });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** PostgreSQL's own counters: rows inserted into executions, and scans of execution_waits. */
+  async function counters(): Promise<{ inserted: number; waitScans: number }> {
+    const { rows } = await sql<{ relname: string; ins: string; scans: string }>`
+      select relname, n_tup_ins::text as ins, (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text as scans
+      from pg_stat_user_tables where relname in ('executions', 'execution_waits')`.execute(
+      server.hookflow.store.db,
+    );
+    const of = (name: string) => rows.find((r) => r.relname === name)!;
+    return { inserted: Number(of('executions').ins), waitScans: Number(of('execution_waits').scans) };
+  }
+
+  async function send(n: number) {
+    await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const res = await fetch(`${server.url}/webhook/quiet`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: `evt_${i}` }),
+        });
+        expect(res.status).toBe(200);
+      }),
+    );
+  }
+
+  it('reads execution_waits for a request only while some run waits on its workflow', async () => {
+    const quiet = await createActiveWorkflow(server, {
+      name: 'quiet',
+      trigger: { path: 'quiet' },
+      steps: [{ name: 'seen', type: 'set', fields: { id: '{{ body.id }}' } }],
+    });
+    const before = await counters();
+    await send(100);
+    // Statistics reach the view when each connection reports them (within ~10 s of going idle);
+    // a request's reads of execution_waits would be reported with its insert.
+    const after = await eventually(async () => {
+      const c = await counters();
+      return c.inserted >= before.inserted + 100 && c.inserted > 0 ? c : undefined;
+    }, 30_000);
+    // At most one: the watched workflows' periodic re-read (once a minute) may fall in the window.
+    expect(after.waitScans - before.waitScans).toBeLessThanOrEqual(1);
+
+    // A run now waits on this workflow's requests: each request is matched in its transaction.
+    await createActiveWorkflow(server, {
+      name: 'waiting on quiet',
+      trigger: { path: 'waiting-on-quiet' },
+      steps: [
+        {
+          name: 'never',
+          type: 'wait',
+          for: 'event',
+          workflowId: quiet.id,
+          match: '{{ body.id }}',
+          equals: 'no such id',
+          timeoutSeconds: 600,
+        },
+      ],
+    });
+    const res = await fetch(`${server.url}/webhook/waiting-on-quiet`, { method: 'POST' });
+    const id = res.headers.get('x-hookflow-execution-id')!;
+    await eventually(
+      async () => (await server.api('GET', `/api/v1/executions/${id}`)).body.waitingFor,
+      10_000,
+    );
+    const watched = await counters();
+    await send(100);
+    await eventually(async () => (await counters()).waitScans >= watched.waitScans + 100, 30_000);
   });
 });
