@@ -26,13 +26,12 @@ import { nowIso } from '../ids.js';
 import { matchKey } from '../engine/event-match.js';
 import { type ResumeUrlOptions, resumeTokenValid, resumeUrl } from '../engine/resume-url.js';
 import { ServiceRefusal, type WaitRequest, type WaitState } from '../engine/services.js';
+import type { GroupWrite } from '../store/group-commit.js';
 import type { NewBlobRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { subExecutionsRepo } from '../store/sub-executions.js';
 import { type WaitRow, waitsRepo } from '../store/waits.js';
 import { workflowsRepo } from '../store/workflows.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../store/schema.js';
 import { parentStepKey } from './sub-workflows.js';
 
 /** A look goes back this far before where the last one ended: requests still committing then. */
@@ -221,7 +220,7 @@ export class Waits {
     item: unknown,
     itemJson: string,
   ): {
-    write: (trx: Transaction<Database>) => Promise<void>;
+    write: GroupWrite<void>;
     after: () => Promise<void>;
   } {
     let woke = false;
