@@ -601,6 +601,35 @@ describe('newStep', () => {
   });
 });
 
+describe('the wait step form (SPEC 7g)', () => {
+  it.each<Step>([
+    { name: 'approval', type: 'wait', for: 'call', timeoutSeconds: 86400 },
+    { name: 'approval', type: 'wait', for: 'call' },
+    {
+      name: 'paid',
+      type: 'wait',
+      for: 'event',
+      workflowId: 'wf-stripe',
+      match: '{{ body.data.object.id }}',
+      equals: '{{ $trigger.body.id }}',
+      timeoutSeconds: '{{ body.ttl }}',
+    },
+    { name: 'pause', type: 'wait', seconds: 30 },
+    { name: 'later', type: 'wait', until: '{{ body.at }}' },
+  ])('keeps a stored $for wait as it was', (stored) => {
+    expect(stepOf(stored)).toEqual({ step: stored, problems: [] });
+  });
+
+  it('asks for the workflow, the match and the value of an event wait', () => {
+    const { problems } = stepOf({ name: 'paid', type: 'wait', for: 'event' });
+    expect(problems.map((p) => p.field)).toEqual([
+      '/steps/0/workflowId',
+      '/steps/0/match',
+      '/steps/0/equals',
+    ]);
+  });
+});
+
 describe('the email step form', () => {
   it('keeps a stored email step as it was (addresses as text, attachments, retry, failOnRejected)', () => {
     const stored: Step = {

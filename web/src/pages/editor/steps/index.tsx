@@ -53,7 +53,10 @@ const VIEWS: { [T in FormType]: StepFormView<Drafts[T]> } = {
   switch: { Form: SwitchFields, inline: ['value', 'cases/*/equals', 'cases/*/when'] },
   forEach: { Form: ForEachFields, inline: ['items'] },
   code: { Form: CodeFields, inline: ['source'] },
-  wait: { Form: WaitFields, inline: ['seconds', 'until'] },
+  wait: {
+    Form: WaitFields,
+    inline: ['seconds', 'until', 'timeoutSeconds', 'workflowId', 'match', 'equals'],
+  },
   fail: {
     Form: (props) => (
       <Expr
