@@ -39,8 +39,9 @@
  * minute with its RSS at the end (a leak shows as growth).
  *
  * `--case io` runs the io case alone instead (bench/lib/io.js, SPEC 7d): `webhook → http (an API
- * answering in 100 ms) → set` from 50 senders for `--duration` seconds, then the executions it
- * drains per second and the peak RSS; then 5 000 executions waiting on an API that holds its
+ * answering in 100 ms) → set` from 50 senders for `--duration` seconds (after `--warmup` seconds
+ * of it on a workflow of its own), then the executions it drains per second, the CPU each costs,
+ * the event loop's p99 delay and the peak RSS; then 5 000 executions waiting on an API that holds its
  * answers, and the peak RSS meanwhile. With `--postgres`: one `hookflow webhook` and one `hookflow
  * worker`, RSS for each.
  *
