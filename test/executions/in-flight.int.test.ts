@@ -2,12 +2,20 @@
  * Network-bound executions hold no compute slot (SPEC 7d): with HOOKFLOW_EXECUTOR_CONCURRENCY=2,
  * 50 executions whose `http` step calls an API that holds its answer are all in flight at once
  * (the API sees 50 requests open together), and a host that holds its answers does not starve
- * calls to another one. Asserted by what the APIs see, not by timing.
+ * calls to another one. A parent waiting on its sub-workflow holds no place in flight: with
+ * HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT=2, four parents whose children need those places all finish.
+ * Asserted by what the APIs see, not by timing.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActiveWorkflow, eventually, startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  createActiveWorkflow,
+  createWorkflow,
+  eventually,
+  startTestServer,
+  type TestServer,
+} from '../helpers/server.js';
 
 /** An API that answers nothing until `release()`, and counts the requests open at once. */
 interface HeldApi {
@@ -136,5 +144,55 @@ describe('executions waiting on the network', () => {
     slow.release();
     await eventually(async () => (await statuses(server, slowIds)).succeeded === 100, 30_000);
     expect(slow.seen).toBe(100);
+  });
+});
+
+describe.each([
+  { dialect: 'sqlite', postgres: false },
+  { dialect: 'postgres', postgres: true },
+])('parents waiting on sub-workflows, two places in flight ($dialect)', ({ postgres }) => {
+  let server: TestServer;
+  let api: HeldApi | undefined;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      postgres,
+      env: { HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT: '2', HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' },
+    });
+  });
+  afterAll(async () => {
+    api?.release();
+    await server?.close();
+    await api?.close();
+  });
+
+  it('four parents each waiting for a child that calls out all finish: a waiting parent holds no place', async () => {
+    api = await heldApi({ hold: true });
+    const child = await createWorkflow(server, {
+      name: 'child',
+      steps: [
+        { name: 'call', type: 'http', method: 'POST', url: `${api.url}/held`, body: { n: '{{ body }}' } },
+        { name: 'done', type: 'set', fields: { n: '{{ $trigger.body }}' } },
+      ],
+    });
+    expect((await server.api('POST', `/api/v1/workflows/${child.id}/publish`)).status).toBe(200);
+    await createActiveWorkflow(server, {
+      name: 'parent',
+      trigger: { path: 'parent' },
+      steps: [{ name: 'sub', type: 'workflow', workflowId: child.id, input: '{{ body.i }}', wait: true }],
+    });
+    const ids = await send(server, 'parent', 4);
+    // Both places are held by children calling the API while their parents wait: were the
+    // parents holding places, no child could start and the API would see nothing.
+    await eventually(async () => api!.open === 2, 20_000);
+    expect((await statuses(server, ids)).waiting).toBeGreaterThanOrEqual(2);
+    api.release();
+    await eventually(async () => (await statuses(server, ids)).succeeded === 4, 30_000);
+    expect(api.most).toBe(2);
+    expect(api.seen).toBe(4);
+    const outputs = await Promise.all(
+      ids.map(async (id) => (await server.api('GET', `/api/v1/executions/${id}`)).body.steps[0].output.n),
+    );
+    expect(outputs.sort()).toEqual([0, 1, 2, 3]);
   });
 });
