@@ -11,10 +11,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunResult } from '../engine/run.js';
 import type { EngineServices } from '../engine/services.js';
+import type { Workflow } from '../model/workflow.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
 import { isPromise } from '../shared/maybe-promise.js';
 import { ComputeSlots } from './compute-slots.js';
-import type { FromThread, ToThread } from './engine-runner.js';
+import type { FromThread, RunMessage, RunReply, ToThread } from './engine-runner.js';
 import { type FileReply, ThreadFiles } from './engine-files.js';
 
 /**
@@ -126,11 +127,42 @@ port.on('message', (msg: ToThread) => {
     resolve?.(msg.tokenReply.result);
     return;
   }
-  void run(msg);
+  if ('forgetVersions' in msg) {
+    versions.clear();
+    return;
+  }
+  if ('runs' in msg) for (const one of msg.runs) void run(one);
+  else void run(msg);
 });
 
-async function run({ id, workflow, trigger, ctx }: Extract<ToThread, { id: number }>): Promise<void> {
-  const post = (reply: FromThread) => port.postMessage(reply);
+/** The workflow versions the event loop sent, by `id@version` (it sends each once: engine-runner.ts). */
+const versions = new Map<string, Workflow>();
+
+/**
+ * Replies of this turn, posted as one message once the turn's I/O is handled (engine-runner.ts
+ * `#post` says why): the calls answered in one poll of the sockets end in one message.
+ */
+let outbox: RunReply[] = [];
+const flush = () => {
+  const replies = outbox;
+  outbox = [];
+  port.postMessage({ replies } satisfies FromThread);
+};
+const post = (reply: RunReply) => {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(reply);
+};
+
+async function run({ id, version, workflow: sent, trigger, ctx }: RunMessage): Promise<void> {
+  if (sent) versions.set(version, sent);
+  const workflow = sent ?? versions.get(version);
+  if (!workflow) {
+    post({
+      id,
+      crash: { message: `the engine thread was not sent workflow version ${version}`, stack: undefined },
+    });
+    return;
+  }
   // Its budget counts from when it first holds a slot: the runner is told when it has to wait
   // for one (the message arrives long before any budget could run out).
   const compute = slots.slot();

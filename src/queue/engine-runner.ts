@@ -51,6 +51,8 @@ import type { EngineServices } from '../engine/services.js';
 const GRACE_MS = 2_000;
 /** HOOKFLOW_ENGINE_MEMORY_MB's default: the engine thread's V8 heap (old generation), in MB. */
 export const DEFAULT_ENGINE_MEMORY_MB = 512;
+/** Workflow versions the thread keeps; past this many it is told to forget them all and is sent them again. */
+const MAX_SENT_VERSIONS = 500;
 /** Times an execution may be thrown off a lost thread in this process before it is failed. */
 const MAX_RERUNS = 3;
 /** Executions whose losses are counted (forgotten past this: one may run once more). */
@@ -91,7 +93,9 @@ type EngineThreadOptions = Pick<
 export type ToThread =
   | {
       id: number;
-      workflow: Workflow;
+      /** `${id}@${version}`: the thread keeps the versions it was sent (`workflow` only the first time). */
+      version: string;
+      workflow?: Workflow;
       /** The trigger item's JSON, as stored. */
       trigger: string;
       ctx: {
@@ -107,6 +111,10 @@ export type ToThread =
         variables?: RunContext['variables'];
       };
     }
+  /** Runs posted in one turn of the event loop, as one message (see `#post`). */
+  | { runs: RunMessage[] }
+  /** The thread forgets the versions it was sent (this side stopped counting them: MAX_SENT_VERSIONS). */
+  | { forgetVersions: true }
   /** A credential changed or was deleted: the thread's `sql` pool for it closes. */
   | { forgetCredential: string }
   /** The answer to the thread's file call `file` (engine-files.ts). */
@@ -121,7 +129,15 @@ export type ToThread =
     }
   | 'close';
 
+/** One run as the thread gets it. */
+export type RunMessage = Extract<ToThread, { id: number }>;
+
+/** What the thread answers about one run. */
+export type RunReply = Extract<FromThread, { id: number }>;
+
 export type FromThread =
+  /** Replies about runs posted in one turn of the thread's event loop, as one message. */
+  | { replies: RunReply[]; id?: undefined }
   /** A step calls a service (EngineServices) of the event loop; answered by `answer` with the same number. */
   | { service: number; name: keyof EngineServices; arg: unknown; id?: undefined }
   /** The thread has loaded the engine: budgets count from now (see `#ready`). */
@@ -174,6 +190,10 @@ export class EngineRunner {
   #ready = false;
   #watchdog: NodeJS.Timeout | undefined;
   #seq = 0;
+  /** Workflow versions the thread was sent (it keeps them: a run names its version by key). */
+  readonly #sent = new Set<string>();
+  /** Runs to post at the end of this turn (`#post`). */
+  #outbox: RunMessage[] = [];
   #closed: Promise<void> | undefined;
 
   /**
@@ -246,9 +266,20 @@ export class EngineRunner {
         onRespond: ctx.onRespond,
         stopAt: this.#ready ? this.#stopAt() : Number.POSITIVE_INFINITY,
       });
-      const msg: ToThread = {
+      const version = `${workflow.id}@${workflow.version}`;
+      const known = this.#sent.has(version);
+      if (!known) {
+        if (this.#sent.size >= MAX_SENT_VERSIONS) {
+          this.#sent.clear();
+          this.#flush(thread);
+          thread.postMessage({ forgetVersions: true } satisfies ToThread);
+        }
+        this.#sent.add(version);
+      }
+      const msg: RunMessage = {
         id,
-        workflow,
+        version,
+        ...(known ? {} : { workflow }),
         trigger,
         ctx: {
           executionId: ctx.executionId,
@@ -260,8 +291,26 @@ export class EngineRunner {
           ...(ctx.variables ? { variables: ctx.variables } : {}),
         },
       };
-      thread.postMessage(msg);
+      this.#post(thread, msg);
     });
+  }
+
+  /**
+   * Runs started in one turn of the event loop go to the thread as one message at its end (a
+   * claim starts dozens at once): each message costs a structured clone's framing, a wake-up of
+   * the thread and an event dispatched there. The thread answers the same way (`replies`).
+   */
+  #post(thread: Thread, msg: RunMessage): void {
+    if (this.#outbox.length === 0) setImmediate(() => this.#flush(thread));
+    this.#outbox.push(msg);
+  }
+
+  #flush(thread: Thread): void {
+    if (this.#outbox.length === 0) return;
+    const runs = this.#outbox;
+    this.#outbox = [];
+    // A thread lost meanwhile failed these runs already (#lost: they run again).
+    if (this.#thread === thread) thread.postMessage({ runs } satisfies ToThread);
   }
 
   /**
@@ -284,8 +333,11 @@ export class EngineRunner {
     });
     thread.unref();
     this.#ready = false;
+    this.#sent.clear();
+    this.#outbox = [];
     thread.on('message', (reply: FromThread) => {
-      if (reply !== 'ready' && 'call' in reply) void this.#file(thread, reply.file, reply.call);
+      if (reply !== 'ready' && 'replies' in reply) for (const r of reply.replies) this.#reply(r);
+      else if (reply !== 'ready' && 'call' in reply) void this.#file(thread, reply.file, reply.call);
       else if (reply !== 'ready' && 'token' in reply) this.#token(thread, reply.token);
       else if (reply !== 'ready' && 'service' in reply) this.#call(thread, reply);
       else if (reply !== 'ready') this.#reply(reply);
@@ -368,9 +420,7 @@ export class EngineRunner {
     return Date.now() + this.#options.executionTimeoutMs + GRACE_MS;
   }
 
-  #reply(
-    reply: Exclude<FromThread, 'ready' | { call: FileCall } | { token: unknown } | { service: number }>,
-  ): void {
+  #reply(reply: RunReply): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     if (reply.slot) {
