@@ -11,11 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cluster, startCluster, within } from '../helpers/cluster.js';
 import {
   type Api,
-  expectFifoPerKey,
+  activator,
+  expectFifoScenario,
   expectNewestWins,
   keyedWorkflow,
   type Receiver,
-  sendInRandomArrival,
+  senderTo,
   startReceiver,
 } from '../queue/concurrency-scenario.js';
 
@@ -41,33 +42,12 @@ afterAll(async () => {
 
 const api: Api = (method, route, body) => cluster.api(cluster.webhooks[0]!, method, route, body);
 
-async function activeWorkflow(definition: Record<string, unknown>): Promise<string> {
-  const created = await api('POST', '/api/v1/workflows', definition);
-  expect(created.status).toBe(201);
-  expect((await api('POST', `/api/v1/workflows/${created.body.id}/activate`)).status).toBe(200);
-  return created.body.id;
-}
-
-const sender = (path: string) => async (body: unknown) => {
-  const res = await fetch(`${cluster.webhooks[0]!.url}/webhook/${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBeLessThan(300);
-  return res.headers.get('x-hookflow-execution-id')!;
-};
+const activeWorkflow = activator(api);
+const sender = senderTo(() => cluster.webhooks[0]!.url);
 
 describe('concurrency keys across two workers (PostgreSQL)', () => {
   it('20 keys × 50 events in random arrival: one at a time per key, in the order accepted, on both workers', async () => {
-    await activeWorkflow(keyedWorkflow('fifo', receiver.url, { key: '{{ body.customer }}' }));
-    const accepted = await sendInRandomArrival(sender('fifo'), 20, 50);
-    await within(
-      90_000,
-      async () => receiver.calls.filter((c) => c.key.startsWith('cus_')).length >= 1000,
-      100,
-    );
-    expectFifoPerKey(receiver, accepted, 50);
+    await expectFifoScenario({ api, send: sender, receiver }, { key: '{{ body.customer }}' }, 90_000);
     // The last call was answered; its result is recorded a moment later.
     await within(
       10_000,

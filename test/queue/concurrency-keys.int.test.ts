@@ -10,11 +10,12 @@ import { runCli, type ServerProcess, startServerProcess } from '../helpers/proce
 import { eventually, tempDir } from '../helpers/server.js';
 import {
   type Api,
-  expectFifoPerKey,
+  activator,
+  expectFifoScenario,
   expectNewestWins,
   keyedWorkflow,
   type Receiver,
-  sendInRandomArrival,
+  senderTo,
   startReceiver,
 } from './concurrency-scenario.js';
 
@@ -50,34 +51,16 @@ const api: Api = async (method, route, body) => {
   return { status: res.status, body: await res.json() };
 };
 
-async function activeWorkflow(definition: Record<string, unknown>): Promise<string> {
-  const created = await api('POST', '/api/v1/workflows', definition);
-  expect(created.status).toBe(201);
-  expect((await api('POST', `/api/v1/workflows/${created.body.id}/activate`)).status).toBe(200);
-  return created.body.id;
-}
-
-const sender = (path: string) => async (body: unknown) => {
-  const res = await fetch(`${server.url}/webhook/${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBeLessThan(300);
-  return res.headers.get('x-hookflow-execution-id')!;
-};
+const activeWorkflow = activator(api);
+const sender = senderTo(() => server.url);
 
 describe('concurrency keys on hookflow start (SQLite)', () => {
   it('20 keys × 50 events in random arrival: one at a time per key, in the order accepted, keys in parallel', async () => {
-    const id = await activeWorkflow(
-      keyedWorkflow('fifo', receiver.url, { key: '{{ body.customer }}', limit: 1 }),
-    );
-    const accepted = await sendInRandomArrival(sender('fifo'), 20, 50);
-    await eventually(
-      async () => receiver.calls.filter((c) => c.key.startsWith('cus_')).length >= 1000,
+    const { workflowId: id, accepted } = await expectFifoScenario(
+      { api, send: sender, receiver },
+      { key: '{{ body.customer }}', limit: 1 },
       60_000,
     );
-    expectFifoPerKey(receiver, accepted, 50);
     const one = await api('GET', `/api/v1/executions/${accepted.get('cus_3')![0]}`);
     expect(one.body).toMatchObject({
       workflowId: id,

@@ -162,6 +162,51 @@ export type Api = (
   body: any;
 }>;
 
+/** Creates and activates a workflow through `api`; resolves with its id. */
+export const activator =
+  (api: Api) =>
+  async (definition: Record<string, unknown>): Promise<string> => {
+    const created = await api('POST', '/api/v1/workflows', definition);
+    expect(created.status).toBe(201);
+    expect((await api('POST', `/api/v1/workflows/${created.body.id}/activate`)).status).toBe(200);
+    return created.body.id;
+  };
+
+/** Posts a JSON body to the webhook at `path` of the server at `baseUrl`; resolves with the execution id. */
+export const senderTo = (baseUrl: () => string) => (path: string) => async (body: unknown) => {
+  const res = await fetch(`${baseUrl()}/webhook/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBeLessThan(300);
+  return res.headers.get('x-hookflow-execution-id')!;
+};
+
+/**
+ * The FIFO scenario both harnesses run: a workflow keyed by customer (`concurrency` as given), 20
+ * customers × 50 events in random arrival, every call seen by the receiver within `withinMs`, one
+ * at a time per key in the order accepted, keys in parallel. Resolves with the workflow's id and
+ * the execution ids per key.
+ */
+export async function expectFifoScenario(
+  {
+    api,
+    send,
+    receiver,
+  }: { api: Api; send: (path: string) => (body: unknown) => Promise<string>; receiver: Receiver },
+  concurrency: Record<string, unknown>,
+  withinMs: number,
+): Promise<{ workflowId: string; accepted: Map<string, string[]> }> {
+  const workflowId = await activator(api)(keyedWorkflow('fifo', receiver.url, concurrency));
+  const accepted = await sendInRandomArrival(send('fifo'), 20, 50);
+  const seen = () => receiver.calls.filter((c) => c.key.startsWith('cus_')).length;
+  for (const end = Date.now() + withinMs; seen() < 1000; await new Promise((r) => setTimeout(r, 100)))
+    if (Date.now() > end) throw new Error(`the receiver saw ${seen()} of 1000 calls within ${withinMs} ms`);
+  expectFifoPerKey(receiver, accepted, 50);
+  return { workflowId, accepted };
+}
+
 /**
  * Late, older events (newest wins): each key's events are sent one after another, some of them
  * older than one sent before. An event below the highest value of its key that started before it
