@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, runCli, startServerProcess } from '../helpers/process.js';
+import { type ServerProcess, startServerProcess, startWithWorkflow } from '../helpers/process.js';
 import { json, tempDir } from '../helpers/server.js';
 
 const children: ServerProcess[] = [];
@@ -58,25 +58,12 @@ describe('crash safety', () => {
         HOOKFLOW_LOG_LEVEL: 'warn',
         HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
       };
-      const token = (await runCli(['tokens', 'create', '--name', 'crash'], env)).stdout
-        .trim()
-        .split('\n')
-        .at(-1)!;
-      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-
-      const first = await startServerProcess(env);
+      const { server: first, auth } = await startWithWorkflow(env, {
+        name: 'crash',
+        trigger: { path: 'crash' },
+        steps: steps(),
+      });
       children.push(first);
-      const wf = await json(
-        await fetch(`${first.url}/api/v1/workflows`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ name: 'crash', trigger: { path: 'crash' }, steps: steps() }),
-        }),
-      );
-      expect(
-        (await fetch(`${first.url}/api/v1/workflows/${wf.id}/activate`, { method: 'POST', headers: auth }))
-          .status,
-      ).toBe(200);
 
       // The clients post in a loop until the server dies under them.
       const acknowledged: string[] = [];

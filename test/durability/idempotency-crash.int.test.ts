@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { type ServerProcess, startServerProcess, startWithWorkflow } from '../helpers/process.js';
 import { json, tempDir } from '../helpers/server.js';
 
 const children: ServerProcess[] = [];
@@ -38,29 +38,12 @@ it('a call cut off by a SIGKILL is sent again after the restart with the same Id
     HOOKFLOW_LOG_LEVEL: 'warn',
     HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true',
   };
-  const token = (await runCli(['tokens', 'create', '--name', 'crash'], env)).stdout
-    .trim()
-    .split('\n')
-    .at(-1)!;
-  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-
-  const first = await startServerProcess(env);
+  const { server: first, auth } = await startWithWorkflow(env, {
+    name: 'charge',
+    trigger: { path: 'charge' },
+    steps: [{ name: 'charge', type: 'http', method: 'POST', url: receiverUrl, body: { amount: 5 } }],
+  });
   children.push(first);
-  const wf = await json(
-    await fetch(`${first.url}/api/v1/workflows`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        name: 'charge',
-        trigger: { path: 'charge' },
-        steps: [{ name: 'charge', type: 'http', method: 'POST', url: receiverUrl, body: { amount: 5 } }],
-      }),
-    }),
-  );
-  expect(
-    (await fetch(`${first.url}/api/v1/workflows/${wf.id}/activate`, { method: 'POST', headers: auth }))
-      .status,
-  ).toBe(200);
   const res = await fetch(`${first.url}/webhook/charge`, { method: 'POST', body: '{}' });
   expect(res.status).toBe(200);
   const { executionId } = await json(res);

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { type ServerProcess, startServerProcess, startWithWorkflow } from '../helpers/process.js';
 import { json, tempDir } from '../helpers/server.js';
 
 const N = 200;
@@ -53,32 +53,15 @@ it('SIGTERM during 200 outbound calls: the process exits at its drain deadline a
     // All 200 calls open at once (the default per-host cap is 128).
     HOOKFLOW_HTTP_MAX_SOCKETS_PER_HOST: '256',
   };
-  const token = (await runCli(['tokens', 'create', '--name', 'drain'], env)).stdout
-    .trim()
-    .split('\n')
-    .at(-1)!;
-  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-
-  const first = await startServerProcess(env);
+  const { server: first, auth } = await startWithWorkflow(env, {
+    name: 'charge',
+    trigger: { path: 'charge' },
+    steps: [
+      { name: 'charge', type: 'http', method: 'POST', url: apiUrl, body: { n: '{{ body.n }}' } },
+      { name: 'done', type: 'set', fields: { ok: '{{ $steps.charge.output.body.ok }}' } },
+    ],
+  });
   children.push(first);
-  const wf = await json(
-    await fetch(`${first.url}/api/v1/workflows`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        name: 'charge',
-        trigger: { path: 'charge' },
-        steps: [
-          { name: 'charge', type: 'http', method: 'POST', url: apiUrl, body: { n: '{{ body.n }}' } },
-          { name: 'done', type: 'set', fields: { ok: '{{ $steps.charge.output.body.ok }}' } },
-        ],
-      }),
-    }),
-  );
-  expect(
-    (await fetch(`${first.url}/api/v1/workflows/${wf.id}/activate`, { method: 'POST', headers: auth }))
-      .status,
-  ).toBe(200);
   const ids = await Promise.all(
     Array.from({ length: N }, async (_, n) => {
       const res = await fetch(`${first.url}/webhook/charge`, { method: 'POST', body: JSON.stringify({ n }) });

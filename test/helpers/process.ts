@@ -85,3 +85,37 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   }
   return { child, url, output: () => out, exited };
 }
+
+/**
+ * A store with an API token made by the CLI (`env` says where), and `hookflow start` on it serving
+ * `workflow`, created and activated: what the crash and drain tests set up before they stop the
+ * process. `auth`: the token's headers for API calls (to this process or a later one on the store).
+ */
+export async function startWithWorkflow(
+  env: Record<string, string>,
+  workflow: Record<string, unknown>,
+): Promise<{ server: ServerProcess; auth: Record<string, string>; workflowId: string }> {
+  const created = await runCli(['tokens', 'create', '--name', 'test'], env);
+  if (created.code !== 0) throw new Error(created.stderr);
+  const token = created.stdout.trim().split('\n').at(-1)!;
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const server = await startServerProcess(env);
+  try {
+    const res = await fetch(`${server.url}/api/v1/workflows`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify(workflow),
+    });
+    if (res.status !== 201) throw new Error(`creating the workflow: ${res.status} ${await res.text()}`);
+    const workflowId = ((await res.json()) as { id: string }).id;
+    const activated = await fetch(`${server.url}/api/v1/workflows/${workflowId}/activate`, {
+      method: 'POST',
+      headers: auth,
+    });
+    if (activated.status !== 200) throw new Error(`activating the workflow: ${activated.status}`);
+    return { server, auth, workflowId };
+  } catch (err) {
+    server.child.kill('SIGKILL');
+    throw err;
+  }
+}
