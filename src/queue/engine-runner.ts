@@ -271,7 +271,7 @@ export class EngineRunner {
       if (!known) {
         if (this.#sent.size >= MAX_SENT_VERSIONS) {
           this.#sent.clear();
-          this.#flush(thread);
+          this.#flush();
           thread.postMessage({ forgetVersions: true } satisfies ToThread);
         }
         this.#sent.add(version);
@@ -291,7 +291,7 @@ export class EngineRunner {
           ...(ctx.variables ? { variables: ctx.variables } : {}),
         },
       };
-      this.#post(thread, msg);
+      this.#post(msg);
     });
   }
 
@@ -300,17 +300,21 @@ export class EngineRunner {
    * claim starts dozens at once): each message costs a structured clone's framing, a wake-up of
    * the thread and an event dispatched there. The thread answers the same way (`replies`).
    */
-  #post(thread: Thread, msg: RunMessage): void {
-    if (this.#outbox.length === 0) setImmediate(() => this.#flush(thread));
+  #post(msg: RunMessage): void {
+    if (this.#outbox.length === 0) setImmediate(() => this.#flush());
     this.#outbox.push(msg);
   }
 
-  #flush(thread: Thread): void {
-    if (this.#outbox.length === 0) return;
+  /**
+   * Posts the runs waiting in the outbox to the thread. They are always the current thread's: a
+   * new thread starts with an empty outbox (`#start`; the runs meant for a lost one were failed
+   * by `#lost` and run again).
+   */
+  #flush(): void {
+    if (this.#outbox.length === 0 || !this.#thread) return;
     const runs = this.#outbox;
     this.#outbox = [];
-    // A thread lost meanwhile failed these runs already (#lost: they run again).
-    if (this.#thread === thread) thread.postMessage({ runs } satisfies ToThread);
+    this.#thread.postMessage({ runs } satisfies ToThread);
   }
 
   /**
