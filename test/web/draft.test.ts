@@ -596,6 +596,8 @@ describe('newStep', () => {
       'wait',
       'fail',
       'sql',
+      'store',
+      'workflow',
     ]);
     for (const { type } of STEP_TYPES) expect(newStep(type, [])).not.toHaveProperty('raw');
   });

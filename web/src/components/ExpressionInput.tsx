@@ -117,7 +117,7 @@ export function ExpressionInput({
   };
 
   const insert = (field: PickerField) => {
-    const text = `{{ ${field.insert} }}`;
+    const text = field.text ?? `{{ ${field.insert} }}`;
     const { start, end } = caret.current ?? { start: value.length, end: value.length };
     const next = value.slice(0, start) + text + value.slice(end);
     pendingCaret.current = start + text.length;

@@ -8,6 +8,8 @@ export interface PickerField {
   label: string;
   /** The expression inserted inside `{{ }}`. */
   insert: string;
+  /** Text inserted as written instead (a JSON member a sub-workflow's input takes). */
+  text?: string;
   type: string;
   example: unknown;
   /** A variable (`$vars`, `$secrets`): there whether or not a test event was captured. */

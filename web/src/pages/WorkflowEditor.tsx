@@ -657,7 +657,7 @@ export function WorkflowEditor({ id }: { id: string }) {
                     setList(found.list, next);
                   }}
                   onRemove={() => removeStep(found.step.key)}
-                  context={contextFor(found.at)}
+                  context={{ ...contextFor(found.at), workflowId: id }}
                   result={results?.[found.at]}
                   problems={problems.filter(
                     (p) => p.field === found.at || p.field.startsWith(`${found.at}/`),

@@ -13,8 +13,10 @@ import { httpForm } from './http';
 import { respondForm } from './respond';
 import { setForm } from './set';
 import { sqlForm } from './sql';
+import { storeForm } from './store';
 import type { Drafts, FormType, StepDraft, StepForm } from './types';
 import { waitForm } from './wait';
+import { workflowForm } from './workflow';
 
 /** Every type with a form, by type: a type missing here is a type error. */
 const ENTRIES: { [T in FormType]: StepForm<Drafts[T]> } = {
@@ -30,6 +32,8 @@ const ENTRIES: { [T in FormType]: StepForm<Drafts[T]> } = {
   wait: waitForm,
   fail: failForm,
   sql: sqlForm,
+  store: storeForm,
+  workflow: workflowForm,
 };
 
 export const STEP_FORMS: readonly StepForm[] = Object.values(ENTRIES) as StepForm[];

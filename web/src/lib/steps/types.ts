@@ -20,7 +20,9 @@ import type { HttpDraft } from './http';
 import type { RespondDraft } from './respond';
 import type { SetDraft } from './set';
 import type { SqlDraft } from './sql';
+import type { StoreDraft } from './store';
 import type { WaitDraft } from './wait';
+import type { WorkflowDraft } from './workflow';
 
 export interface Row {
   key: string;
@@ -57,6 +59,8 @@ export interface Drafts {
   wait: WaitDraft;
   fail: FailDraft;
   sql: SqlDraft;
+  store: StoreDraft;
+  workflow: WorkflowDraft;
 }
 
 export type FormType = keyof Drafts;

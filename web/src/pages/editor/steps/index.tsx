@@ -14,8 +14,10 @@ import { RespondFields } from './RespondStep';
 import { SetFields } from './SetStep';
 import { Expr, type Props } from './shared';
 import { SqlFields } from './SqlStep';
+import { StoreFields } from './StoreStep';
 import { SwitchFields } from './SwitchStep';
 import { WaitFields } from './WaitStep';
+import { WorkflowFields } from './WorkflowStep';
 
 export interface StepFormView<D> {
   Form: ComponentType<Props<D>>;
@@ -69,6 +71,8 @@ const VIEWS: { [T in FormType]: StepFormView<Drafts[T]> } = {
     inline: ['message'],
   },
   sql: { Form: SqlFields, inline: ['credential', 'query', 'params', 'maxRows', 'timeoutMs'] },
+  store: { Form: StoreFields, inline: ['key', 'value', 'by', 'ttlSeconds'] },
+  workflow: { Form: WorkflowFields, inline: ['workflowId', 'input', 'wait'] },
 };
 
 /** The form of a step's type, or undefined for a type with no form. */

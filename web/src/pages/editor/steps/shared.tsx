@@ -12,6 +12,8 @@ import type { ResponseMode } from '../../../types';
 export interface StepContext {
   fields: PickerField[];
   scope: Scope | undefined;
+  /** The workflow being edited (a `workflow` step may not run it). */
+  workflowId: string;
 }
 
 export type RenderList = (
