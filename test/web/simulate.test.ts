@@ -194,6 +194,7 @@ describe('simulate', () => {
       const stop = {
         output: null,
         note: 'The condition is false: the run would stop here (status filtered).',
+        stopped: 'filtered',
       };
       for (const condition of ['{{ body.param1 = "z" }}', '{{ body.nope }}', '{{ null }}', false]) {
         const sim = await run([{ name: 'f', type: 'filter', condition }]);

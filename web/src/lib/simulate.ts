@@ -24,6 +24,8 @@ export interface SimResult {
   notTaken?: boolean;
   /** `code`: the console lines of its last test run (the first iteration's, in a loop). */
   logs?: string[];
+  /** The step would stop the run: a filter's false condition, a fail step (or one inside a branch). */
+  stopped?: 'filtered' | 'failed';
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
@@ -205,15 +207,10 @@ async function runList(
       result = { output: null, error: (err as Error).message };
     }
     if (!taken) result.notTaken = true;
+    if (end) result.stopped = end;
     // The server's path beside the preview's: when the last test run went another way (the draft
     // changed since, or a step the browser cannot run decided it), say which.
-    if (
-      (type === 'if' || type === 'switch') &&
-      ctx.run &&
-      recorded?.status === 'succeeded' &&
-      recorded.branch !== result.branch &&
-      !result.error
-    )
+    if (ctx.run && recorded?.status === 'succeeded' && recorded.branch !== result.branch && !result.error)
       result.note =
         `${result.note ?? ''} In the last test run (v${ctx.run.workflowVersion}) it took ${branchWords(recorded.branch)}.`.trim();
     const run = ctx.run;
