@@ -689,7 +689,13 @@ describe('credentials and versions in the browser', () => {
     await page.getByTestId(`version-${renamed}`).getByText('owner@example.com').waitFor();
     // The latest against the one before: the name changed.
     await page.getByRole('button', { name: `Compare v${workflow.version} with the latest` }).click();
-    await page.getByTestId('version-changes').filter({ hasText: 'Changed: name' }).waitFor();
+    await page
+      .getByTestId('version-changes')
+      .filter({ hasText: `Version ${workflow.version} → Version ${renamed}: name.` })
+      .waitFor();
+    const name = page.getByTestId('version-diff').locator('.diff-field').filter({ hasText: 'name' });
+    expect(await name.locator('del').textContent()).toContain('"Notify"');
+    expect(await name.locator('ins').textContent()).toContain('"Notify (renamed)"');
     await screenshot('version-history', DESKTOP);
     await checkPage('version history');
 
@@ -704,7 +710,16 @@ describe('credentials and versions in the browser', () => {
     };
     expect(after).toMatchObject({ name: 'Notify', version: restored, publishedVersion: null });
 
+    // Publish from the history asks first, with the same review as the editor's.
     await page.getByRole('button', { name: `Publish v${restored}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Publish draft v${restored}?` });
+    await dialog.getByTestId('version-changes').waitFor();
+    expect(
+      (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as {
+        publishedVersion: number | null;
+      },
+    ).toMatchObject({ publishedVersion: null });
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
     await page.getByText(`Published v${restored}: live traffic runs it now.`).waitFor();
     await page.getByTestId(`version-${restored}`).getByText('Published').waitFor();
     const published = (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as {

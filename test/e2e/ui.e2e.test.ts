@@ -339,17 +339,38 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(await publish.isVisible()).toBe(true);
     await screenshot('editor-phone', PHONE);
 
-    // Publish: first both versions side by side.
+    // Publish: first what changes, the changed field's old and new values highlighted.
     await publish.click();
     const dialog = page.getByRole('dialog', { name: 'Publish draft v2?' });
     await dialog.waitFor();
+    const change = dialog.getByTestId('diff-step-value');
+    await change.waitFor();
+    expect(await change.locator('dt').textContent()).toBe('fields.value');
+    const old = change.locator('del.diff-old');
+    const now = change.locator('ins.diff-new');
+    expect(await old.textContent()).toContain('"one"');
+    expect(await now.textContent()).toContain('"two"');
+    const highlight = (el: typeof old) =>
+      el.evaluate(
+        (e) =>
+          (
+            globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+          ).getComputedStyle(e).backgroundColor,
+      );
+    expect(await highlight(old)).not.toBe('rgba(0, 0, 0, 0)');
+    expect(await highlight(now)).not.toBe('rgba(0, 0, 0, 0)');
+    expect(await highlight(old)).not.toBe(await highlight(now));
+    expect(await dialog.getByTestId('version-changes').textContent()).toBe(
+      'Published v1 → Draft v2: 1 step changed.',
+    );
+    // The raw JSON of both, side by side, one click away.
+    await dialog.getByRole('button', { name: 'Show the raw JSON' }).click();
     const published = dialog.getByRole('figure', { name: 'Published v1' }).locator('pre');
     const draft = dialog.getByRole('figure', { name: 'Draft v2' }).locator('pre');
     await published.waitFor();
     expect(await published.textContent()).toContain('"value": "one"');
     expect(await published.textContent()).not.toContain('"value": "two"');
     expect(await draft.textContent()).toContain('"value": "two"');
-    expect(await dialog.textContent()).toContain('Changed: step 1 (value)');
     await screenshot('publish-desktop', DESKTOP);
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(150);
@@ -365,7 +386,7 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(await production()).toEqual({ value: 'one' });
 
     await publish.click();
-    await published.waitFor();
+    await change.waitFor();
     await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
     await dialog.waitFor({ state: 'hidden' });
     await page.getByText('Published v2: live traffic runs it now.').waitFor();

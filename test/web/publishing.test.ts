@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changedParts, publishState, savedNotice, versionContent } from '../../web/src/lib/publishing.js';
-import type { Step } from '../../web/src/types.js';
+import { publishState, savedNotice, versionContent } from '../../web/src/lib/publishing.js';
 
 describe('publishState', () => {
   it('an active workflow whose draft is ahead can be published', () => {
@@ -45,9 +44,7 @@ describe('savedNotice', () => {
   });
 });
 
-const step = (name: string, value: string): Step => ({ name, type: 'set', fields: { value } });
-
-describe('versionContent and changedParts', () => {
+describe('versionContent', () => {
   const trigger = {
     type: 'webhook',
     path: 'orders',
@@ -64,25 +61,9 @@ describe('versionContent and changedParts', () => {
     });
   });
 
-  it('names what differs: name, trigger keys, changed, added and removed steps', () => {
-    const published = versionContent({ name: 'a', trigger, steps: [step('value', 'one'), step('old', 'x')] });
-    const draft = versionContent({
-      name: 'b',
-      trigger: { ...trigger, path: 'orders/v2' },
-      steps: [step('value', 'two')],
+  it('keeps the settings when the version has them', () => {
+    expect(versionContent({ name: 'n', trigger, steps: [], settings: { timeoutMs: 5 } }).settings).toEqual({
+      timeoutMs: 5,
     });
-    expect(changedParts(published, draft)).toEqual([
-      'name',
-      'trigger path',
-      'step 1 (value)',
-      'step removed: old',
-    ]);
-    expect(changedParts(draft, published)).toEqual([
-      'name',
-      'trigger path',
-      'step 1 (value)',
-      'step added: old',
-    ]);
-    expect(changedParts(published, published)).toEqual([]);
   });
 });

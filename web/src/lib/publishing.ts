@@ -79,33 +79,21 @@ export interface VersionContent {
   name: string;
   trigger: Record<string, unknown>;
   steps: Step[];
+  settings?: unknown;
 }
 
-/** Name, trigger (without what the server computes: the URLs, a schedule's next run) and steps. */
-export function versionContent(v: { name: string; trigger: object; steps: Step[] }): VersionContent {
+/** Name, trigger (without what the server computes: the URLs, a schedule's next run), steps and settings. */
+export function versionContent(v: {
+  name: string;
+  trigger: object;
+  steps: Step[];
+  settings?: unknown;
+}): VersionContent {
   const { testUrl: _t, productionUrl: _p, nextRunAt: _n, ...trigger } = v.trigger as Record<string, unknown>;
-  return { name: v.name, trigger, steps: v.steps };
-}
-
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/**
- * What publishing would change, in words a user can check against the JSON: "name", "trigger
- * path", "step 1 (value)", "step added: notify", "step removed: old". Steps are matched by
- * position, as the engine runs them.
- */
-export function changedParts(published: VersionContent, draft: VersionContent): string[] {
-  const parts: string[] = [];
-  if (published.name !== draft.name) parts.push('name');
-  const keys = new Set([...Object.keys(published.trigger), ...Object.keys(draft.trigger)]);
-  for (const key of keys) if (!same(published.trigger[key], draft.trigger[key])) parts.push(`trigger ${key}`);
-  const count = Math.max(published.steps.length, draft.steps.length);
-  for (let i = 0; i < count; i++) {
-    const before = published.steps[i];
-    const after = draft.steps[i];
-    if (!before) parts.push(`step added: ${after!.name}`);
-    else if (!after) parts.push(`step removed: ${before.name}`);
-    else if (!same(before, after)) parts.push(`step ${i + 1} (${after.name})`);
-  }
-  return parts;
+  return {
+    name: v.name,
+    trigger,
+    steps: v.steps,
+    ...(v.settings !== undefined ? { settings: v.settings } : {}),
+  };
 }

@@ -1,17 +1,18 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { type ApiError, api, asApiError } from '../api';
 import { ErrorMessage } from '../components/ErrorMessage';
-import { JsonView } from '../components/JsonView';
+import { VersionDiffView } from '../components/VersionDiffView';
 import { ListTable, RowAction } from '../components/ListTable';
 import { Notice } from '../components/Notice';
 import { formatAgo, formatTime } from '../lib/format';
-import { changedParts, type VersionContent, versionContent } from '../lib/publishing';
+import { type VersionContent, versionContent } from '../lib/publishing';
 import { useTitle } from '../lib/title';
 import { useAction } from '../lib/useAction';
 import { usePagedList } from '../lib/usePagedList';
 import { Link } from '../router';
 import type { Step, Trigger, Workflow } from '../types';
 import { useCan } from '../lib/role';
+import { loadPublishReview, PublishDialog, type PublishReview } from './editor/PublishDialog';
 
 interface VersionItem {
   version: number;
@@ -21,20 +22,19 @@ interface VersionItem {
   savedBy?: string | null;
 }
 
-type Content = VersionContent & { settings?: unknown };
-
-async function readVersion(workflowId: string, version: number): Promise<Content> {
+async function readVersion(workflowId: string, version: number): Promise<VersionContent> {
   const v = await api<{ name: string; trigger: Trigger; steps: Step[]; settings?: unknown }>(
     'GET',
     `/workflows/${encodeURIComponent(workflowId)}/versions/${version}`,
   );
-  return { ...versionContent(v), settings: v.settings ?? {} };
+  return versionContent({ ...v, settings: v.settings ?? {} });
 }
 
 /**
  * A workflow's saved versions (SPEC 7c), newest first, with the published one and the latest (the
- * draft) marked; any two side by side as JSON with what differs named; restore saves an old one's
- * content as a new draft version, and Publish puts the draft live — two deliberate steps.
+ * draft) marked; any two compared (steps added, removed, moved, fields changed; the raw JSON one
+ * click away); restore saves an old one's content as a new draft version, and Publish puts the
+ * draft live after the same review the editor shows — two deliberate steps.
  */
 export function VersionHistory({ id }: { id: string }) {
   const canEdit = useCan('editor');
@@ -45,7 +45,8 @@ export function VersionHistory({ id }: { id: string }) {
   const action = useAction(setError);
   const [left, setLeft] = useState<number | null>(null);
   const [right, setRight] = useState<number | null>(null);
-  const [diff, setDiff] = useState<{ left: Content; right: Content } | null>(null);
+  const [diff, setDiff] = useState<{ left: VersionContent; right: VersionContent } | null>(null);
+  const [review, setReview] = useState<PublishReview | null>(null);
   useTitle('Version history', workflow?.name);
   const base = `/workflows/${encodeURIComponent(id)}`;
   // Loaded with the workflow (below), so the two show together.
@@ -111,21 +112,27 @@ export function VersionHistory({ id }: { id: string }) {
     });
   };
 
-  const publish = async () => {
+  const startPublish = () => {
     setError(null);
-    await action.run(async () => {
+    setNotice(null);
+    if (workflow) loadPublishReview(workflow, setReview);
+  };
+
+  const publish = async () => {
+    if (!review) return;
+    setReview({ ...review, busy: true, error: null });
+    try {
       const w = await api<Workflow>('POST', `${base}/publish`);
       setWorkflow(w);
+      setReview(null);
       setNotice(`Published v${w.publishedVersion}: live traffic runs it now.`);
-    });
+    } catch (err) {
+      setReview({ ...review, busy: false, error: asApiError(err) });
+    }
   };
 
   const latest = versions?.[0]?.version;
   const canPublish = workflow !== null && workflow.publishedVersion !== workflow.version;
-  const parts = diff ? changedParts(diff.left, diff.right) : [];
-  const settingsChanged = diff
-    ? JSON.stringify(diff.left.settings) !== JSON.stringify(diff.right.settings)
-    : false;
   const options = versions ?? [];
 
   return (
@@ -137,7 +144,12 @@ export function VersionHistory({ id }: { id: string }) {
         <h1 id={headingId}>Version history{workflow ? `: ${workflow.name}` : ''}</h1>
         {canPublish && canEdit && (
           <div className="page-actions">
-            <button type="button" className="button primary" onClick={publish} disabled={action.busy}>
+            <button
+              type="button"
+              className="button primary"
+              onClick={startPublish}
+              disabled={action.busy || review !== null}
+            >
               Publish v{workflow?.version}
             </button>
           </div>
@@ -240,25 +252,16 @@ export function VersionHistory({ id }: { id: string }) {
             ))}
           </div>
           {diff && (
-            <>
-              <p className="small" data-testid="version-changes">
-                {parts.length > 0 || settingsChanged ? (
-                  <>
-                    Changed:{' '}
-                    <strong>{[...parts, ...(settingsChanged ? ['settings'] : [])].join(', ')}</strong>.
-                  </>
-                ) : (
-                  'The two versions have the same content.'
-                )}
-              </p>
-              <div className="version-diff">
-                <JsonView value={diff.left} label={`Version ${left}`} />
-                <JsonView value={diff.right} label={`Version ${right}`} />
-              </div>
-            </>
+            <VersionDiffView
+              before={diff.left}
+              after={diff.right}
+              beforeLabel={`Version ${left}`}
+              afterLabel={`Version ${right}`}
+            />
           )}
         </section>
       )}
+      <PublishDialog workflowId={id} review={review} onPublish={publish} onCancel={() => setReview(null)} />
     </article>
   );
 }

@@ -23,7 +23,7 @@ import { flattenValue, keyStep } from '../lib/flatten';
 import { focusField } from '../lib/focusField';
 import { typeOf } from '../lib/format';
 import { findPathConflict, type PathConflict } from '../lib/pathConflicts';
-import { publishState, savedNotice, versionContent } from '../lib/publishing';
+import { publishState, savedNotice } from '../lib/publishing';
 import { currentFailure, type SaveFailure } from '../lib/saveErrors';
 import { type SimResult, type Simulation, simulate } from '../lib/simulate';
 import { allSteps, findStep, replaceList } from '../lib/lanes';
@@ -33,8 +33,8 @@ import { nextTickItem } from '../lib/schedule';
 import { useMediaQuery } from '../lib/useMediaQuery';
 import { setActive } from '../lib/workflows';
 import { Link, setLeaveGuard } from '../router';
-import type { LearnedField, Step, Trigger, TriggerItem, Workflow } from '../types';
-import { PublishDialog, type PublishReview } from './editor/PublishDialog';
+import type { LearnedField, TriggerItem, Workflow } from '../types';
+import { loadPublishReview, PublishDialog, type PublishReview } from './editor/PublishDialog';
 import { HealthPanel } from './editor/HealthPanel';
 import { RejectionsPanel } from './editor/RejectionsPanel';
 import { SettingsPanel } from './editor/SettingsPanel';
@@ -493,18 +493,7 @@ export function WorkflowEditor({ id }: { id: string }) {
     setActiveError(null);
     const w = dirty ? await save() : saved;
     if (!w?.active || w.publishedVersion === null || w.publishedVersion >= w.version) return;
-    const publishedVersion = w.publishedVersion;
-    const base = { publishedVersion, draftVersion: w.version, draft: versionContent(w) };
-    setReview(base);
-    try {
-      const v = await api<{ name: string; trigger: Trigger; steps: Step[] }>(
-        'GET',
-        `/workflows/${encodeURIComponent(id)}/versions/${publishedVersion}`,
-      );
-      setReview((r) => r && { ...r, published: versionContent(v) });
-    } catch (err) {
-      setReview((r) => r && { ...r, error: asApiError(err) });
-    }
+    await loadPublishReview(w, setReview);
   };
 
   const confirmPublish = async () => {

@@ -2,14 +2,18 @@ import { useEffect, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { ErrorMessage } from '../../components/ErrorMessage';
-import { JsonView } from '../../components/JsonView';
-import { changedParts, type VersionContent } from '../../lib/publishing';
+import { VersionDiffView } from '../../components/VersionDiffView';
+import { type VersionContent, versionContent } from '../../lib/publishing';
+import type { Step, Trigger, Workflow } from '../../types';
 import { runTests, SuiteResults, type SuiteRun } from './TestsPanel';
 
 export interface PublishReview {
-  publishedVersion: number;
+  /** null: nothing was published yet (an inactive workflow's history can publish its first version). */
+  publishedVersion: number | null;
   draftVersion: number;
-  /** undefined while the published version loads. */
+  /** Whether the production URL serves (what publishing changes now, or once activated). */
+  active: boolean;
+  /** undefined while the published version loads, and when there is none. */
   published?: VersionContent;
   draft: VersionContent;
   error?: ApiError | null;
@@ -17,8 +21,30 @@ export interface PublishReview {
 }
 
 /**
- * Before Publish: the published version and the draft side by side as JSON, with what differs
- * named above them, and the workflow's tests run against the draft (SPEC 7g), so nothing goes
+ * The review Publish shows for workflow `w` (its draft, then the published version it replaces,
+ * given to `update` as it loads): one flow for the editor and the version history.
+ */
+export async function loadPublishReview(
+  w: Workflow,
+  update: (next: (r: PublishReview | null) => PublishReview | null) => void,
+): Promise<void> {
+  const publishedVersion = w.publishedVersion;
+  update(() => ({ publishedVersion, draftVersion: w.version, active: w.active, draft: versionContent(w) }));
+  if (publishedVersion === null) return;
+  try {
+    const v = await api<{ name: string; trigger: Trigger; steps: Step[]; settings?: unknown }>(
+      'GET',
+      `/workflows/${encodeURIComponent(w.id)}/versions/${publishedVersion}`,
+    );
+    update((r) => r && { ...r, published: versionContent(v) });
+  } catch (err) {
+    update((r) => r && { ...r, error: asApiError(err) });
+  }
+}
+
+/**
+ * Before Publish: what the draft changes against the published version (a structured diff, the
+ * raw JSON of both one click away), and the workflow's tests run against the draft (SPEC 7g), so nothing goes
  * live unseen.
  */
 export function PublishDialog({
@@ -32,39 +58,34 @@ export function PublishDialog({
   onPublish: () => void;
   onCancel: () => void;
 }) {
-  const parts = review?.published ? changedParts(review.published, review.draft) : [];
   return (
     <ConfirmDialog
       open={review !== null}
       wide
       title={review ? `Publish draft v${review.draftVersion}?` : 'Publish'}
       confirmLabel="Publish"
-      busy={!review?.published || review.busy}
+      busy={!review || (review.publishedVersion !== null && !review.published) || review.busy}
       onConfirm={onPublish}
       onCancel={onCancel}
     >
       {review && (
         <>
           <p>
-            Live traffic runs v{review.publishedVersion} until you publish; then it runs draft v
-            {review.draftVersion}.
+            {review.active
+              ? `Live traffic runs ${review.publishedVersion === null ? 'nothing' : `v${review.publishedVersion}`} until you publish; then it runs draft v${review.draftVersion}.`
+              : `The workflow is not active: publishing makes draft v${review.draftVersion} the version its production URL runs once it is activated.`}
           </p>
-          {review.published ? (
-            <>
-              <p className="small">
-                {parts.length > 0 ? (
-                  <>
-                    Changed: <strong>{parts.join(', ')}</strong>.
-                  </>
-                ) : (
-                  'The draft has the same content as the published version.'
-                )}
-              </p>
-              <div className="version-diff">
-                <JsonView value={review.published} label={`Published v${review.publishedVersion}`} />
-                <JsonView value={review.draft} label={`Draft v${review.draftVersion}`} />
-              </div>
-            </>
+          {review.publishedVersion === null ? (
+            <p className="small">
+              Nothing was published before: every step of the draft is new to production.
+            </p>
+          ) : review.published ? (
+            <VersionDiffView
+              before={review.published}
+              after={review.draft}
+              beforeLabel={`Published v${review.publishedVersion}`}
+              afterLabel={`Draft v${review.draftVersion}`}
+            />
           ) : (
             !review.error && <p className="muted">Loading the published version…</p>
           )}
