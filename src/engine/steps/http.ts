@@ -9,8 +9,8 @@
  * step's record); up to 5 redirects are followed, each hop checked against the network policy again.
  *
  * Credentials (SPEC 7c): `"credential": "<id>"` applies one of the run's credentials (handed in by
- * the executor, engine/credentials.ts) to the request; the record's `request` shows its header or
- * query value as "***", and its values, in every form credentials.ts looks for, are scrubbed from
+ * the executor, engine/credentials.ts) to the request; the record's `request` (method, URL,
+ * headers, content type, body) shows its header or query value as "***", and its values, in every form credentials.ts looks for, are scrubbed from
  * everything the step records or outputs: a body stored as text or base64 as bytes before it is
  * decoded or encoded, a JSON body once parsed, headers and error messages.
  *
@@ -221,7 +221,10 @@ export const httpStep = defineStep({
       config.multipart !== undefined
         ? multipartBody(method, config.multipart, headers, ctx)
         : encodeBody(method, config.body, headers, ctx);
-    const recorded = {
+    // A credential's values and the run's secret variables (SPEC 7e), in every form.
+    let scrub = scrubber([...(applied?.secrets ?? []), ...(ctx.secrets ?? [])]);
+    // A secret variable put into the URL, a header (a Slack webhook URL is one) or the body is "***".
+    const recorded = scrub.value({
       method,
       url: maskedUrl(url, applied),
       headers: Object.fromEntries(
@@ -230,11 +233,9 @@ export const httpStep = defineStep({
           SECRET_HEADER.test(k) ? '***' : v,
         ]),
       ),
-    };
-    // A credential's values and the run's secret variables (SPEC 7e), in every form.
-    let scrub = scrubber([...(applied?.secrets ?? []), ...(ctx.secrets ?? [])]);
-    // A secret variable put into the URL or a header (a Slack webhook URL is one) is shown as "***".
-    if (ctx.secrets?.length) Object.assign(recorded, scrub.value(recorded));
+      ...(headers['content-type'] !== undefined ? { contentType: headers['content-type'] } : {}),
+      ...recordedBody(config, body),
+    }) as Record<string, unknown>;
     const attempts: Attempt[] = resumedAttempts(ctx.resume?.state);
     const details = (): StepDetails => ({ request: recorded, attempts: [...attempts] });
     const policy = retryPolicy(config.retry, RETRY_ON);
@@ -513,6 +514,42 @@ function checkLiteral(ctx: StepContext, url: URL): void {
       new NetworkRefused(url.hostname, url.hostname.replace(/^\[|\]$/g, ''), why).message,
       { field: '/url' },
     );
+}
+
+/** The recorded request body is cut here (the whole execution is stored, as for responses). */
+export const MAX_RECORDED_BODY_CHARS = 64 * 1024;
+
+/**
+ * The body as the record shows it (`request.body`): the text sent (JSON, form or plain, cut at
+ * MAX_RECORDED_BODY_CHARS with `bodyTruncated`), or what a streamed body is made of — the file
+ * sent, or multipart's fields and files — never the file's bytes.
+ */
+function recordedBody(
+  config: {
+    body?: unknown;
+    multipart?: { fields?: Record<string, unknown>; files?: Record<string, unknown> };
+  },
+  body: BodySource | undefined,
+): { body?: unknown; bodyTruncated?: true } {
+  if (body === undefined) return {};
+  if (typeof body === 'string')
+    return body.length > MAX_RECORDED_BODY_CHARS
+      ? { body: body.slice(0, MAX_RECORDED_BODY_CHARS), bodyTruncated: true }
+      : { body };
+  const described = (v: unknown): unknown => {
+    const ref = asFileRef(v);
+    return ref ? { file: { filename: ref.filename, mimeType: ref.mimeType, size: ref.size } } : v;
+  };
+  if (config.multipart) {
+    const files = Object.entries(config.multipart.files ?? {}).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? v.map(described) : described(v),
+    ]);
+    return {
+      body: { multipart: { fields: config.multipart.fields ?? {}, files: Object.fromEntries(files) } },
+    };
+  }
+  return { body: described(config.body) };
 }
 
 function encodeBody(
