@@ -153,6 +153,11 @@ export class ExecutionService {
     return (await this.#shown([row]))[0]!;
   }
 
+  /** The ids of the executions that retry `row` (POST …/retry), oldest first. */
+  retriesOf(row: ExecutionRow): Promise<string[]> {
+    return executionsRepo.retriesOf(this.#store.db, row);
+  }
+
   /**
    * Rows as shown: one with a checkpoint (waiting, or resumed and running) has its records so far
    * in the checkpoint's parts, not in `steps` (store/executions.ts withRecordsSoFar).

@@ -18,6 +18,9 @@ export const UNFINISHED_STATUSES = ['queued', 'running', 'waiting'] as const;
  */
 const UNFINISHED = UNFINISHED_STATUSES;
 
+/** How many later executions of a workflow are searched for an execution's retries (executionsRepo.retriesOf). */
+export const RETRY_WINDOW = 10_000;
+
 export function isFinished(status: ExecutionsTable['status']): boolean {
   return status !== 'queued' && status !== 'running' && status !== 'waiting';
 }
@@ -92,6 +95,31 @@ export const executionsRepo = {
     if (f.mode) q = q.where('mode', '=', f.mode);
     if (f.before) q = q.where('id', '<', f.before);
     return q.execute();
+  },
+
+  /**
+   * The retries of execution `id` (rows whose `retry_of` is it), oldest first, at most `limit`:
+   * looked for among the next RETRY_WINDOW executions of its workflow (a retry is made after the
+   * execution it retries, and ids grow with time), through the (workflow_id, id) index — no index
+   * on retry_of, which nothing else reads.
+   */
+  async retriesOf(db: Db, row: Pick<ExecutionRow, 'id' | 'workflow_id'>, limit = 20): Promise<string[]> {
+    const window = db
+      .selectFrom('executions')
+      .select(['id', 'retry_of'])
+      .where('workflow_id', '=', row.workflow_id)
+      .where('id', '>', row.id)
+      .orderBy('id')
+      .limit(RETRY_WINDOW)
+      .as('w');
+    const rows = await db
+      .selectFrom(window)
+      .select('w.id')
+      .where('w.retry_of', '=', row.id)
+      .orderBy('w.id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   },
 
   /**

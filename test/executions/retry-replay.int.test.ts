@@ -56,6 +56,9 @@ describe('retry', () => {
     });
     expect(retried.trigger).toEqual(old.trigger);
     expect(retried.error).toMatchObject({ step: 'boom' });
+    // And back: the failed execution names its retries.
+    expect(old.retries).toEqual([res.body.executionId]);
+    expect(retried.retries).toEqual([]);
   });
 
   it('answers 404 for an unknown execution', async () => {

@@ -639,6 +639,28 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         expect(page2.map((r) => r.id)).toEqual(expected.slice(3));
       });
 
+      it('retriesOf gives the executions whose retry_of is the execution, oldest first, of its workflow only', async () => {
+        const [original, other, retry1, unrelated, retry2] = ids(5);
+        const rows = [
+          execution({ id: original!, workflow_id: 'wf-a', status: 'failed' }),
+          execution({ id: other!, workflow_id: 'wf-b', status: 'failed' }),
+          execution({ id: retry1!, workflow_id: 'wf-a', status: 'failed', retry_of: original! }),
+          execution({ id: unrelated!, workflow_id: 'wf-a', status: 'succeeded' }),
+          execution({ id: retry2!, workflow_id: 'wf-a', status: 'succeeded', retry_of: original! }),
+        ];
+        for (const row of rows) await executionsRepo.insert(store.db, row);
+        expect(await executionsRepo.retriesOf(store.db, { id: original!, workflow_id: 'wf-a' })).toEqual([
+          retry1,
+          retry2,
+        ]);
+        expect(await executionsRepo.retriesOf(store.db, { id: original!, workflow_id: 'wf-a' }, 1)).toEqual([
+          retry1,
+        ]);
+        // A retry of a retry belongs to the retry it repeats.
+        expect(await executionsRepo.retriesOf(store.db, { id: retry1!, workflow_id: 'wf-a' })).toEqual([]);
+        expect(await executionsRepo.retriesOf(store.db, { id: other!, workflow_id: 'wf-b' })).toEqual([]);
+      });
+
       it.each<[ExecutionRow['status'], number]>([
         ['queued', 3],
         ['running', 0],

@@ -113,6 +113,16 @@ export type Mode = ExecutionMode;
 
 export type { ExecutionError };
 
+/** What an `http` step sent (its record's `request`): the body as text, or a file or multipart described. */
+export interface SentRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  contentType?: string;
+  body?: unknown;
+  bodyTruncated?: boolean;
+}
+
 export interface ExecutionStep {
   name: string;
   type: string;
@@ -137,6 +147,8 @@ export interface ExecutionStep {
   iterationCount?: number;
   /** `code`: its console.log lines (first 100). */
   logs?: string[];
+  /** `http`: the request as sent (secrets as "***"). */
+  request?: SentRequest;
   /** `http` with `retry` (SPEC 7c): each attempt. */
   attempts?: { at: string; status?: number; error?: string }[];
   /** `workflow`: the sub-workflow execution it started. */
@@ -167,6 +179,8 @@ export interface Execution {
   error: ExecutionError | null;
   attempt: number;
   retryOf: string | null;
+  /** GET /executions/{id} only: the executions that retry this one, oldest first. */
+  retries?: string[];
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;

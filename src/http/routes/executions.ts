@@ -89,7 +89,15 @@ const ExecutionSchema = Type.Object({
   steps: Type.Array(StepRecordSchema),
   error: Type.Unknown(),
   attempt: Type.Integer(),
-  retryOf: Type.Union([Type.String(), Type.Null()]),
+  retryOf: Type.Union([Type.String(), Type.Null()], {
+    description: 'A retry (POST /executions/{id}/retry): the execution it retried; null otherwise.',
+  }),
+  retries: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'GET /executions/{id} only: the executions that retry this one (their retryOf is its id), oldest first, up to 20, among the next 10 000 executions of its workflow.',
+    }),
+  ),
   errorExecutionId: Type.Union([Type.String(), Type.Null()], {
     description:
       'The execution of the error workflow this failed production execution started (settings.errorWorkflowId), or null.',
@@ -243,6 +251,7 @@ export function executionRoutes(app: App, { executions }: HttpDeps): void {
       return {
         ...presentExecution(row),
         waitingFor: row.status === 'waiting' ? await executions.waitingFor(row.id) : null,
+        retries: await executions.retriesOf(row),
       };
     },
   );

@@ -243,7 +243,24 @@ export function ExecutionDetail({ id }: { id: string }) {
             {e.retryOf && (
               <>
                 {' '}
-                · retry of <Link to={`/executions/${e.retryOf}`}>an earlier execution</Link>
+                · retry of{' '}
+                <Link to={`/executions/${e.retryOf}`} data-testid="retry-of">
+                  an earlier execution
+                </Link>
+              </>
+            )}
+            {e.retries && e.retries.length > 0 && (
+              <>
+                {' '}
+                · retried as{' '}
+                {e.retries.map((r, i) => (
+                  <span key={r}>
+                    {i > 0 && ', '}
+                    <Link to={`/executions/${r}`} data-testid="retried-as">
+                      retry {i + 1}
+                    </Link>
+                  </span>
+                ))}
               </>
             )}
           </dd>

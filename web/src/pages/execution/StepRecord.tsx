@@ -2,7 +2,7 @@
  * One step's record in an execution, at any depth (SPEC 7b): its status, timings, error, input and
  * output; for `if`/`switch` the branch that ran and those that did not, with the records of the
  * steps inside; for `forEach` each recorded iteration (the first 100) with its steps; for `code` its
- * console lines; for `http` its attempts; for `sql` its rows as a table; for `email` its recipients,
+ * console lines; for `http` the request it sent and its attempts; for `sql` its rows as a table; for `email` its recipients,
  * accepted and refused.
  */
 import { useEffect, useId, useState } from 'react';
@@ -14,6 +14,7 @@ import { formatDuration, formatTime } from '../../lib/format';
 import { Link } from '../../router';
 import { EmailRecord } from './EmailRecord';
 import type { Execution, ExecutionError, ExecutionStep, Step } from '../../types';
+import { SentRequest } from './SentRequest';
 import { SqlRows, sqlOutput } from './SqlRows';
 
 export function ErrorBox({ error }: { error: ExecutionError }) {
@@ -268,9 +269,18 @@ export function StepRecord({
             : []),
           {
             id: 'output',
-            label: 'Output',
+            label: step.request ? 'Response' : 'Output',
             content: <JsonView value={step.output} label={`Output of ${step.name}`} />,
           },
+          ...(step.request
+            ? [
+                {
+                  id: 'request',
+                  label: 'Request',
+                  content: <SentRequest request={step.request} name={step.name} />,
+                },
+              ]
+            : []),
           {
             id: 'input',
             label: 'Input',
