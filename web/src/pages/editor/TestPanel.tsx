@@ -6,6 +6,7 @@ import { SchemaTree } from '../../components/SchemaTree';
 import { StatusBadge } from '../../components/StatusBadge';
 import { RequestTabs } from '../../components/RequestTabs';
 import { formatCountdown, formatTime } from '../../lib/format';
+import { testEventLabel } from '../../lib/testEvents';
 import { Link } from '../../router';
 import type { TestEvents } from './useTestEvents';
 
@@ -157,7 +158,7 @@ export function TestPanel({
               >
                 {events?.map((e, i) => (
                   <option key={e.id} value={e.id}>
-                    {formatTime(e.receivedAt)} · {e.item.method ?? ''} {i === 0 ? '(latest)' : ''}
+                    {testEventLabel(e.item, formatTime(e.receivedAt))} {i === 0 ? '(latest)' : ''}
                   </option>
                 ))}
               </select>
