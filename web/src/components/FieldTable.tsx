@@ -1,12 +1,13 @@
 import { flattenValue } from '../lib/flatten';
 import { short, typeOf } from '../lib/format';
+import { TableWrap } from './TableWrap';
 
 /** A JSON value as a table of its leaf fields: path, value, type. */
 export function FieldTable({ value, caption }: { value: unknown; caption: string }) {
   const rows = flattenValue(value);
   if (rows.length === 0) return <p className="muted">No fields.</p>;
   return (
-    <div className="table-wrap">
+    <TableWrap label={caption}>
       <table className="data-table field-table">
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -32,6 +33,6 @@ export function FieldTable({ value, caption }: { value: unknown; caption: string
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

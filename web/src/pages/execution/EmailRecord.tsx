@@ -4,6 +4,7 @@
  * the server's last reply. The output's `accepted` and `rejected` say who got it.
  */
 import type { ExecutionStep } from '../../types';
+import { TableWrap } from '../../components/TableWrap';
 
 function addressOf(recipient: string): string {
   return (/<([^>]+)>\s*$/.exec(recipient)?.[1] ?? recipient).trim().toLowerCase();
@@ -60,7 +61,7 @@ export function EmailRecord({ step }: { step: ExecutionStep }) {
           </>
         )}
       </dl>
-      <div className="table-wrap">
+      <TableWrap label={`Recipients of ${step.name}`}>
         <table className="small data-table recipients">
           <caption className="visually-hidden">Recipients of {step.name}</caption>
           <thead>
@@ -88,7 +89,7 @@ export function EmailRecord({ step }: { step: ExecutionStep }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {mail.attachments && mail.attachments.length > 0 && (
         <p className="small">
           Attachments:{' '}

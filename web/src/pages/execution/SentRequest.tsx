@@ -1,5 +1,6 @@
 import { JsonView } from '../../components/JsonView';
 import type { SentRequest as Sent } from '../../types';
+import { TableWrap } from '../../components/TableWrap';
 
 /** A JSON body shown as JSON (parsed), any other as the text sent. */
 function parsedBody(request: Sent): { json: true; value: unknown } | { json: false; text: string } | null {
@@ -33,7 +34,7 @@ export function SentRequest({ request, name }: { request: Sent; name: string }) 
         {request.contentType ? <code>{request.contentType}</code> : <span className="muted">none</span>}
       </p>
       {headers.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label={`Headers sent by ${name}`}>
           <table className="data-table field-table">
             <caption className="visually-hidden">Headers sent by {name}</caption>
             <thead>
@@ -53,7 +54,7 @@ export function SentRequest({ request, name }: { request: Sent; name: string }) 
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {body === null ? (
         <p className="small muted">No body.</p>

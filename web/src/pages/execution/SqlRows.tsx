@@ -4,6 +4,7 @@
  * JSON. The first MAX_SHOWN rows; all of them are in the Output tab.
  */
 import { short } from '../../lib/format';
+import { TableWrap } from '../../components/TableWrap';
 
 const MAX_SHOWN = 200;
 
@@ -40,7 +41,7 @@ export function SqlRows({ output, name }: { output: SqlOutput; name: string }) {
     <div className="sql-rows" data-testid="sql-rows">
       <p className="small">{summary}</p>
       {rows.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label={`Rows of ${name}`}>
           <table className="data-table">
             <caption className="visually-hidden">Rows of {name}</caption>
             <thead>
@@ -66,7 +67,7 @@ export function SqlRows({ output, name }: { output: SqlOutput; name: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </div>
   );
