@@ -1,7 +1,8 @@
 /**
  * Every page of the UI in Chromium at 1366 and 390 px (SPEC 11): none scrolls sideways — an
  * execution whose http step sent and received long JSON (a long unbroken string, a wide object)
- * included — and axe-core finds no serious or critical violation on any. Along the way: Publish
+ * included — and axe-core finds no serious or critical violation on any. Along the way: a failed
+ * execution links to its retry and back; Publish
  * and the version history show a changed `set` field highlighted with its old and new value, and
  * the Executions page's backlog line counts executions queued behind one whose http call a local
  * server holds.
@@ -221,6 +222,27 @@ describe('every page', () => {
     await dialog.waitFor({ state: 'hidden' });
     expect((await server.api('GET', `/api/v1/workflows/${wf.id}`)).body.publishedVersion).toBe(2);
   }, 120_000);
+
+  it('a failed execution links to its retry, and the retry back to it', async () => {
+    await createActiveWorkflow(server, {
+      name: 'Fails',
+      trigger: { path: 'fails' },
+      steps: [{ name: 'boom', type: 'fail', message: 'not yet' }],
+    });
+    const res = await fetch(`${server.url}/webhook/fails`, { method: 'POST' });
+    const failed = ((await res.json()) as { executionId: string }).executionId;
+    expect((await finishedExecution(server, failed)).status).toBe('failed');
+    const retry = (await server.api('POST', `/api/v1/executions/${failed}/retry`)).body.executionId as string;
+    await finishedExecution(server, retry);
+
+    await visit(`/executions/${failed}`, /Execution/);
+    await page.getByTestId('retried-as').click();
+    await page.waitForURL(`**/executions/${retry}`);
+    await page.getByTestId('retry-of').click();
+    await page.waitForURL(`**/executions/${failed}`);
+    await page.getByTestId('retried-as').waitFor();
+    await checkPage('a failed execution with a retry');
+  }, 60_000);
 
   it.each<[string, () => string, string | RegExp]>([
     ['workflows list', () => '/workflows', 'Workflows'],

@@ -363,14 +363,6 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(await dialog.getByTestId('version-changes').textContent()).toBe(
       'Published v1 → Draft v2: 1 step changed.',
     );
-    // The raw JSON of both, side by side, one click away.
-    await dialog.getByRole('button', { name: 'Show the raw JSON' }).click();
-    const published = dialog.getByRole('figure', { name: 'Published v1' }).locator('pre');
-    const draft = dialog.getByRole('figure', { name: 'Draft v2' }).locator('pre');
-    await published.waitFor();
-    expect(await published.textContent()).toContain('"value": "one"');
-    expect(await published.textContent()).not.toContain('"value": "two"');
-    expect(await draft.textContent()).toContain('"value": "two"');
     await screenshot('publish-desktop', DESKTOP);
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(150);
@@ -380,6 +372,14 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(confirm && confirm.y >= 0 && confirm.y + confirm.height <= PHONE.height).toBe(true);
     await screenshot('publish-phone', PHONE);
 
+    // The raw JSON of both, side by side, one click away.
+    await dialog.getByRole('button', { name: 'Show the raw JSON' }).click();
+    const published = dialog.getByRole('figure', { name: 'Published v1' }).locator('pre');
+    const draft = dialog.getByRole('figure', { name: 'Draft v2' }).locator('pre');
+    await published.waitFor();
+    expect(await published.textContent()).toContain('"value": "one"');
+    expect(await published.textContent()).not.toContain('"value": "two"');
+    expect(await draft.textContent()).toContain('"value": "two"');
     // Cancel publishes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
