@@ -713,7 +713,8 @@ describe('credentials and versions in the browser', () => {
     // Publish from the history asks first, with the same review as the editor's.
     await page.getByRole('button', { name: `Publish v${restored}` }).click();
     const dialog = page.getByRole('dialog', { name: `Publish draft v${restored}?` });
-    await dialog.getByTestId('version-changes').waitFor();
+    // Never published: there is nothing to compare with, and the dialog says so.
+    await dialog.getByText('Nothing was published before').waitFor();
     expect(
       (await server.api('GET', `/api/v1/workflows/${workflow.id}`)).body as {
         publishedVersion: number | null;
