@@ -28,6 +28,7 @@
  */
 import { DeadlineReached } from './expressions.js';
 import type { CodeError } from './sandbox/quickjs.js';
+import { NO_INPUT } from './sandbox/prelude.js';
 import { codeThreads } from './sandbox/threads.js';
 
 export { MAX_CODE_LOGS, checkSyntax, codeSandboxLoaded, loadCodeSandbox } from './sandbox/quickjs.js';
@@ -39,6 +40,8 @@ export interface CodeRun {
   trigger: unknown;
   steps: unknown;
   execution: unknown;
+  /** Inside a `forEach`: its element and index (`$item`, `$index`); absent outside any loop. */
+  loop?: { item: unknown; index: number } | undefined;
   memoryBytes: number;
   timeoutMs: number;
   /** Epoch ms: the execution's own deadline (stops the run too: DeadlineReached). */
@@ -51,7 +54,7 @@ export type CodeResult =
 
 /** Runs a code step's source; throws DeadlineReached when the execution's deadline stopped it. */
 export async function runCode(run: CodeRun): Promise<CodeResult> {
-  let inputs: [string, string, string, string];
+  let inputs: string[];
   try {
     // Deep copies by construction: JSON text in (parsed inside the sandbox when read), JSON out.
     const input = json(run.input);
@@ -60,6 +63,8 @@ export async function runCode(run: CodeRun): Promise<CodeResult> {
       run.trigger === run.input ? input : json(run.trigger),
       json(run.steps ?? {}),
       json(run.execution),
+      run.loop ? json(run.loop.item) : NO_INPUT,
+      run.loop ? String(run.loop.index) : NO_INPUT,
     ];
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

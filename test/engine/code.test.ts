@@ -43,6 +43,54 @@ describe('code step', () => {
     expect(r.steps[1]!.logs).toEqual(['amount 21 {"a":1}']);
   });
 
+  it('inside a forEach, code sees $item and $index (copies); outside any loop they are undefined', async () => {
+    const r = await Promise.resolve(
+      engine.run(
+        workflow([
+          {
+            type: 'forEach',
+            name: 'each',
+            items: '{{ body.lines }}',
+            steps: [
+              {
+                type: 'code',
+                name: 'line',
+                source: 'const sku = $item.sku; $item.sku = "changed"; return { sku, at: $index, same: $input.sku === sku };',
+              },
+              {
+                type: 'forEach',
+                name: 'inner',
+                items: '{{ [1, 2] }}',
+                steps: [{ type: 'code', name: 'innermost', source: 'return [$item, $index]' }],
+              },
+            ],
+          },
+          { type: 'code', name: 'after', source: 'return [typeof $item, typeof $index]' },
+        ]),
+        { body: { lines: [{ sku: 'a' }, { sku: 'b' }] } },
+        ctx,
+      ),
+    );
+    expect(r.status).toBe('succeeded');
+    const each = r.steps[0]!;
+    expect(each.iterations!.map((i) => i.steps[0]!.output)).toEqual([
+      { sku: 'a', at: 0, same: true },
+      { sku: 'b', at: 1, same: true },
+    ]);
+    // The innermost loop's element: the nested forEach's.
+    expect(each.output).toEqual([
+      [
+        [1, 0],
+        [2, 1],
+      ],
+      [
+        [1, 0],
+        [2, 1],
+      ],
+    ]);
+    expect(r.output).toEqual(['undefined', 'undefined']);
+  });
+
   it('`{{ }}` in the source is JavaScript, not an expression; no return gives null', async () => {
     const r = await code('const o = {{a: 1}}.a; return "{{ not jsonata }}" + o', {});
     expect(r.status).toBe('failed'); // `{{a: 1}}` is a block with a label in JS: a syntax error at run

@@ -8,8 +8,18 @@
 export const HEAD = '(function () {\n';
 export const TAIL = '\n})';
 
-/** The names under which a run finds its inputs: globals, read through accessors (see PRELUDE). */
-export const INPUT_NAMES = ['$input', '$trigger', '$steps', '$execution'] as const;
+/**
+ * The names under which a run finds its inputs: globals, read through accessors (see PRELUDE).
+ * `$item` and `$index` are the element and index of the innermost `forEach` around the step
+ * (undefined outside any loop).
+ */
+export const INPUT_NAMES = ['$input', '$trigger', '$steps', '$execution', '$item', '$index'] as const;
+
+/** The host's answer for an input that is absent (`$item` outside a loop): read as undefined. */
+export const NO_INPUT = '';
+
+/** What `__hookflowInput` is asked for the seeds of Math.random (after the inputs). */
+export const SEED_INPUT = INPUT_NAMES.length;
 
 /** The first character of the runner's answer when the code threw `null` or `undefined`. */
 export const THREW = '\u0001';
@@ -19,8 +29,8 @@ export const THREW = '\u0001';
  *
  * - `console.log` (and info/warn/error/debug), formatting as Node does for the common cases:
  *   strings as they are, the rest as JSON, String() for what JSON cannot show.
- * - The inputs as lazily parsed globals. `$input`, `$trigger`, `$steps` and `$execution` are
- *   accessors: the first read of one in a run asks the host for its JSON text
+ * - The inputs as lazily parsed globals. `$input`, `$trigger`, `$steps`, `$execution`, `$item`
+ *   and `$index` are accessors: the first read of one in a run asks the host for its JSON text
  *   (`__hookflowInput(i)`) and parses it with QuickJS's JSON.parse, so a run that never reads
  *   `$trigger` never copies or parses the request body. That matters beyond speed: QuickJS's
  *   JSON.parse cannot be interrupted, and QuickJS hashes property names into its atom table with
@@ -30,7 +40,7 @@ export const THREW = '\u0001';
  *   time limit by the code thread's owner (threads.ts), however long the parse would take.
  *   Assigning one (`$input = …`) replaces it for the rest of the run.
  * - `Math.random` seeded afresh for each run that calls it, from the host's CSPRNG
- *   (`__hookflowInput(4)`: xoshiro128**, 53 bits a number): QuickJS's own generator keeps its
+ *   (`__hookflowInput(SEED_INPUT)`: xoshiro128**, 53 bits a number): QuickJS's own generator keeps its
  *   state in the context, so one run could have predicted the numbers of the next.
  * - Every object reachable from the global object, and every intrinsic only syntax reaches
  *   (iterator prototypes, generator and async function machinery, iterator helpers,
@@ -63,12 +73,16 @@ export const PRELUDE = `(() => {
   const stringify = JSON.stringify;
   const apply = Reflect.apply;
 
-  let values = [undefined, undefined, undefined, undefined];
+  let values = [];
   let read = 0;
   ${JSON.stringify(INPUT_NAMES)}.forEach((name, i) => {
     Object.defineProperty(globalThis, name, {
       get() {
-        if ((read & (1 << i)) === 0) { values[i] = parse(host(i)); read |= 1 << i; }
+        if ((read & (1 << i)) === 0) {
+          const text = host(i);
+          values[i] = text === ${JSON.stringify(NO_INPUT)} ? undefined : parse(text);
+          read |= 1 << i;
+        }
         return values[i];
       },
       set(v) { values[i] = v; read |= 1 << i; },
@@ -87,7 +101,7 @@ export const PRELUDE = `(() => {
   };
   const random = () => {
     if (!seeded) {
-      const s = host(4).split(',');
+      const s = host(${SEED_INPUT}).split(',');
       a = s[0] | 0; b = s[1] | 0; c = s[2] | 0; d = s[3] | 0;
       if ((a | b | c | d) === 0) a = 1;
       seeded = true;
@@ -162,7 +176,7 @@ export const PRELUDE = `(() => {
   for (const sample of samples) harden(sample);
 
   return (fn) => {
-    values = [undefined, undefined, undefined, undefined];
+    values = [];
     read = 0;
     seeded = false;
     try {

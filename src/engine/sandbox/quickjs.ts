@@ -32,7 +32,7 @@
  * 64 MB (code-thread's resourceLimits), so QuickJS's limit is the one that trips there too.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { HEAD, PRELUDE, TAIL, THREW } from './prelude.js';
+import { HEAD, NO_INPUT, PRELUDE, SEED_INPUT, TAIL, THREW } from './prelude.js';
 
 /** `console.log` lines kept per run. */
 export const MAX_CODE_LOGS = 100;
@@ -63,7 +63,7 @@ const ABSENT = new Set([
   'globalThis.process',
 ]);
 const ABSENT_HINT =
-  'The code step runs in a sandbox without require, import, fetch, process, files or timers: it gets $input, $trigger, $steps and $execution, and returns a value.';
+  'The code step runs in a sandbox without require, import, fetch, process, files or timers: it gets $input, $trigger, $steps and $execution (and $item, $index inside a forEach), and returns a value.';
 
 export interface CodeError {
   message: string;
@@ -76,8 +76,11 @@ export interface CodeError {
 export interface CodeJob {
   id: number;
   source: string;
-  /** `$input`, `$trigger`, `$steps`, `$execution` as JSON text: parsed inside QuickJS if read. */
-  inputs: [string, string, string, string];
+  /**
+   * `$input`, `$trigger`, `$steps`, `$execution`, `$item`, `$index` (INPUT_NAMES) as JSON text,
+   * parsed inside QuickJS if read; NO_INPUT for one that is not there (`$item` outside a loop).
+   */
+  inputs: string[];
   memoryBytes: number;
   timeoutMs: number;
   /** Epoch ms: the execution's own deadline. */
@@ -350,8 +353,8 @@ function sandboxContext(rt: QuickJSRuntime): { ctx: QuickJSContext; runner: Quic
     send.dispose();
     const input = ctx.newFunction('input', (which) => {
       const i = ctx.getNumber(which);
-      if (i === 4) return ctx.newString(seeds());
-      return ctx.newString(current?.inputs[i] ?? 'null');
+      if (i === SEED_INPUT) return ctx.newString(seeds());
+      return ctx.newString(current?.inputs[i] ?? NO_INPUT);
     });
     ctx.setProp(ctx.global, '__hookflowInput', input);
     input.dispose();

@@ -1,7 +1,7 @@
 /**
  * `code`: JavaScript (ES2023) as a function body, run in the WebAssembly sandbox of
- * code-sandbox.ts with `$input`, `$trigger`, `$steps` and `$execution` (deep copies, parsed on
- * first read); what it returns (as JSON) is the output, and its `console.log` lines are the
+ * code-sandbox.ts with `$input`, `$trigger`, `$steps` and `$execution`, and inside a `forEach`
+ * `$item` and `$index` (deep copies, parsed on first read); what it returns (as JSON) is the output, and its `console.log` lines are the
  * record's `logs` (details). `source` is JavaScript, not a template: `{{ … }}` in it is not an
  * expression. A syntax error is refused when the workflow is saved, with its line and column.
  *
@@ -40,6 +40,7 @@ export const codeStep = defineStep({
       trigger: ctx.scope?.trigger,
       steps: ctx.scope?.steps,
       execution: ctx.scope?.execution,
+      loop: ctx.scope?.index === undefined ? undefined : { item: ctx.scope.item, index: ctx.scope.index },
       memoryBytes: limits.memoryBytes,
       timeoutMs: limits.timeoutMs,
       until: ctx.scope?.until,
