@@ -769,7 +769,7 @@ describe('the flow as cards, each step in the side panel', () => {
       await expect
         .poll(() => fallback.locator('.step-card-button').textContent(), { timeout: 10_000 })
         .toContain('Failed in test run v1');
-      await expect(stepCard('last').textContent()).resolves.toContain('Not run (v1)');
+      await expect(stepCard('last').textContent()).resolves.toContain('Not run in test run v1');
       expect(await scrollWidth(page), width).toBeLessThanOrEqual(viewport.width);
     }
 

@@ -328,9 +328,12 @@ describe('drafts and publishing in the editor (issue 17)', () => {
     expect(await test.json()).toEqual({ value: 'two' });
     await page.getByRole('table', { name: 'Fields of the captured request' }).waitFor();
 
-    // Replay from the editor runs the draft, and says so.
+    // Replay from the editor runs the draft, and says so: the last test run is the replay's.
     await page.getByRole('button', { name: 'Replay into draft' }).click();
-    await page.getByText('Replayed into draft v2').waitFor();
+    await page
+      .getByTestId('last-run')
+      .filter({ hasText: /v2, Replay into draft\): Succeeded/ })
+      .waitFor();
 
     await screenshot('editor-desktop', DESKTOP);
     await page.setViewportSize(PHONE);

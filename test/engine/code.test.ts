@@ -55,7 +55,8 @@ describe('code step', () => {
               {
                 type: 'code',
                 name: 'line',
-                source: 'const sku = $item.sku; $item.sku = "changed"; return { sku, at: $index, same: $input.sku === sku };',
+                source:
+                  'const sku = $item.sku; $item.sku = "changed"; return { sku, at: $index, same: $input.sku === sku };',
               },
               {
                 type: 'forEach',

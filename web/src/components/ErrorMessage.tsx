@@ -1,30 +1,7 @@
+import { useEffect, useRef } from 'react';
 import type { ApiError } from '../api';
+import { fieldLabel } from '../lib/saveErrors';
 import { Link } from '../router';
-
-/** Readable names for the fields a validation error points at (`/trigger/path` → "Path"). */
-const FIELD_NAMES: [RegExp, string][] = [
-  [/^\/name$/, 'Name'],
-  [/^\/trigger\/path$/, 'Path'],
-  [/^\/trigger\/methods/, 'Methods'],
-  [/^\/trigger\/auth/, 'Authentication'],
-  [/^\/trigger\/response/, 'Response'],
-  [/^\/trigger\/options/, 'Options'],
-  [/^\/steps\/(\d+)/, 'Step'],
-  [/^\/email$/, 'Email'],
-  [/^\/password$/, 'Password'],
-  [/^\/setupCode$/, 'Setup code'],
-];
-
-export function fieldLabel(field: string): string {
-  for (const [pattern, label] of FIELD_NAMES) {
-    const m = pattern.exec(field);
-    if (!m) continue;
-    const rest = field.slice(m[0].length).replace(/^\//, '').split('/').filter(Boolean).join(' › ');
-    const head = m[1] !== undefined ? `${label} ${Number(m[1]) + 1}` : label;
-    return rest ? `${head} › ${rest}` : head;
-  }
-  return field;
-}
 
 /**
  * The message, with the other workflow of a path conflict named as a link to it, not by id
@@ -46,20 +23,33 @@ function Message({ error }: { error: ApiError }) {
 
 /**
  * An API error as sentences: what happened, what to do (the hint), and which fields. With
- * `onField`, each field is a link to it (the editor puts the problems at their fields).
+ * `onField`, each field is a link to it (the editor puts the problems at their fields), named with
+ * `body`'s step names. With `takeFocus`, the summary is focused and brought into view when it
+ * appears (a failed save: the user's next move is in it).
  */
 export function ErrorMessage({
   error,
   title,
   onField,
+  body,
+  takeFocus,
 }: {
   error: ApiError | null | undefined;
   title?: string;
   onField?: (field: string) => void;
+  body?: unknown;
+  takeFocus?: boolean;
 }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const shown = Boolean(error);
+  useEffect(() => {
+    if (!takeFocus || !shown || !ref.current) return;
+    ref.current.focus({ preventScroll: true });
+    ref.current.scrollIntoView({ block: 'nearest' });
+  }, [takeFocus, shown]);
   if (!error) return null;
   return (
-    <div className="error" role="alert">
+    <div className="error" role="alert" ref={ref} tabIndex={takeFocus ? -1 : undefined}>
       {title && <strong className="error-title">{title}</strong>}
       <p className="error-message">
         {error.fields.length > 0 ? 'Some fields need fixing.' : <Message error={error} />}
@@ -77,10 +67,10 @@ export function ErrorMessage({
                     onField(f.field);
                   }}
                 >
-                  {fieldLabel(f.field)}
+                  {fieldLabel(f.field, body)}
                 </a>
               ) : (
-                <strong>{fieldLabel(f.field)}</strong>
+                <strong>{fieldLabel(f.field, body)}</strong>
               )}{' '}
               {f.message}
             </li>

@@ -60,3 +60,57 @@ export function currentFailure(
   }
   return same(failure.body, now) ? failure : null;
 }
+
+/** Readable names for the fields a validation error points at (`/trigger/path` → "Path"). */
+const FIELD_NAMES: [RegExp, string][] = [
+  [/^\/name$/, 'Name'],
+  [/^\/trigger\/path$/, 'Path'],
+  [/^\/trigger\/methods/, 'Methods'],
+  [/^\/trigger\/auth/, 'Authentication'],
+  [/^\/trigger\/response/, 'Response'],
+  [/^\/trigger\/options/, 'Options'],
+  [/^\/email$/, 'Email'],
+  [/^\/password$/, 'Password'],
+  [/^\/setupCode$/, 'Setup code'],
+];
+
+/** A list inside a pointer, named by what one of its elements is (`cases/0` → "case 1"). */
+const ELEMENTS: Record<string, string> = {
+  steps: 'step',
+  then: 'then step',
+  else: 'else step',
+  default: 'default step',
+  cases: 'case',
+  fields: 'field',
+  searchFields: 'search field',
+};
+
+/**
+ * A field's pointer as people count: every position from 1 (`/steps/1/cases/0/steps/2/url` →
+ * "Step 2 › case 1 › step 3 › url"), with the step's name where `body` (what was saved) has one:
+ * "Step 2 (route) › case 1 › step 3 (notify) › url". The cards number steps the same way.
+ */
+export function fieldLabel(field: string, body?: unknown): string {
+  const named = FIELD_NAMES.find(([pattern]) => pattern.test(field));
+  const consumed = named ? named[0].exec(field)![0] : '';
+  const parts = named ? [named[1]] : [];
+  const segments = field.slice(consumed.length).split('/').slice(1);
+  let at = consumed;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    const next = segments[i + 1];
+    if (next !== undefined && /^\d+$/.test(next) && Object.hasOwn(ELEMENTS, seg)) {
+      at += `/${seg}/${next}`;
+      i++;
+      const name = ELEMENTS[seg]!.endsWith('step') ? valueAt(body, `${at}/name`) : undefined;
+      parts.push(
+        `${ELEMENTS[seg]} ${Number(next) + 1}${typeof name === 'string' && name ? ` (${name})` : ''}`,
+      );
+      continue;
+    }
+    at += `/${seg}`;
+    parts.push(/^\d+$/.test(seg) ? `#${Number(seg) + 1}` : seg.replace(/~1/g, '/').replace(/~0/g, '~'));
+  }
+  const label = parts.join(' › ');
+  return label ? label[0]!.toUpperCase() + label.slice(1) : field;
+}

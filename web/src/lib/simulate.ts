@@ -9,15 +9,16 @@ import { jsonEqual } from '../../../src/shared/json-equal';
 import { responseHeaders } from '../../../src/shared/response-headers';
 import { catalogLists } from '../../../src/shared/step-catalog';
 import { stepLists } from '../../../src/shared/step-lists';
-import type { Execution, ExecutionError, ExecutionStep, Step } from '../types';
+import type { Execution, ExecutionStep, Step } from '../types';
 import { render, type Scope } from './expressions';
+import type { StepRun } from './testRun';
 
 export interface SimResult {
   output: unknown;
   error?: string;
   note?: string;
-  /** What the last test run (of the event on screen) did with this step, when it failed or never got to it. */
-  lastRun?: { executionId: string; version: number; failed?: ExecutionError; notRun?: boolean };
+  /** What the last test run did with this step (lib/testRun.ts), set beside the preview by the editor. */
+  lastRun?: StepRun;
   /** `if`/`switch`: the branch the event on screen takes (`then`, `else`, a case index, `default`). */
   branch?: 'then' | 'else' | 'default' | number;
   /** The step sits in a branch the event on screen does not take (its preview is what it would do). */
@@ -27,8 +28,6 @@ export interface SimResult {
   /** The step would stop the run: a filter's false condition, a fail step (or one inside a branch). */
   stopped?: 'filtered' | 'failed';
 }
-
-const FINISHED = new Set(['succeeded', 'failed', 'filtered']);
 
 export interface Simulation {
   /** What the expressions of top-level step i see. */
@@ -213,17 +212,6 @@ async function runList(
     if (ctx.run && recorded?.status === 'succeeded' && recorded.branch !== result.branch && !result.error)
       result.note =
         `${result.note ?? ''} In the last test run (v${ctx.run.workflowVersion}) it took ${branchWords(recorded.branch)}.`.trim();
-    const run = ctx.run;
-    // The server's verdict beside the preview: a step that failed in the last test run is shown
-    // failed where it is, with its error (issue 17 #4), whatever the browser's dry run says.
-    if (run && recorded?.status === 'failed')
-      result.lastRun = {
-        executionId: run.id,
-        version: run.workflowVersion,
-        failed: recorded.error ?? { message: 'The step failed.' },
-      };
-    else if (run && taken && !recorded && FINISHED.has(run.status) && run.status !== 'succeeded')
-      result.lastRun = { executionId: run.id, version: run.workflowVersion, notRun: true };
     if (keep && !(path in ctx.byPath)) ctx.byPath[path] = { scope, result };
     Object.defineProperty(outputs, name, {
       value: result.output,

@@ -4,7 +4,8 @@ import { newStep, STEP_TYPES, type StepDraft } from '../../lib/draft';
 import { lanesOf } from '../../lib/lanes';
 import { formFor } from '../../lib/steps';
 import type { SimResult } from '../../lib/simulate';
-import { StepRunResult } from './StepRunResult';
+import { type StepRun, failedNow } from '../../lib/testRun';
+import { runStatusText, StepRunResult } from './StepRunResult';
 import { useCan } from '../../lib/role';
 
 /** What the step does, in one line. */
@@ -12,11 +13,24 @@ export function stepSummary(step: StepDraft): string {
   return formFor(step.type)?.summary(step) ?? 'Configuration as JSON';
 }
 
-/** The status of the step in the last test run, or of its preview on the event on screen. */
+const RUN_KIND: Record<StepRun['status'], string> = {
+  succeeded: 'ok',
+  failed: 'bad',
+  filtered: 'muted',
+  waiting: 'muted',
+  notRun: 'muted',
+  pending: 'muted',
+};
+
+/**
+ * The status of the step in the last test run (marked stale when that run is of another version
+ * than the one on screen), or of its preview on the event on screen.
+ */
 function statusOf(result: SimResult | undefined): { text: string; kind: string } | undefined {
   if (!result) return undefined;
-  if (result.lastRun?.failed) return { text: `Failed in test run v${result.lastRun.version}`, kind: 'bad' };
-  if (result.lastRun?.notRun) return { text: `Not run (v${result.lastRun.version})`, kind: 'muted' };
+  const run = result.lastRun;
+  if (run?.stale) return { text: `${runStatusText(run)} · ${run.stale}`, kind: 'stale' };
+  if (run) return { text: runStatusText(run), kind: RUN_KIND[run.status] };
   if (result.error) return { text: 'Fails on the event on screen', kind: 'bad' };
   if (result.notTaken) return { text: 'Branch not taken', kind: 'muted' };
   return { text: 'OK on the event on screen', kind: 'ok' };
@@ -210,7 +224,11 @@ function FlowCard({
     }
   };
   return (
-    <li className={`step flow-step${result?.lastRun?.failed ? ' step-failed' : ''}`} data-testid="step-card">
+    <li
+      className={`step flow-step${failedNow(result?.lastRun) ? ' step-failed' : ''}`}
+      data-testid="step-card"
+      data-run-status={result?.lastRun ? (result.lastRun.stale ? 'stale' : result.lastRun.status) : undefined}
+    >
       <button
         type="button"
         className={`flow-card-button step-card-button${selected ? ' selected' : ''}${invalid ? ' invalid' : ''}`}

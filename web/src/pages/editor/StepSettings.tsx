@@ -2,6 +2,7 @@ import { useId } from 'react';
 import type { FieldProblem } from '../../api';
 import { STEP_TYPES, type RawDraft, type StepDraft } from '../../lib/draft';
 import type { SimResult } from '../../lib/simulate';
+import { failedNow } from '../../lib/testRun';
 import type { ResponseMode } from '../../types';
 import { StepRunResult } from './StepRunResult';
 import { catalogLists } from '../../../../src/shared/step-catalog';
@@ -69,7 +70,7 @@ export function StepSettings({
   const typeForm: Props = { step, at, label, onChange, context, problems, result, renderList, responseMode };
 
   return (
-    <div className={`step step-settings${result?.lastRun?.failed ? ' step-failed' : ''}`}>
+    <div className={`step step-settings${failedNow(result?.lastRun) ? ' step-failed' : ''}`}>
       <div className="step-head">
         <span className="step-number" aria-hidden="true">
           {index + 1}

@@ -1,14 +1,11 @@
-import { useEffect, useId, useState } from 'react';
-import { type ApiError, api, asApiError } from '../../api';
+import { type ReactNode, useEffect, useId, useState } from 'react';
 import { ErrorMessage } from '../../components/ErrorMessage';
 import { Notice } from '../../components/Notice';
 import { SchemaTree } from '../../components/SchemaTree';
-import { StatusBadge } from '../../components/StatusBadge';
 import { RequestTabs } from '../../components/RequestTabs';
 import { formatCountdown, formatTime } from '../../lib/format';
-import { testEventLabel } from '../../lib/testEvents';
-import { Link } from '../../router';
 import type { TestEvents } from './useTestEvents';
+import type { TestRun } from './useTestRun';
 
 const LISTEN_SECONDS = 120;
 
@@ -25,10 +22,13 @@ function useNow(active: boolean): number {
 /**
  * "Listen for test event": opens a listener (saving first), counts down, waits, and shows the
  * captured request live as a table, as JSON and as the learned schema. Earlier test events can be
- * browsed and replayed into the draft (the latest saved version), as a test run.
+ * browsed and replayed into the draft (saving pending edits first), as a test run; the last test
+ * run, whatever started it, is the one line `lastRun` (the cards show it step by step).
  */
 export function TestPanel({
   test,
+  testRun,
+  lastRun,
   testUrl,
   curl,
   onListen,
@@ -37,44 +37,24 @@ export function TestPanel({
   draftVersion,
 }: {
   test: TestEvents;
+  /** Replay into draft, and its error. */
+  testRun: Pick<TestRun, 'replay' | 'busy' | 'error'>;
+  lastRun: ReactNode;
   testUrl: string;
   curl: string;
   /** Save pending changes, then start listening. */
   onListen: (seconds: number) => Promise<void>;
   busy: boolean;
-  /** What Listen saved first ("Saved as draft v9 — live traffic still runs v7"). */
+  /** What Listen or Replay saved first ("Saved as draft v9 — live traffic still runs v7"). */
   savedNote: string;
-  /** The latest saved version: what a replay from here runs. */
+  /** The latest saved version: what a replay from here runs (edits not saved yet are saved first). */
   draftVersion: number;
 }) {
   const id = useId();
   const [tab, setTab] = useState('table');
-  const [replay, setReplay] = useState<{
-    executionId?: string;
-    version?: number;
-    error?: ApiError;
-    busy?: boolean;
-  }>({});
   const { listener, selected, events, schema } = test;
   const now = useNow(listener !== null);
   const secondsLeft = listener ? (new Date(listener.expiresAt).getTime() - now) / 1000 : 0;
-  const run = selected?.executionId ? test.runs[selected.executionId] : undefined;
-
-  const doReplay = async () => {
-    if (!selected?.executionId) return;
-    setReplay({ busy: true });
-    try {
-      // The editor tests the draft (SPEC 1/8: replay target "draft", in test mode).
-      const { executionId } = await api<{ executionId: string }>(
-        'POST',
-        `/executions/${encodeURIComponent(selected.executionId)}/replay`,
-        { target: 'draft' },
-      );
-      setReplay({ executionId, version: draftVersion });
-    } catch (err) {
-      setReplay({ error: asApiError(err) });
-    }
-  };
 
   return (
     <section className="card test-panel" aria-labelledby={`${id}-title`}>
@@ -158,35 +138,28 @@ export function TestPanel({
               >
                 {events?.map((e, i) => (
                   <option key={e.id} value={e.id}>
-                    {testEventLabel(e.item, formatTime(e.receivedAt))} {i === 0 ? '(latest)' : ''}
+                    {formatTime(e.receivedAt)} · {e.item.method ?? ''} {i === 0 ? '(latest)' : ''}
                   </option>
                 ))}
               </select>
             </div>
             <div className="event-run">
-              {run && (
-                <Link to={`/executions/${run.id}`} className="small">
-                  Test run: <StatusBadge status={run.status} />
-                </Link>
-              )}
               <button
                 type="button"
                 className="button small"
-                onClick={doReplay}
-                disabled={!selected.executionId || replay.busy}
-                title={`Run this request again as a test run of draft v${draftVersion} (live traffic is not affected)`}
+                onClick={() => selected.executionId && testRun.replay(selected.executionId)}
+                disabled={!selected.executionId || testRun.busy !== null || busy}
+                title={`Run this request again as a test run of the draft (v${draftVersion}, or the edits on screen saved first); live traffic is not affected`}
               >
-                Replay into draft
+                {testRun.busy === 'replay' ? 'Replaying…' : 'Replay into draft'}
               </button>
             </div>
           </div>
-          {replay.executionId && (
-            <p className="notice small" role="status">
-              Replayed into draft v{replay.version}:{' '}
-              <Link to={`/executions/${replay.executionId}`}>see the execution</Link>.
-            </p>
-          )}
-          <ErrorMessage error={replay.error} />
+          {lastRun}
+          <ErrorMessage
+            error={testRun.error?.from === 'replay' ? testRun.error.error : null}
+            title="Not replayed"
+          />
           <p className="small muted event-meta">
             <strong>{selected.item.method}</strong> <code>/{selected.item.path}</code> · received{' '}
             {formatTime(selected.receivedAt)} ·{' '}

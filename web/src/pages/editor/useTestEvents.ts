@@ -1,11 +1,12 @@
 /**
  * The test side of the editor: the listener (open, countdown, stop), captures arriving live over
- * Server-Sent Events, earlier test events, the learned schema and the test run of each event.
+ * Server-Sent Events, earlier test events and the learned schema. The test run a capture starts is
+ * handed to `onCapture` (the editor follows it as its last test run: useTestRun.ts).
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
 import { withBase } from '../../base';
-import type { Execution, LearnedSchema, Listener, Page, TestEvent } from '../../types';
+import type { LearnedSchema, Listener, Page, TestEvent } from '../../types';
 
 export interface TestEvents {
   events: TestEvent[] | null;
@@ -18,15 +19,11 @@ export interface TestEvents {
   streamDown: boolean;
   error: ApiError | null;
   announcement: string;
-  runs: Record<string, Execution>;
   start: (timeoutSeconds: number) => Promise<void>;
   stop: () => Promise<void>;
-  refreshRun: (executionId: string) => void;
 }
 
-const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
-
-export function useTestEvents(workflowId: string): TestEvents {
+export function useTestEvents(workflowId: string, onCapture: (event: TestEvent) => void): TestEvents {
   const base = `/workflows/${encodeURIComponent(workflowId)}`;
   const [events, setEvents] = useState<TestEvent[] | null>(null);
   const [selectedId, setSelectedId] = useState<string | null>(null);
@@ -36,8 +33,8 @@ export function useTestEvents(workflowId: string): TestEvents {
   const [streamDown, setStreamDown] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [announcement, setAnnouncement] = useState('');
-  const [runs, setRuns] = useState<Record<string, Execution>>({});
-  const watching = useRef(new Set<string>());
+  const captured = useRef(onCapture);
+  captured.current = onCapture;
 
   const loadSchema = useCallback(async () => {
     try {
@@ -56,27 +53,6 @@ export function useTestEvents(workflowId: string): TestEvents {
     }
   }, [base]);
 
-  /** Follow a test run until it finishes (it runs right after the capture). */
-  const refreshRun = useCallback((executionId: string) => {
-    if (watching.current.has(executionId)) return;
-    watching.current.add(executionId);
-    const deadline = Date.now() + 60_000;
-    const poll = async () => {
-      try {
-        const run = await api<Execution>('GET', `/executions/${encodeURIComponent(executionId)}`);
-        setRuns((r) => ({ ...r, [executionId]: run }));
-        if (!FINISHED.has(run.status) && Date.now() < deadline) {
-          setTimeout(poll, 500);
-          return;
-        }
-      } catch {
-        // The run's status is a convenience here; the executions page shows it too.
-      }
-      watching.current.delete(executionId);
-    };
-    poll();
-  }, []);
-
   const addEvent = useCallback(
     (event: TestEvent) => {
       setEvents((list) => [event, ...(list ?? []).filter((e) => e.id !== event.id)]);
@@ -84,10 +60,10 @@ export function useTestEvents(workflowId: string): TestEvents {
       setAnnouncement(
         `Test event received: ${event.item.method ?? ''} request with ${Object.keys(asObject(event.item.body)).length} body fields.`,
       );
-      if (event.executionId) refreshRun(event.executionId);
+      captured.current(event);
       loadSchema();
     },
-    [loadSchema, refreshRun],
+    [loadSchema],
   );
 
   useEffect(() => {
@@ -189,11 +165,6 @@ export function useTestEvents(workflowId: string): TestEvents {
 
   const selected = events?.find((e) => e.id === selectedId) ?? events?.[0];
 
-  // The run of the event on screen, for its status and the outputs of http steps.
-  useEffect(() => {
-    if (selected?.executionId && !runs[selected.executionId]) refreshRun(selected.executionId);
-  }, [selected, runs, refreshRun]);
-
   return {
     events,
     selected,
@@ -204,10 +175,8 @@ export function useTestEvents(workflowId: string): TestEvents {
     streamDown,
     error,
     announcement,
-    runs,
     start,
     stop,
-    refreshRun,
   };
 }
 

@@ -1,0 +1,120 @@
+import { Switch } from '../../components/Switch';
+import { useCan } from '../../lib/role';
+import { publishState } from '../../lib/publishing';
+import { Link } from '../../router';
+import type { Workflow } from '../../types';
+
+/**
+ * The editor's header: the workflow's name, its draft/published state with the Activated switch,
+ * and its actions (Publish, Run now, Executions, History, Save).
+ */
+export function EditorHeader({
+  headingId,
+  saved,
+  name,
+  onName,
+  dirty,
+  saving,
+  busy,
+  running,
+  onSave,
+  onPublish,
+  onActive,
+  onRunNow,
+}: {
+  headingId: string;
+  saved: Workflow;
+  name: string;
+  onName: (name: string) => void;
+  dirty: boolean;
+  saving: boolean;
+  /** Activating or publishing: the state's controls wait. */
+  busy: boolean;
+  /** Run now (or a replay) is starting. */
+  running: boolean;
+  onSave: () => void;
+  onPublish: () => void;
+  onActive: (next: boolean) => void;
+  onRunNow: () => void;
+}) {
+  const canEdit = useCan('editor');
+  const id = encodeURIComponent(saved.id);
+  const state = publishState(saved);
+  return (
+    <>
+      <div className="editor-head">
+        <div className="editor-title">
+          <Link to="/" className="small muted back-link">
+            ← Workflows
+          </Link>
+          <h1 id={headingId} className="visually-hidden">
+            Workflow {name}
+          </h1>
+          <label htmlFor={`${headingId}-name`} className="visually-hidden">
+            Workflow name
+          </label>
+          <input
+            id={`${headingId}-name`}
+            data-field="/name"
+            className="title-input"
+            readOnly={!canEdit}
+            value={name}
+            onChange={(e) => onName(e.target.value)}
+          />
+        </div>
+        <div className="editor-actions">
+          <div className={`state state-${state.kind}`} id={`${headingId}-state`}>
+            {canEdit && (
+              <Switch
+                checked={saved.active}
+                label="Activated"
+                disabled={busy || saving}
+                describedBy={`${headingId}-state-detail`}
+                onChange={onActive}
+              />
+            )}
+            <span className="state-text" data-testid="publish-state">
+              {state.label}
+            </span>
+          </div>
+          {state.canPublish && canEdit && (
+            <button
+              type="button"
+              className="button publish"
+              onClick={onPublish}
+              disabled={saving || busy}
+              aria-describedby={`${headingId}-state-detail`}
+            >
+              Publish
+            </button>
+          )}
+          {canEdit && (
+            <button
+              type="button"
+              className="button"
+              onClick={onRunNow}
+              disabled={saving || running}
+              title="Run the draft once as a test run (edits on screen saved first) with the test event on screen, or {} without one; live traffic is not affected"
+            >
+              {running ? 'Running…' : 'Run now'}
+            </button>
+          )}
+          <Link to={`/executions?workflowId=${id}`} className="button">
+            Executions
+          </Link>
+          <Link to={`/workflows/${id}/versions`} className="button">
+            History
+          </Link>
+          {canEdit && (
+            <button type="button" className="button primary" onClick={onSave} disabled={!dirty || saving}>
+              {saving ? 'Saving…' : dirty ? 'Save' : 'Saved'}
+            </button>
+          )}
+        </div>
+      </div>
+      <p className="small muted state-detail" id={`${headingId}-state-detail`}>
+        {state.detail}
+      </p>
+    </>
+  );
+}
