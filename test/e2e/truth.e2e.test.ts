@@ -510,6 +510,10 @@ describe('the editor tells the truth (issue 17)', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     const summary = page.getByRole('alert').filter({ hasText: 'Not saved' });
     await summary.waitFor();
+    // The summary takes focus: the next move is in it.
+    await expect
+      .poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""'))
+      .toContain('Not saved');
     // Once, at the name field (not at the bottom of the card, not twice).
     expect(await page.getByText('is used by another step').count()).toBe(2); // the field and the summary
     expect(await second.getAttribute('aria-invalid')).toBe('true');
@@ -521,7 +525,8 @@ describe('the editor tells the truth (issue 17)', () => {
     // cards say "first" now: the first is the step of that name).
     await stepCard('first').first().click();
     await page.getByLabel('Workflow name').focus();
-    await summary.getByRole('link', { name: /Step 2 › name/ }).click();
+    // Steps counted from 1, named as they were saved.
+    await summary.getByRole('link', { name: 'Step 2 (first) › name' }).click();
     // The step's panel opens first, then the field takes focus.
     const fieldId = await second.getAttribute('id');
     await expect.poll(() => page.evaluate<string>('document.activeElement.id')).toBe(fieldId);

@@ -335,12 +335,10 @@ describe('drafts and publishing in the editor (issue 17)', () => {
       .filter({ hasText: /v2, Replay into draft\): Succeeded/ })
       .waitFor();
 
-    await screenshot('editor-desktop', DESKTOP);
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(150);
     expect(await scrollsSideways(page)).toBe(false);
     expect(await publish.isVisible()).toBe(true);
-    await screenshot('editor-phone', PHONE);
 
     // Publish: first what changes, the changed field's old and new values highlighted.
     await publish.click();

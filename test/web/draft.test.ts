@@ -28,6 +28,7 @@ import {
   valueToText,
 } from '../../web/src/lib/draft.js';
 import { httpUrlProblem } from '../../web/src/lib/steps/http.js';
+import { looksLikeJson, quoteExpressions } from '../../web/src/lib/steps/values.js';
 import type { AuthConfig, Step, Workflow } from '../../web/src/types.js';
 
 function workflow(overrides: Partial<Workflow> = {}): Workflow {
@@ -182,7 +183,25 @@ describe('bodyToText and textToBody', () => {
     expect(textToBody('{{ {"a": 1} }}')).toBe('{{ {"a": 1} }}');
     expect(textToBody(' plain ')).toBe(' plain ');
     expect(textToBody('{ oops ')).toBe('{ oops ');
-    expect(textToBody('[{{ x }}]')).toBe('[{{ x }}]');
+    expect(textToBody('{"a": {{ x }} oops}')).toBe('{"a": {{ x }} oops}');
+    expect(textToBody(' {{ x }} and {{ y }} ')).toBe(' {{ x }} and {{ y }} ');
+  });
+
+  it('takes an expression where a JSON value goes, unquoted as the field picker inserts it, as a string holding it', () => {
+    expect(textToBody('[{{ x }}]')).toEqual(['{{ x }}']);
+    expect(
+      textToBody('{"repo": {{ $steps.set.repo }}, "n": {{ $count(body.commits) }}, "s": "a {{ b }}"}'),
+    ).toEqual({
+      repo: '{{ $steps.set.repo }}',
+      n: '{{ $count(body.commits) }}',
+      s: 'a {{ b }}',
+    });
+    // Quotes and braces inside strings are the strings'.
+    expect(textToBody('{"q": "say \\"{{ hi }}\\"", "v": {{ v }}}')).toEqual({
+      q: 'say "{{ hi }}"',
+      v: '{{ v }}',
+    });
+    expect(quoteExpressions('{"a": {{ x }}}')).toBe('{"a": "{{ x }}"}');
   });
 
   it('gives back any object or array it showed', () => {
@@ -195,7 +214,9 @@ describe('bodyToText and textToBody', () => {
   });
 
   it('gives back any text that is not JSON, as typed', () => {
-    const text = fc.string().filter((s) => s.trim() !== '' && !isJson(s));
+    const text = fc
+      .string()
+      .filter((s) => s.trim() !== '' && !isJson(s) && !(looksLikeJson(s) && isJson(quoteExpressions(s))));
     fc.assert(
       fc.property(text, (value) => {
         expect(textToBody(value)).toBe(value);
@@ -485,6 +506,28 @@ describe('stepFrom', () => {
       expect(http({ timeoutMs: '{{ $.t }}' }).timeoutMs).toBe('{{ $.t }}');
       expect(http({ timeoutMs: '1.5' }).timeoutMs).toBe('1.5');
       expect(http({ timeoutMs: ' ' })).not.toHaveProperty('timeoutMs');
+    });
+
+    it('sends a JSON body as an object (sent as application/json); JSON that does not parse is refused unless a content type says text', () => {
+      expect(http({ url: 'https://x.example', body: '{"n": {{ $count(body.items) }}}' }).body).toEqual({
+        n: '{{ $count(body.items) }}',
+      });
+      const problems: FieldProblem[] = [];
+      const broken = { ...newStep('http', []), url: 'https://x.example', body: '{"n": {{ x }} oops}' };
+      expect(stepFrom(broken, 0, problems).body).toBe('{"n": {{ x }} oops}');
+      expect(problems).toEqual([
+        {
+          field: '/steps/0/body',
+          message:
+            'looks like JSON but is not (it would be sent as text/plain): fix it, or add a content-type header to send it as text',
+        },
+      ]);
+      const asText: FieldProblem[] = [];
+      stepFrom({ ...broken, headers: [row('Content-Type', 'text/plain')] }, 0, asText);
+      expect(asText).toEqual([]);
+      const text: FieldProblem[] = [];
+      stepFrom({ ...broken, body: 'Hello {{ name }}' }, 0, text);
+      expect(text).toEqual([]);
     });
 
     it('sends failOnError only when off', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   currentFailure,
+  fieldLabel,
   type SaveFailure,
   unchangedProblems,
   valueAt,
@@ -108,5 +109,36 @@ describe('currentFailure', () => {
         true,
       ),
     ).toBeNull();
+  });
+});
+
+describe('fieldLabel', () => {
+  const saved = {
+    steps: [
+      { name: 'prep', type: 'set' },
+      {
+        name: 'route',
+        type: 'switch',
+        cases: [{ equals: 'push', steps: [{ name: 'a' }, { name: 'b' }, { name: 'notify' }] }],
+      },
+    ],
+  };
+  it.each([
+    ['/name', 'Name'],
+    ['/trigger/path', 'Path'],
+    ['/trigger/auth/secret', 'Authentication › secret'],
+    ['/steps/0', 'Step 1'],
+    ['/steps/1/cases/0/steps/2/url', 'Step 2 › case 1 › step 3 › url'],
+    ['/steps/0/fields/0', 'Step 1 › field 1'],
+    ['/steps/3/then/0/headers/x~1y', 'Step 4 › then step 1 › headers › x/y'],
+    ['/settings/searchFields/1', 'Settings › search field 2'],
+  ])('counts %s from 1: %s', (pointer, label) => {
+    expect(fieldLabel(pointer)).toBe(label);
+  });
+
+  it('names steps as they were saved', () => {
+    expect(fieldLabel('/steps/1/cases/0/steps/2/url', saved)).toBe(
+      'Step 2 (route) › case 1 › step 3 (notify) › url',
+    );
   });
 });

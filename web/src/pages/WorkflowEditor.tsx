@@ -11,11 +11,10 @@ import { useCan } from '../lib/role';
 import { staleness, stepRuns } from '../lib/testRun';
 import { nextTickItem } from '../lib/schedule';
 import { useTitle } from '../lib/title';
-import { VariablesContext } from '../lib/variables';
 import { Link } from '../router';
 import type { TestEvent } from '../types';
 import { EditorHeader } from './editor/EditorHeader';
-import { LastRunLine } from './editor/LastRunLine';
+import { LastRunLine, TestBar } from './editor/LastRunLine';
 import { SettingsView } from './editor/SettingsView';
 import { focusCard, StepFlow } from './editor/StepFlow';
 import { StepPanel } from './editor/StepPanel';
@@ -86,7 +85,6 @@ export function WorkflowEditor({ id }: { id: string }) {
     run,
     runs,
     learnedFields: test.schema?.fields ?? [],
-    canEdit,
   });
   const names = useCallback(() => (draft ? allNames(draft.steps) : new Set<string>()), [draft]);
 
@@ -140,134 +138,138 @@ export function WorkflowEditor({ id }: { id: string }) {
   const deletingStep = panel.deleting ? findStep(draft.steps, panel.deleting) : undefined;
 
   return (
-    <VariablesContext.Provider value={ctx.editorVariables}>
-      <article className="editor" aria-labelledby={headingId}>
-        <EditorHeader
-          headingId={headingId}
-          saved={saved}
-          name={draft.name}
-          onName={(name) => d.setDraft({ ...draft, name })}
-          dirty={dirty}
-          saving={d.saving}
-          busy={publish.toggling || publish.reviewing}
+    <article className="editor" aria-labelledby={headingId}>
+      <EditorHeader
+        headingId={headingId}
+        saved={saved}
+        name={draft.name}
+        onName={(name) => d.setDraft({ ...draft, name })}
+        dirty={dirty}
+        saving={d.saving}
+        busy={publish.toggling || publish.reviewing}
+        onSave={d.save}
+        onPublish={publish.startPublish}
+        onActive={publish.toggleActive}
+      />
+      <Notice text={d.status} />
+      {canEdit && (
+        <TestBar
+          last={testRun.last}
+          stale={stale}
           running={testRun.busy !== null}
-          onSave={d.save}
-          onPublish={publish.startPublish}
-          onActive={publish.toggleActive}
+          disabled={d.saving}
           onRunNow={() => testRun.runNow(item)}
         />
-        <Notice text={d.status} />
-        {canEdit && <LastRunLine last={testRun.last} stale={stale} live />}
-        <ErrorMessage error={testRun.error?.from === 'run' ? testRun.error.error : null} title="Not run" />
-        <ErrorMessage
-          error={publish.activeError}
-          title={saved.active ? 'Could not deactivate' : 'Could not activate'}
-        />
-        <ErrorMessage
-          key={d.failedSaves}
-          error={d.saveError}
-          title="Not saved"
-          onField={panel.revealField}
-          body={payload.body}
-          takeFocus
-        />
-        {d.conflict && !saved.active && (
-          <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
-            Saved, but workflow{' '}
-            <Link to={`/workflows/${encodeURIComponent(d.conflict.id)}`}>{d.conflict.name}</Link> is active on{' '}
-            {d.conflict.methods.join(', ')} /webhook/{d.conflict.path}: this workflow cannot be activated on
-            that path until that one is deactivated or this path or method changes.
-          </p>
-        )}
-        {publish.dialog}
-        {leaveGuard.dialog}
-        <ConfirmDialog
-          open={deletingStep !== undefined}
-          title={`Remove step ${deletingStep?.step.name ?? ''}?`}
-          confirmLabel="Remove"
-          cancelLabel="Keep it"
-          onConfirm={() => {
-            const key = panel.deleting;
-            panel.setDeleting(null);
-            if (key) panel.removeStep(key);
-          }}
-          onCancel={() => {
-            const key = panel.deleting;
-            panel.setDeleting(null);
-            if (key) focusCard(key);
-          }}
-        >
-          <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
-        </ConfirmDialog>
+      )}
+      <ErrorMessage error={testRun.error?.from === 'run' ? testRun.error.error : null} title="Not run" />
+      <ErrorMessage
+        error={publish.activeError}
+        title={saved.active ? 'Could not deactivate' : 'Could not activate'}
+      />
+      <ErrorMessage
+        key={d.failedSaves}
+        error={d.saveError}
+        title="Not saved"
+        onField={panel.revealField}
+        body={payload.body}
+        takeFocus
+      />
+      {d.conflict && !saved.active && (
+        <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
+          Saved, but workflow{' '}
+          <Link to={`/workflows/${encodeURIComponent(d.conflict.id)}`}>{d.conflict.name}</Link> is active on{' '}
+          {d.conflict.methods.join(', ')} /webhook/{d.conflict.path}: this workflow cannot be activated on
+          that path until that one is deactivated or this path or method changes.
+        </p>
+      )}
+      {publish.dialog}
+      {leaveGuard.dialog}
+      <ConfirmDialog
+        open={deletingStep !== undefined}
+        title={`Remove step ${deletingStep?.step.name ?? ''}?`}
+        confirmLabel="Remove"
+        cancelLabel="Keep it"
+        onConfirm={() => {
+          const key = panel.deleting;
+          panel.setDeleting(null);
+          if (key) panel.removeStep(key);
+        }}
+        onCancel={() => {
+          const key = panel.deleting;
+          panel.setDeleting(null);
+          if (key) focusCard(key);
+        }}
+      >
+        <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
+      </ConfirmDialog>
 
-        <Tabs
-          label="Workflow"
-          selected={panel.view}
-          onSelect={(v) => panel.setView(v as 'flow' | 'settings')}
-          tabs={[
-            {
-              id: 'flow',
-              label: 'Flow',
-              content: (
-                <div className="flow-layout">
-                  <div className="flow-column">
-                    <TriggerCard
-                      trigger={draft.trigger}
-                      path={path}
-                      listening={test.listener !== null}
-                      captured={test.selected ? 'captured' : undefined}
-                      selected={panel.panelOpen && !found}
-                      invalid={problems.some((p) => p.field.startsWith('/trigger'))}
-                      nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
-                      controls={panel.panelOpen && !found ? `${headingId}-panel` : undefined}
-                      onSelect={panel.chooseTrigger}
+      <Tabs
+        label="Workflow"
+        selected={panel.view}
+        onSelect={(v) => panel.setView(v as 'flow' | 'settings')}
+        tabs={[
+          {
+            id: 'flow',
+            label: 'Flow',
+            content: (
+              <div className="flow-layout">
+                <div className="flow-column">
+                  <TriggerCard
+                    trigger={draft.trigger}
+                    path={path}
+                    listening={test.listener !== null}
+                    captured={test.selected ? 'captured' : undefined}
+                    selected={panel.panelOpen && !found}
+                    invalid={problems.some((p) => p.field.startsWith('/trigger'))}
+                    nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
+                    controls={panel.panelOpen && !found ? `${headingId}-panel` : undefined}
+                    onSelect={panel.chooseTrigger}
+                  />
+                  <div className="area-steps">
+                    <StepFlow
+                      steps={draft.steps}
+                      results={ctx.results}
+                      names={names}
+                      problems={problems}
+                      selected={panel.panelOpen ? found?.step.key : undefined}
+                      controls={panel.panelOpen ? `${headingId}-panel` : undefined}
+                      onSelect={panel.selectStep}
+                      onList={panel.setList}
+                      onAdded={panel.selectStep}
+                      onDelete={panel.setDeleting}
                     />
-                    <div className="area-steps">
-                      <StepFlow
-                        steps={draft.steps}
-                        results={ctx.results}
-                        names={names}
-                        problems={problems}
-                        selected={panel.panelOpen ? found?.step.key : undefined}
-                        controls={panel.panelOpen ? `${headingId}-panel` : undefined}
-                        onSelect={panel.selectStep}
-                        onList={panel.setList}
-                        onAdded={panel.selectStep}
-                        onDelete={panel.setDeleting}
-                      />
-                    </div>
                   </div>
-                  {panel.wide ? (
-                    <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
-                      {details}
-                    </section>
-                  ) : (
-                    panel.sheet && (
-                      <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={panel.closeSheet}>
-                        {details}
-                      </Sheet>
-                    )
-                  )}
                 </div>
-              ),
-            },
-            {
-              id: 'settings',
-              label: 'Settings',
-              content: (
-                <SettingsView
-                  workflowId={id}
-                  draft={draft}
-                  onChange={d.setDraft}
-                  fields={ctx.searchable}
-                  problems={problems}
-                  expressionContext={ctx.triggerContext}
-                />
-              ),
-            },
-          ]}
-        />
-      </article>
-    </VariablesContext.Provider>
+                {panel.wide ? (
+                  <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
+                    {details}
+                  </section>
+                ) : (
+                  panel.sheet && (
+                    <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={panel.closeSheet}>
+                      {details}
+                    </Sheet>
+                  )
+                )}
+              </div>
+            ),
+          },
+          {
+            id: 'settings',
+            label: 'Settings',
+            content: (
+              <SettingsView
+                workflowId={id}
+                draft={draft}
+                onChange={d.setDraft}
+                fields={ctx.searchable}
+                problems={problems}
+                expressionContext={ctx.triggerContext}
+              />
+            ),
+          },
+        ]}
+      />
+    </article>
   );
 }

@@ -4,6 +4,7 @@ import type { DraftOf, Row, StepForm } from './types';
 import {
   bodyToText,
   clip,
+  looksLikeJson,
   numberish,
   reservedRowNames,
   rowsFrom,
@@ -59,6 +60,17 @@ export const httpForm: StepForm<HttpDraft> = {
     if (query) step.query = query;
     const body = textToBody(d.body);
     if (body !== undefined) step.body = body;
+    // The engine sends a string body as text/plain: JSON that does not parse would go out so unnoticed.
+    if (
+      typeof body === 'string' &&
+      looksLikeJson(d.body) &&
+      !d.headers.some((h) => h.name.trim().toLowerCase() === 'content-type')
+    )
+      problems.push({
+        field: `${at}/body`,
+        message:
+          'looks like JSON but is not (it would be sent as text/plain): fix it, or add a content-type header to send it as text',
+      });
     const timeout = numberish(d.timeoutMs);
     if (timeout !== undefined) step.timeoutMs = timeout;
     if (!d.failOnError) step.failOnError = false;

@@ -57,9 +57,47 @@ function parseJson(text: string): { value: unknown } | undefined {
 }
 
 /**
+ * JSON text with `{{ … }}` written where a value goes, unquoted (as the field picker inserts one):
+ * each such expression becomes a JSON string holding it, `{"n": {{ $count(x) }}}` →
+ * `{"n": "{{ $count(x) }}"}`. A string that is one expression renders to the value itself, of its
+ * own type, so the number stays a number. Expressions inside strings are left as they are.
+ */
+export function quoteExpressions(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[++i] ?? '';
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' && text[i + 1] === '{') {
+      const end = text.indexOf('}}', i + 2);
+      if (end !== -1) {
+        out += JSON.stringify(text.slice(i, end + 2));
+        i = end + 1;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+/** Text that reads as JSON meant as JSON: an object or array (`{…}`, `[…]`), not a lone expression. */
+export function looksLikeJson(text: string): boolean {
+  const t = text.trim();
+  return /^[[{]/.test(t) && !/^\{\{[\s\S]*\}\}$/.test(t);
+}
+
+/**
  * Body text and body value. The rule: text that is one JSON value (an object, an array, a number,
  * true, false, null, or a "quoted string") is that value; any other text is a string as typed, so
- * `{"id": "{{ body.id }}"}` is an object with an expression inside and `Thanks {{ name }}` is text.
+ * `{"id": "{{ body.id }}"}` is an object with an expression inside and `Thanks {{ name }}` is text;
+ * an expression in a value's place need not be quoted (quoteExpressions).
  * A stored string that would read back as something else (`42`, `{"a":1}`, a blank one) is shown
  * as a quoted JSON string, so opening and saving a workflow never changes its body.
  */
@@ -71,7 +109,7 @@ export function bodyToText(value: unknown): string {
 
 export function textToBody(text: string): unknown {
   if (text.trim() === '') return undefined;
-  const parsed = parseJson(text);
+  const parsed = parseJson(text) ?? (looksLikeJson(text) ? parseJson(quoteExpressions(text)) : undefined);
   // `1e999` parses as Infinity, which JSON cannot carry (it would be sent as null): it stays text.
   if (parsed === undefined || (typeof parsed.value === 'number' && !Number.isFinite(parsed.value)))
     return text;

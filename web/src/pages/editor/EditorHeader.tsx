@@ -6,7 +6,7 @@ import type { Workflow } from '../../types';
 
 /**
  * The editor's header: the workflow's name, its draft/published state with the Activated switch,
- * and its actions (Publish, Run now, Executions, History, Save).
+ * and its actions (Publish, Executions, History, Save).
  */
 export function EditorHeader({
   headingId,
@@ -16,11 +16,9 @@ export function EditorHeader({
   dirty,
   saving,
   busy,
-  running,
   onSave,
   onPublish,
   onActive,
-  onRunNow,
 }: {
   headingId: string;
   saved: Workflow;
@@ -30,12 +28,9 @@ export function EditorHeader({
   saving: boolean;
   /** Activating or publishing: the state's controls wait. */
   busy: boolean;
-  /** Run now (or a replay) is starting. */
-  running: boolean;
   onSave: () => void;
   onPublish: () => void;
   onActive: (next: boolean) => void;
-  onRunNow: () => void;
 }) {
   const canEdit = useCan('editor');
   const id = encodeURIComponent(saved.id);
@@ -86,17 +81,6 @@ export function EditorHeader({
               aria-describedby={`${headingId}-state-detail`}
             >
               Publish
-            </button>
-          )}
-          {canEdit && (
-            <button
-              type="button"
-              className="button"
-              onClick={onRunNow}
-              disabled={saving || running}
-              title="Run the draft once as a test run (edits on screen saved first) with the test event on screen, or {} without one; live traffic is not affected"
-            >
-              {running ? 'Running…' : 'Run now'}
             </button>
           )}
           <Link to={`/executions?workflowId=${id}`} className="button">

@@ -47,3 +47,34 @@ export function LastRunLine({
     </p>
   );
 }
+
+/** The editor's test bar, under its header: the last test run, and Run now. */
+export function TestBar({
+  last,
+  stale,
+  running,
+  disabled,
+  onRunNow,
+}: {
+  last: LastTestRun | null;
+  stale: string | undefined;
+  /** Run now (or a replay) is starting. */
+  running: boolean;
+  disabled: boolean;
+  onRunNow: () => void;
+}) {
+  return (
+    <div className="test-bar">
+      <LastRunLine last={last} stale={stale} live />
+      <button
+        type="button"
+        className="button small"
+        onClick={onRunNow}
+        disabled={disabled || running}
+        title="Run the draft once as a test run (edits on screen saved first) with the test event on screen, or {} without one; live traffic is not affected"
+      >
+        {running ? 'Running…' : 'Run now'}
+      </button>
+    </div>
+  );
+}
