@@ -191,9 +191,8 @@ describe('building the GitHub router in the editor', () => {
       await page.getByLabel('Workflow name').waitFor();
       // The steps come first: adding one needs no scrolling past the trigger.
       expect(await page.evaluate<number>('window.scrollY')).toBe(0);
-      expect(await inViewport(page.getByRole('button', { name: '+ Switch' })), 'add a step in view').toBe(
-        true,
-      );
+      const addStep = page.getByRole('group', { name: 'Add a step' });
+      expect(await inViewport(addStep.getByRole('button').first()), 'add a step in view').toBe(true);
       const workflow = (
         (await server.api('GET', '/api/v1/workflows')).body as {
           items: { id: string; name: string; trigger: { testUrl: string } }[];

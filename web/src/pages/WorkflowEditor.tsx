@@ -1,11 +1,9 @@
 import { useCallback, useId, useMemo, useState } from 'react';
-import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
 import { Sheet } from '../components/Sheet';
 import { Tabs } from '../components/Tabs';
 import { allNames, normalizedPath, type TriggerDraft } from '../lib/draft';
-import { findStep } from '../lib/lanes';
 import { savedNotice } from '../lib/publishing';
 import { useCan } from '../lib/role';
 import { staleness, stepRuns } from '../lib/testRun';
@@ -13,10 +11,10 @@ import { nextTickItem } from '../lib/schedule';
 import { useTitle } from '../lib/title';
 import { Link } from '../router';
 import type { TestEvent } from '../types';
-import { EditorHeader } from './editor/EditorHeader';
+import { EditorHeader, PathConflictWarning } from './editor/EditorHeader';
 import { LastRunLine, TestBar } from './editor/LastRunLine';
 import { SettingsView } from './editor/SettingsView';
-import { focusCard, StepFlow } from './editor/StepFlow';
+import { StepFlow } from './editor/StepFlow';
 import { StepPanel } from './editor/StepPanel';
 import { TriggerCard } from './editor/TriggerCard';
 import { TriggerDetails } from './editor/TriggerDetails';
@@ -135,7 +133,6 @@ export function WorkflowEditor({ id }: { id: string }) {
     />
   );
   const panelTitle = found ? panel.stepTitle : panel.triggerTitle;
-  const deletingStep = panel.deleting ? findStep(draft.steps, panel.deleting) : undefined;
 
   return (
     <article className="editor" aria-labelledby={headingId}>
@@ -152,7 +149,7 @@ export function WorkflowEditor({ id }: { id: string }) {
         onActive={publish.toggleActive}
       />
       <Notice text={d.status} />
-      {canEdit && (
+      {canEdit && (draft.steps.length > 0 || testRun.last) && (
         <TestBar
           last={testRun.last}
           stale={stale}
@@ -174,34 +171,10 @@ export function WorkflowEditor({ id }: { id: string }) {
         body={payload.body}
         takeFocus
       />
-      {d.conflict && !saved.active && (
-        <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
-          Saved, but workflow{' '}
-          <Link to={`/workflows/${encodeURIComponent(d.conflict.id)}`}>{d.conflict.name}</Link> is active on{' '}
-          {d.conflict.methods.join(', ')} /webhook/{d.conflict.path}: this workflow cannot be activated on
-          that path until that one is deactivated or this path or method changes.
-        </p>
-      )}
+      {d.conflict && !saved.active && <PathConflictWarning conflict={d.conflict} />}
       {publish.dialog}
       {leaveGuard.dialog}
-      <ConfirmDialog
-        open={deletingStep !== undefined}
-        title={`Remove step ${deletingStep?.step.name ?? ''}?`}
-        confirmLabel="Remove"
-        cancelLabel="Keep it"
-        onConfirm={() => {
-          const key = panel.deleting;
-          panel.setDeleting(null);
-          if (key) panel.removeStep(key);
-        }}
-        onCancel={() => {
-          const key = panel.deleting;
-          panel.setDeleting(null);
-          if (key) focusCard(key);
-        }}
-      >
-        <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
-      </ConfirmDialog>
+      {panel.deleteDialog}
 
       <Tabs
         label="Workflow"

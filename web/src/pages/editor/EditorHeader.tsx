@@ -2,6 +2,7 @@ import { Switch } from '../../components/Switch';
 import { useCan } from '../../lib/role';
 import { publishState } from '../../lib/publishing';
 import { Link } from '../../router';
+import type { PathConflict } from '../../lib/pathConflicts';
 import type { Workflow } from '../../types';
 
 /**
@@ -100,5 +101,16 @@ export function EditorHeader({
         {state.detail}
       </p>
     </>
+  );
+}
+
+/** Saved, but another active workflow holds this inactive one's method and path. */
+export function PathConflictWarning({ conflict }: { conflict: PathConflict }) {
+  return (
+    <p className="notice warn-notice" role="status" data-testid="path-conflict-warning">
+      Saved, but workflow <Link to={`/workflows/${encodeURIComponent(conflict.id)}`}>{conflict.name}</Link> is
+      active on {conflict.methods.join(', ')} /webhook/{conflict.path}: this workflow cannot be activated on
+      that path until that one is deactivated or this path or method changes.
+    </p>
   );
 }

@@ -4,6 +4,7 @@
  * or reached from an error summary's link.
  */
 import { useCallback, useEffect, useState } from 'react';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import type { Draft, StepDraft } from '../../lib/draft';
 import { focusField } from '../../lib/focusField';
 import { allSteps, findStep, replaceList } from '../../lib/lanes';
@@ -108,6 +109,26 @@ export function useEditorPanel(
   };
 
   const found = selected === 'trigger' || !draft ? undefined : findStep(draft.steps, selected);
+  const deletingStep = deleting && draft ? findStep(draft.steps, deleting) : undefined;
+  /** Delete on a card asks first; keeping the step gives the focus back to its card. */
+  const deleteDialog = (
+    <ConfirmDialog
+      open={deletingStep !== undefined}
+      title={`Remove step ${deletingStep?.step.name ?? ''}?`}
+      confirmLabel="Remove"
+      cancelLabel="Keep it"
+      onConfirm={() => {
+        setDeleting(null);
+        if (deleting) removeStep(deleting);
+      }}
+      onCancel={() => {
+        setDeleting(null);
+        if (deleting) focusCard(deleting);
+      }}
+    >
+      <p>The step and any steps it holds leave the draft (nothing is saved until you save).</p>
+    </ConfirmDialog>
+  );
   return {
     view,
     setView,
@@ -119,8 +140,9 @@ export function useEditorPanel(
     found,
     stepTab,
     setStepTab,
-    deleting,
+    /** Asks before removing a step (Delete on its card). */
     setDeleting,
+    deleteDialog,
     triggerTitle,
     stepTitle,
     selectTrigger,
