@@ -1,4 +1,4 @@
-import { useCallback, useId, useMemo, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useState } from 'react';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { Notice } from '../components/Notice';
 import { Sheet } from '../components/Sheet';
@@ -44,6 +44,10 @@ export function WorkflowEditor({ id }: { id: string }) {
   const panel = useEditorPanel(headingId, draft, d.setDraft);
   /** What Listen or Replay saved first, said in the test panel where the user is looking. */
   const [testNote, setTestNote] = useState('');
+  // A later save, publish or activation speaks in the header: the test panel's note is then old.
+  useEffect(() => {
+    if (d.status) setTestNote('');
+  }, [d.status]);
   /** Saves pending edits before a test run; `here` says where the note of that save goes. */
   const saveBeforeTest = async (here: 'panel' | 'header') => {
     const r = await d.saveFirst();
