@@ -151,14 +151,10 @@ async function listenAndSend(testUrl: string, event: string, body: unknown): Pro
   await details().getByText('Waiting for a request on the test URL…').waitFor({ state: 'detached' });
 }
 
-/**
- * Replaces the code in the selected step's code editor: everything selected and deleted (by
- * CodeMirror's own command), then the new text typed in.
- */
+/** Replaces the code in the selected step's code editor: everything selected, then typed over. */
 async function typeCode(source: string): Promise<void> {
   await click(details().getByTestId('code-editor').locator('.cm-content'));
   await page.keyboard.press('Control+A');
-  await page.keyboard.press('Backspace');
   await page.keyboard.insertText(source);
 }
 

@@ -46,6 +46,22 @@ function adoptStylesInDocument(): void {
 // Once, when this module loads (on the first code editor shown), before any view mounts its styles.
 adoptStylesInDocument();
 
+/**
+ * Text typed over a selection is put in by CodeMirror, not by the browser: Chrome's own editing,
+ * replacing a selection across highlighted spans, writes `style` attributes to keep their look,
+ * which the CSP refuses (a console error a keystroke; CodeMirror redraws the line anyway). An
+ * empty selection, and IME composition, stay with the browser as CodeMirror expects.
+ */
+const replaceSelectionTyped = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    if (event.inputType !== 'insertText' || event.data === null || event.isComposing) return false;
+    if (view.state.selection.ranges.every((r) => r.empty)) return false;
+    event.preventDefault();
+    view.dispatch(view.state.replaceSelection(event.data), { userEvent: 'input.type', scrollIntoView: true });
+    return true;
+  },
+});
+
 export interface MountedEditor {
   /** Replace the text when it changed outside the editor (a reload after save). */
   setValue(value: string): void;
@@ -139,6 +155,7 @@ export function mountEditor(
             ]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of(opts.attributes),
+        replaceSelectionTyped,
         EditorView.updateListener.of((u) => {
           if (u.docChanged) opts.onChange(u.state.doc.toString());
         }),
