@@ -18,8 +18,9 @@ export function CodeFields({ step, at, onChange, problems, label, result }: Prop
       />
       <p className="help">
         A function body run on the server in a sandbox (QuickJS): <code>$input</code>, <code>$trigger</code>,{' '}
-        <code>$steps</code>, <code>$execution</code> are copies; <code>return</code> gives the output (JSON);{' '}
-        <code>console.log</code> lines are kept. No <code>require</code>, <code>fetch</code> or timers.
+        <code>$steps</code>, <code>$execution</code> (and inside a For each <code>$item</code>,{' '}
+        <code>$index</code>) are copies; <code>return</code> gives the output (JSON); <code>console.log</code>{' '}
+        lines are kept. No <code>require</code>, <code>fetch</code> or timers.
       </p>
       {result?.logs && (
         <>
