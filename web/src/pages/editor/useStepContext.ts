@@ -140,9 +140,9 @@ export function useStepContext({
           });
         }
       });
-      return { fields, scope: sim?.byPath[at]?.scope, workflowId };
+      return { fields, scope: sim?.byPath[at]?.scope };
     },
-    [learned, tree, sim, workflowId],
+    [learned, tree, sim],
   );
   /** What settings expressions see (the concurrency key): the trigger item, as the first step does. */
   const triggerContext = useMemo(() => contextFor('/steps/0'), [contextFor]);
