@@ -9,6 +9,7 @@ import { useCan } from '../lib/role';
 import { staleness, stepRuns } from '../lib/testRun';
 import { nextTickItem } from '../lib/schedule';
 import { useTitle } from '../lib/title';
+import { VariablesContext } from '../lib/variables';
 import { Link } from '../router';
 import type { TestEvent } from '../types';
 import { EditorHeader, PathConflictWarning } from './editor/EditorHeader';
@@ -87,6 +88,7 @@ export function WorkflowEditor({ id }: { id: string }) {
     run,
     runs,
     learnedFields: test.schema?.fields ?? [],
+    canEdit,
   });
   const names = useCallback(() => (draft ? allNames(draft.steps) : new Set<string>()), [draft]);
 
@@ -139,114 +141,116 @@ export function WorkflowEditor({ id }: { id: string }) {
   const panelTitle = found ? panel.stepTitle : panel.triggerTitle;
 
   return (
-    <article className="editor" aria-labelledby={headingId}>
-      <EditorHeader
-        headingId={headingId}
-        saved={saved}
-        name={draft.name}
-        onName={(name) => d.setDraft({ ...draft, name })}
-        dirty={dirty}
-        saving={d.saving}
-        busy={publish.toggling || publish.reviewing}
-        onSave={d.save}
-        onPublish={publish.startPublish}
-        onActive={publish.toggleActive}
-      />
-      <Notice text={d.status} />
-      {canEdit && (draft.steps.length > 0 || testRun.last) && (
-        <TestBar
-          last={testRun.last}
-          stale={stale}
-          running={testRun.busy !== null}
-          disabled={d.saving}
-          onRunNow={() => testRun.runNow(item)}
+    <VariablesContext.Provider value={ctx.editorVariables}>
+      <article className="editor" aria-labelledby={headingId}>
+        <EditorHeader
+          headingId={headingId}
+          saved={saved}
+          name={draft.name}
+          onName={(name) => d.setDraft({ ...draft, name })}
+          dirty={dirty}
+          saving={d.saving}
+          busy={publish.toggling || publish.reviewing}
+          onSave={d.save}
+          onPublish={publish.startPublish}
+          onActive={publish.toggleActive}
         />
-      )}
-      <ErrorMessage error={testRun.error?.from === 'run' ? testRun.error.error : null} title="Not run" />
-      <ErrorMessage
-        error={publish.activeError}
-        title={saved.active ? 'Could not deactivate' : 'Could not activate'}
-      />
-      <ErrorMessage
-        key={d.failedSaves}
-        error={d.saveError}
-        title="Not saved"
-        onField={panel.revealField}
-        body={payload.body}
-        takeFocus
-      />
-      {d.conflict && !saved.active && <PathConflictWarning conflict={d.conflict} />}
-      {publish.dialog}
-      {leaveGuard.dialog}
-      {panel.deleteDialog}
+        <Notice text={d.status} />
+        {canEdit && (draft.steps.length > 0 || testRun.last) && (
+          <TestBar
+            last={testRun.last}
+            stale={stale}
+            running={testRun.busy !== null}
+            disabled={d.saving}
+            onRunNow={() => testRun.runNow(item)}
+          />
+        )}
+        <ErrorMessage error={testRun.error?.from === 'run' ? testRun.error.error : null} title="Not run" />
+        <ErrorMessage
+          error={publish.activeError}
+          title={saved.active ? 'Could not deactivate' : 'Could not activate'}
+        />
+        <ErrorMessage
+          key={d.failedSaves}
+          error={d.saveError}
+          title="Not saved"
+          onField={panel.revealField}
+          body={payload.body}
+          takeFocus
+        />
+        {d.conflict && !saved.active && <PathConflictWarning conflict={d.conflict} />}
+        {publish.dialog}
+        {leaveGuard.dialog}
+        {panel.deleteDialog}
 
-      <Tabs
-        label="Workflow"
-        selected={panel.view}
-        onSelect={(v) => panel.setView(v as 'flow' | 'settings')}
-        tabs={[
-          {
-            id: 'flow',
-            label: 'Flow',
-            content: (
-              <div className="flow-layout">
-                <div className="flow-column">
-                  <TriggerCard
-                    trigger={draft.trigger}
-                    path={path}
-                    listening={test.listener !== null}
-                    captured={test.selected ? 'captured' : undefined}
-                    selected={panel.panelOpen && !found}
-                    invalid={problems.some((p) => p.field.startsWith('/trigger'))}
-                    nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
-                    controls={panel.panelOpen && !found ? `${headingId}-panel` : undefined}
-                    onSelect={panel.chooseTrigger}
-                  />
-                  <div className="area-steps">
-                    <StepFlow
-                      steps={draft.steps}
-                      results={ctx.results}
-                      names={names}
-                      problems={problems}
-                      selected={panel.panelOpen ? found?.step.key : undefined}
-                      controls={panel.panelOpen ? `${headingId}-panel` : undefined}
-                      onSelect={panel.selectStep}
-                      onList={panel.setList}
-                      onAdded={panel.selectStep}
-                      onDelete={panel.setDeleting}
+        <Tabs
+          label="Workflow"
+          selected={panel.view}
+          onSelect={(v) => panel.setView(v as 'flow' | 'settings')}
+          tabs={[
+            {
+              id: 'flow',
+              label: 'Flow',
+              content: (
+                <div className="flow-layout">
+                  <div className="flow-column">
+                    <TriggerCard
+                      trigger={draft.trigger}
+                      path={path}
+                      listening={test.listener !== null}
+                      captured={test.selected ? 'captured' : undefined}
+                      selected={panel.panelOpen && !found}
+                      invalid={problems.some((p) => p.field.startsWith('/trigger'))}
+                      nextRunAt={saved.trigger.type === 'schedule' ? saved.trigger.nextRunAt : undefined}
+                      controls={panel.panelOpen && !found ? `${headingId}-panel` : undefined}
+                      onSelect={panel.chooseTrigger}
                     />
+                    <div className="area-steps">
+                      <StepFlow
+                        steps={draft.steps}
+                        results={ctx.results}
+                        names={names}
+                        problems={problems}
+                        selected={panel.panelOpen ? found?.step.key : undefined}
+                        controls={panel.panelOpen ? `${headingId}-panel` : undefined}
+                        onSelect={panel.selectStep}
+                        onList={panel.setList}
+                        onAdded={panel.selectStep}
+                        onDelete={panel.setDeleting}
+                      />
+                    </div>
                   </div>
-                </div>
-                {panel.wide ? (
-                  <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
-                    {details}
-                  </section>
-                ) : (
-                  panel.sheet && (
-                    <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={panel.closeSheet}>
+                  {panel.wide ? (
+                    <section id={`${headingId}-panel`} className="side-panel" aria-labelledby={panelTitle}>
                       {details}
-                    </Sheet>
-                  )
-                )}
-              </div>
-            ),
-          },
-          {
-            id: 'settings',
-            label: 'Settings',
-            content: (
-              <SettingsView
-                workflowId={id}
-                draft={draft}
-                onChange={d.setDraft}
-                fields={ctx.searchable}
-                problems={problems}
-                expressionContext={ctx.triggerContext}
-              />
-            ),
-          },
-        ]}
-      />
-    </article>
+                    </section>
+                  ) : (
+                    panel.sheet && (
+                      <Sheet id={`${headingId}-panel`} labelledBy={panelTitle} onClose={panel.closeSheet}>
+                        {details}
+                      </Sheet>
+                    )
+                  )}
+                </div>
+              ),
+            },
+            {
+              id: 'settings',
+              label: 'Settings',
+              content: (
+                <SettingsView
+                  workflowId={id}
+                  draft={draft}
+                  onChange={d.setDraft}
+                  fields={ctx.searchable}
+                  problems={problems}
+                  expressionContext={ctx.triggerContext}
+                />
+              ),
+            },
+          ]}
+        />
+      </article>
+    </VariablesContext.Provider>
   );
 }
