@@ -253,8 +253,10 @@ describe('a webhook → sql → email workflow built with the field picker', () 
       .waitFor();
     await page.getByTestId('trigger-card').click();
     await page.getByRole('button', { name: 'Replay into draft' }).click();
-    await page.getByText(/Replayed into draft v\d+/).waitFor();
-    await page.getByRole('link', { name: 'see the execution' }).click();
+    // The replay is the last test run: its line links to the execution.
+    const lastRun = page.getByTestId('last-run').filter({ hasText: /v\d+, Replay into draft\)/ });
+    await lastRun.waitFor();
+    await lastRun.getByRole('link', { name: 'Last test run' }).click();
     await page.getByRole('heading', { name: /Execution\s*Succeeded/ }).waitFor({ timeout: 30_000 });
     const table = page.getByRole('table', { name: 'Rows of sql' });
     await table.waitFor();
