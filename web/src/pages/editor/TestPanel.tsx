@@ -4,6 +4,7 @@ import { Notice } from '../../components/Notice';
 import { SchemaTree } from '../../components/SchemaTree';
 import { RequestTabs } from '../../components/RequestTabs';
 import { formatCountdown, formatTime } from '../../lib/format';
+import { testEventLabel } from '../../lib/testEvents';
 import type { TestEvents } from './useTestEvents';
 import type { TestRun } from './useTestRun';
 
@@ -138,7 +139,7 @@ export function TestPanel({
               >
                 {events?.map((e, i) => (
                   <option key={e.id} value={e.id}>
-                    {formatTime(e.receivedAt)} · {e.item.method ?? ''} {i === 0 ? '(latest)' : ''}
+                    {testEventLabel(e.item, formatTime(e.receivedAt))} {i === 0 ? '(latest)' : ''}
                   </option>
                 ))}
               </select>

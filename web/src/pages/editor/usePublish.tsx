@@ -4,10 +4,9 @@
  */
 import { useState } from 'react';
 import { type ApiError, api, asApiError } from '../../api';
-import { versionContent } from '../../lib/publishing';
 import { setActive } from '../../lib/workflows';
-import type { Step, Trigger, Workflow } from '../../types';
-import { PublishDialog, type PublishReview } from './PublishDialog';
+import type { Workflow } from '../../types';
+import { loadPublishReview, PublishDialog, type PublishReview } from './PublishDialog';
 import type { WorkflowDraft } from './useWorkflowDraft';
 
 export function usePublish(id: string, d: WorkflowDraft) {
@@ -41,17 +40,7 @@ export function usePublish(id: string, d: WorkflowDraft) {
     setActiveError(null);
     const w = (await d.saveFirst())?.workflow;
     if (!w?.active || w.publishedVersion === null || w.publishedVersion >= w.version) return;
-    const publishedVersion = w.publishedVersion;
-    setReview({ publishedVersion, draftVersion: w.version, draft: versionContent(w) });
-    try {
-      const v = await api<{ name: string; trigger: Trigger; steps: Step[] }>(
-        'GET',
-        `/workflows/${encodeURIComponent(id)}/versions/${publishedVersion}`,
-      );
-      setReview((r) => r && { ...r, published: versionContent(v) });
-    } catch (err) {
-      setReview((r) => r && { ...r, error: asApiError(err) });
-    }
+    await loadPublishReview(w, setReview);
   };
 
   const confirmPublish = async () => {

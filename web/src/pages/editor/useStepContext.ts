@@ -140,9 +140,9 @@ export function useStepContext({
           });
         }
       });
-      return { fields, scope: sim?.byPath[at]?.scope };
+      return { fields, scope: sim?.byPath[at]?.scope, workflowId };
     },
-    [learned, tree, sim],
+    [learned, tree, sim, workflowId],
   );
   /** What settings expressions see (the concurrency key): the trigger item, as the first step does. */
   const triggerContext = useMemo(() => contextFor('/steps/0'), [contextFor]);
