@@ -5,7 +5,7 @@
  * data for the next steps); the response is recorded on the failed step either way.
  *
  * Limits: `timeoutMs` (default 30 s) covers one attempt's whole exchange including redirects; the
- * body is capped at 5 MiB (an execution is stored whole, so a bigger body would bloat every later
+ * body is capped at 5 MiB (http/response.ts; an execution is stored whole, so a bigger body would bloat every later
  * step's record); up to 5 redirects are followed, each hop checked against the network policy again.
  *
  * Credentials (SPEC 7c): `"credential": "<id>"` applies one of the run's credentials (handed in by
@@ -27,10 +27,7 @@
  * `{header}` sends it under another name; a header of that name set in `headers` wins (the user
  * said what to send). It is no secret: the record's `request.headers` shows it.
  */
-import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import Type from 'typebox';
-import type { Dispatcher } from 'undici';
 import type { FieldError } from '../../errors.js';
 import { MethodSchema } from '../../model/workflow.js';
 import { RESERVED_RESPONSE_HEADERS } from '../../shared/response-headers.js';
@@ -42,7 +39,9 @@ import {
   type Scrubber,
   scrubber,
 } from '../credentials.js';
-import { asFileRef, type FileRef, FileTooLarge, fileRefAt, openFile } from '../files.js';
+import { FileTooLarge } from '../files.js';
+import { type BodySource, encodeBody, multipartBody, recordedBody, text } from '../http/request-body.js';
+import { type HttpOutput, readResponse, storeResponse } from '../http/response.js';
 import { loadUndici, NetworkRefused } from '../network.js';
 import { type Attempt, nextAttempt, RetrySchema, resumedAttempts, retryPolicy } from '../retry.js';
 import {
@@ -56,9 +55,6 @@ import {
   type StepOutcome,
 } from './types.js';
 
-export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
-/** A response stored as a file (`responseType: "file"`) may be this big: it is streamed to the store, never held. */
-export const MAX_FILE_RESPONSE_BYTES = 1024 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -72,6 +68,7 @@ const IDEMPOTENCY_HEADER = 'idempotency-key';
  */
 const SECRET_HEADER = /authorization|cookie|token|secret|password|passwd|api-?key|signature|session|auth/i;
 
+export { MAX_RESPONSE_BYTES } from '../http/response.js';
 export {
   type Attempt,
   MAX_RETRY_AFTER_MS,
@@ -82,21 +79,6 @@ export {
 
 /** The webhook's methods (model/workflow.ts), and OPTIONS. */
 const Method = Type.Union([...MethodSchema.anyOf, Type.Literal('OPTIONS')]);
-
-export interface HttpOutput {
-  status: number;
-  headers: Record<string, string | string[]>;
-  body?: unknown;
-  bodyEncoding?: 'base64';
-  /** `responseType: "file"`: the body, stored (engine/files.ts). */
-  file?: FileRef;
-}
-
-/**
- * A request body: text, or a stream made anew for each attempt and redirect (a file, or
- * multipart with files, read from the store as it is sent) with its length in bytes.
- */
-type BodySource = string | { stream: () => Readable; length: number };
 
 export const httpStep = defineStep({
   type: 'http',
@@ -514,274 +496,6 @@ function checkLiteral(ctx: StepContext, url: URL): void {
       new NetworkRefused(url.hostname, url.hostname.replace(/^\[|\]$/g, ''), why).message,
       { field: '/url' },
     );
-}
-
-/** The recorded request body is cut here (the whole execution is stored, as for responses). */
-export const MAX_RECORDED_BODY_CHARS = 64 * 1024;
-
-/**
- * The body as the record shows it (`request.body`): the text sent (JSON, form or plain, cut at
- * MAX_RECORDED_BODY_CHARS with `bodyTruncated`), or what a streamed body is made of — the file
- * sent, or multipart's fields and files — never the file's bytes.
- */
-function recordedBody(
-  config: {
-    body?: unknown;
-    multipart?: { fields?: Record<string, unknown>; files?: Record<string, unknown> };
-  },
-  body: BodySource | undefined,
-): { body?: unknown; bodyTruncated?: true } {
-  if (body === undefined) return {};
-  if (typeof body === 'string')
-    return body.length > MAX_RECORDED_BODY_CHARS
-      ? { body: body.slice(0, MAX_RECORDED_BODY_CHARS), bodyTruncated: true }
-      : { body };
-  const described = (v: unknown): unknown => {
-    const ref = asFileRef(v);
-    return ref ? { file: { filename: ref.filename, mimeType: ref.mimeType, size: ref.size } } : v;
-  };
-  if (config.multipart) {
-    const files = Object.entries(config.multipart.files ?? {}).map(([k, v]) => [
-      k,
-      Array.isArray(v) ? v.map(described) : described(v),
-    ]);
-    return {
-      body: { multipart: { fields: config.multipart.fields ?? {}, files: Object.fromEntries(files) } },
-    };
-  }
-  return { body: described(config.body) };
-}
-
-function encodeBody(
-  method: string,
-  body: unknown,
-  headers: Record<string, string>,
-  ctx: StepContext,
-): BodySource | undefined {
-  if (body === undefined) return undefined;
-  if (method === 'GET' || method === 'HEAD') {
-    throw new StepFailure(`A ${method} request cannot carry a body; use query, or another method.`, {
-      field: '/body',
-    });
-  }
-  // A file reference is sent as the body itself, with its type (SPEC 7e).
-  const file = asFileRef(body);
-  if (file) {
-    headers['content-type'] ??= headerSafe(file.mimeType) || 'application/octet-stream';
-    headers['content-length'] = String(file.size);
-    return { stream: () => openFile(ctx.files, file, '/body'), length: file.size };
-  }
-  if (typeof body === 'string') {
-    headers['content-type'] ??= 'text/plain; charset=utf-8';
-    return body;
-  }
-  const type = headers['content-type'] ?? '';
-  if (
-    type.startsWith('application/x-www-form-urlencoded') &&
-    typeof body === 'object' &&
-    body !== null &&
-    !Array.isArray(body)
-  ) {
-    const form = new URLSearchParams();
-    for (const [k, v] of Object.entries(body)) {
-      for (const item of Array.isArray(v) ? v : [v])
-        if (item !== undefined && item !== null) form.append(k, text(item));
-    }
-    return form.toString();
-  }
-  headers['content-type'] ??= 'application/json';
-  return JSON.stringify(body);
-}
-
-/**
- * `multipart: {fields, files}` as a multipart/form-data body (RFC 7578): fields first, then each
- * file (a reference, or a list of them) with its filename and type, streamed from the store. The
- * length is known beforehand (the references carry their sizes), so it is sent as Content-Length.
- */
-function multipartBody(
-  method: string,
-  multipart: { fields?: Record<string, unknown>; files?: Record<string, unknown> },
-  headers: Record<string, string>,
-  ctx: StepContext,
-): BodySource {
-  if (method === 'GET' || method === 'HEAD') {
-    throw new StepFailure(`A ${method} request cannot carry a body; use query, or another method.`, {
-      field: '/multipart',
-    });
-  }
-  const boundary = `----hookflow${randomBytes(12).toString('hex')}`;
-  const parts: (Buffer | { ref: FileRef; field: string })[] = [];
-  for (const [name, value] of Object.entries(multipart.fields ?? {})) {
-    for (const v of Array.isArray(value) ? value : [value]) {
-      if (v === undefined || v === null) continue;
-      parts.push(
-        Buffer.from(
-          `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${text(v)}\r\n`,
-          'utf8',
-        ),
-      );
-    }
-  }
-  for (const [name, value] of Object.entries(multipart.files ?? {})) {
-    const list = Array.isArray(value) ? value : [value];
-    list.forEach((v, i) => {
-      const field = `/multipart/files/${name}${Array.isArray(value) ? `/${i}` : ''}`;
-      const ref = fileRefAt(v, field);
-      const type = headerSafe(ref.mimeType) || 'application/octet-stream';
-      parts.push(
-        Buffer.from(
-          `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"; filename="${quoted(ref.filename)}"\r\nContent-Type: ${type}\r\n\r\n`,
-          'utf8',
-        ),
-        { ref, field },
-        Buffer.from('\r\n'),
-      );
-    });
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  const length = parts.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.ref.size), 0);
-  headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
-  headers['content-length'] = String(length);
-  async function* stream(): AsyncGenerator<Uint8Array> {
-    for (const part of parts) {
-      if (Buffer.isBuffer(part)) yield part;
-      else yield* openFile(ctx.files, part.ref, part.field);
-    }
-  }
-  return { stream: () => Readable.from(stream(), { objectMode: false }), length };
-}
-
-/** A name or filename inside a multipart header's quotes (as browsers escape them: WHATWG HTML's form encoding). */
-function quoted(s: string): string {
-  return s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
-}
-
-/** A value a header can carry as it is: without line breaks and control characters. */
-function headerSafe(s: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-  return s.replace(/[\x00-\x1f\x7f]/g, '').trim();
-}
-
-/**
- * A 2xx response body streamed into the store as a file of this execution (responseType "file"):
- * the output is `{status, headers, file}`. Its name comes from Content-Disposition, else the URL's
- * last path segment; its type from Content-Type.
- */
-async function storeResponse(ctx: StepContext, res: UndiciResponse, url: URL): Promise<HttpOutput> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = value;
-  const executionId = ctx.scope?.execution.id;
-  if (!ctx.files || executionId === undefined) {
-    res.body.destroy();
-    throw new StepFailure('Files cannot be stored here: this engine runs without a file store.', {
-      field: '/responseType',
-    });
-  }
-  const declared = Number(res.headers['content-length']);
-  if (declared > MAX_FILE_RESPONSE_BYTES) {
-    res.body.destroy();
-    throw new FileTooLarge(MAX_FILE_RESPONSE_BYTES);
-  }
-  const type = headerSafe(String(res.headers['content-type'] ?? '')) || 'application/octet-stream';
-  try {
-    const file = await ctx.files.create(
-      executionId,
-      { filename: responseFilename(res.headers['content-disposition'], url), mimeType: type },
-      res.body,
-      MAX_FILE_RESPONSE_BYTES,
-    );
-    return { status: res.statusCode, headers, file };
-  } finally {
-    if (!res.body.readableEnded) res.body.destroy();
-  }
-}
-
-/** The filename a response names (`filename*=UTF-8''…` first, then `filename=`), else the URL's last segment. */
-export function responseFilename(disposition: string | string[] | undefined, url: URL): string {
-  const d = Array.isArray(disposition) ? disposition[0] : disposition;
-  if (d) {
-    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(d);
-    if (star) {
-      try {
-        const name = decodeURIComponent(star[1]!.trim());
-        if (name) return cleanName(name);
-      } catch {
-        // A malformed escape: the plain filename, if any, is next.
-      }
-    }
-    const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(d);
-    const name = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2]?.trim();
-    if (name) return cleanName(name);
-  }
-  let last = '';
-  try {
-    last = decodeURIComponent(url.pathname.split('/').pop() ?? '');
-  } catch {
-    last = url.pathname.split('/').pop() ?? '';
-  }
-  return cleanName(last) || 'response';
-}
-
-/** A filename without directories or control characters, at most 255 characters. */
-function cleanName(name: string): string {
-  return headerSafe(name.split(/[\\/]/).pop() ?? '').slice(0, 255);
-}
-
-type UndiciResponse = Dispatcher.ResponseData;
-
-/**
- * The response as the step outputs it. Text and base64 bodies are scrubbed as bytes (`scrub`), so a
- * secret echoed in a binary body is masked before it is encoded; a JSON body is scrubbed once parsed
- * (by the caller, with the rest of the output), where its string escapes are decoded.
- */
-async function readResponse(res: UndiciResponse, method: string, scrub: Scrubber): Promise<HttpOutput> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = value;
-  const declared = Number(res.headers['content-length']);
-  if (declared > MAX_RESPONSE_BYTES) {
-    res.body.destroy();
-    throw tooBig(res.statusCode, headers);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_RESPONSE_BYTES) {
-      res.body.destroy();
-      throw tooBig(res.statusCode, headers);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  const bytes = Buffer.concat(chunks);
-  const status = res.statusCode;
-  if (method === 'HEAD' || status === 204 || status === 304) return { status, headers, body: null };
-  const type = String(res.headers['content-type'] ?? '').toLowerCase();
-  if (/^application\/([\w.+-]+\+)?json\b/.test(type) || /^application\/json/.test(type)) {
-    const textBody = bytes.toString('utf8');
-    if (textBody.trim() === '') return { status, headers, body: null };
-    try {
-      return { status, headers, body: JSON.parse(textBody) };
-    } catch {
-      throw new StepFailure(`The response says it is JSON (${type}) but does not parse as JSON.`, {
-        output: { status, headers, body: textBody.slice(0, 10_000) },
-      });
-    }
-  }
-  const scrubbed = scrub.bytes(bytes);
-  if (type === '' || /^text\/|[/+]xml\b|^application\/(javascript|x-www-form-urlencoded)/.test(type)) {
-    return { status, headers, body: scrubbed.toString('utf8') };
-  }
-  return { status, headers, body: scrubbed.toString('base64'), bodyEncoding: 'base64' };
-}
-
-function tooBig(status: number, headers: Record<string, string | string[]>): StepFailure {
-  return new StepFailure(`The response body is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB.`, {
-    output: { status, headers, body: null },
-  });
-}
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 /** The URL without its query string, which often carries keys. */
