@@ -1,7 +1,7 @@
 /**
  * `settings.concurrency` (SPEC 7d): a key per execution, how many executions of one key may run at
  * once (`limit`), and the newest-wins value. Evaluated once, when the execution is accepted, over
- * its trigger item, and kept on its row (store/queue.ts `claimKeyed` reads only rows): the claim
+ * its trigger item, and kept on its row (store/queue-keys.ts `claimKeyed` reads only rows): the claim
  * rule is then one statement over the executions table, the same on every process, and an
  * execution keeps the key it was accepted with through retries of its attempts, recovery after a
  * crash and waits. A workflow without the setting pays nothing for it (callers look for

@@ -179,7 +179,7 @@ export class Queue {
       // All due ones taken: the next is the earliest left. Otherwise more are due: look again next time.
       this.#waitingDueAt = rows.length < limit ? await this.#nextWaiting() : 0;
     }
-    // Keyed rows whose turn it is (store/queue.ts claimKeyed), also when `batch` takes the others:
+    // Keyed rows whose turn it is (store/queue-keys.ts claimKeyed), also when `batch` takes the others:
     // their turn is their key's, never a batch's. A skip frees the key's turn at once, so the
     // rows behind it are looked at again (each pass ends at least one row).
     for (let room = limit - rows.length; room > 0; room = limit - rows.length) {
@@ -287,7 +287,7 @@ export class Queue {
     );
   }
 
-  /** Keyed rows whose turn it is, for this worker at `now` (store/queue.ts claimKeyed). */
+  /** Keyed rows whose turn it is, for this worker at `now` (store/queue-keys.ts claimKeyed). */
   #claimKeyed(limit: number, now: Date): Promise<KeyedClaim> {
     const claim = claimFields(this.#workerId, this.#leaseMs, now.getTime());
     const nowIso = now.toISOString();
