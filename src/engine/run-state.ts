@@ -84,7 +84,7 @@ export function startRun(
       input: item,
       trigger: item,
       steps: outputs,
-      execution: executionScope(ctx, workflow.id, resumeUrls),
+      execution: executionScope(ctx, workflow.id, compiled.resumeUrl ? resumeUrls : undefined),
       until,
       vars: ctx.variables?.vars,
       secrets: ctx.variables?.secrets,
@@ -172,9 +172,9 @@ function failParked(records: StepResult[]): string {
 }
 
 /**
- * `$execution`. Its `resumeUrl` is computed on first read (an HMAC: engine/resume-url.ts), so the
- * runs that never read it — nearly all — pay nothing for it; as an enumerable getter it is still
- * there for JSON and for the `code` step's copy.
+ * `$execution`. Its `resumeUrl` is computed on first read (an HMAC: engine/resume-url.ts), and only
+ * for a version that names it (`resumeUrls` is undefined otherwise: compile.ts `resumeUrl`); as an
+ * enumerable getter it is there for JSON and for the `code` step's copy.
  */
 function executionScope(
   ctx: RunContext,

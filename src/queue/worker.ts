@@ -20,35 +20,25 @@
  */
 import type { Logger } from 'pino';
 import type { EngineServices } from '../engine/services.js';
-import { checkpointJson } from '../engine/checkpoint.js';
 import type { RunCredentials, TokenSource } from '../engine/credentials.js';
 import type { RunVariables } from '../engine/types.js';
-import { Engine, type RunResult } from '../engine/run.js';
-import { type Cancel, type Clock, sleep, systemClock } from '../shared/clock.js';
+import { Engine } from '../engine/run.js';
+import { type Cancel, type Clock, systemClock } from '../shared/clock.js';
 import { isPromise } from '../shared/maybe-promise.js';
-import { executionsRepo } from '../store/executions.js';
 import type { ExecutionRow } from '../store/schema.js';
 import type { Store } from '../store/store.js';
-import { isStoreUnavailable } from '../store/unavailable.js';
-import type { Workflow } from '../model/workflow.js';
-import type { Bus, StepResponse } from '../bus/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { ExecutionEntry, Offer, Offered, QueuedNotice } from './entry.js';
 import { StoredFiles } from './engine-files.js';
-import { EngineRunner, type EngineRunnerOptions, EngineThreadLost } from './engine-runner.js';
+import { EngineRunner, type EngineRunnerOptions } from './engine-runner.js';
+import { ExecutionRun } from './execution-run.js';
 import { type FailedExecution, Finished } from './finished.js';
 import { PureBatches } from './pure-batch.js';
-import { failedRun, runPure } from './pure-run.js';
+import { runPure } from './pure-run.js';
 import { chars, claimFields, type Queue } from './queue.js';
 import { type Holding, type SlotPolicy, slotPolicy } from './slots.js';
 
 const POLL_MS = 1_000;
-
-/** Retrying a result the store could not take: 250 ms doubling to 2 s (see `#record`). */
-const RECORD_RETRY_MIN_MS = 250;
-const RECORD_RETRY_MAX_MS = 2_000;
-
-/** Early responses travel as bus notices: PostgreSQL's NOTIFY carries under 8000 bytes. */
-const MAX_EARLY_RESPONSE_CHARS = 6_000;
 
 /**
  * The worker's modes (after graphile-worker's localQueue.ts), every change asserted (`#to`):
@@ -111,6 +101,8 @@ export class Worker implements ExecutionEntry {
   /** Runs claimed and handed-over executions off the event loop (engine-runner.ts). */
   readonly #runner: EngineRunner;
   readonly #finished: Finished;
+  /** Runs one execution and records its result (execution-run.ts). */
+  readonly #executions: ExecutionRun;
   /** Embedded or shared: how much this worker holds and when it takes more (slots.ts). */
   readonly #slots: SlotPolicy;
   #mode: WorkerMode = 'created';
@@ -160,6 +152,17 @@ export class Worker implements ExecutionEntry {
       shared: deps.store.caps.shared,
       concurrency: deps.concurrency,
       maxInFlight: deps.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    });
+    this.#executions = new ExecutionRun({
+      ...deps,
+      clock: this.#clock,
+      engine: this.#engine,
+      runner: this.#runner,
+      finished: this.#finished,
+      freeBeforeRecord: this.#slots.freeBeforeRecord,
+      keeps: () => this.#keeps,
+      tellQueued: () => this.#tellQueued(),
+      parked: () => this.#armWaitingTimer(),
     });
     this.#batches = deps.store.caps.skipLocked
       ? new PureBatches({
@@ -328,7 +331,7 @@ export class Worker implements ExecutionEntry {
       this.#startReady();
       if (this.#backlog) this.poke();
     };
-    const done = this.#execute(row, freeSlot).finally(() => {
+    const done = this.#executions.run(row, freeSlot).finally(() => {
       freeSlot();
       this.#running.delete(row.id);
     });
@@ -456,164 +459,6 @@ export class Worker implements ExecutionEntry {
   /** Whether this worker still runs what it holds (not past its close deadline). */
   get #keeps(): boolean {
     return this.#mode !== 'releasing' && this.#mode !== 'stopped';
-  }
-
-  /**
-   * Runs one execution and records its result. `freeSlot` gives its place in flight to the next
-   * one: once the engine is done or once the result is recorded, as the slot policy says
-   * (slots.ts `freeBeforeRecord`).
-   */
-  async #execute(row: ExecutionRow, freeSlot: () => void): Promise<void> {
-    // The child logger only when there is something to log: making one per execution was ~3 % of
-    // the executor's time for executions that log nothing.
-    let child: Logger | undefined;
-    const log = () =>
-      (child ??= this.#deps.log.child({ executionId: row.id, workflowId: row.workflow_id, mode: row.mode }));
-    let result: RunResult;
-    let workflow: Workflow | undefined;
-    try {
-      workflow = await this.#finished.workflow(row.workflow_id, row.workflow_version);
-      if (!workflow) {
-        result = failedRun(`Workflow ${row.workflow_id} version ${row.workflow_version} no longer exists.`);
-      } else {
-        // Off the event loop, from the stored JSON: the engine thread parses it (copying a parsed
-        // item to the thread would cost the event loop more). A resumed execution goes on from its
-        // checkpoint: its head and its parts, as stored (the runner's thread parses them).
-        const credentials = await this.#deps.credentials?.forRun(workflow.steps);
-        const variables = this.#engine.usesVariables(workflow)
-          ? await this.#deps.variables?.forRun()
-          : undefined;
-        let resumeJson: string | undefined;
-        if (row.resume_state != null) {
-          try {
-            const parts = await executionsRepo.checkpointParts(this.#deps.store.db, row.id);
-            resumeJson = checkpointJson(row.resume_state, parts);
-          } catch (err) {
-            // Not a failure of the execution: its lease lapses and the next attempt resumes it.
-            log().error(
-              { err },
-              'reading the checkpoint failed; the execution resumes when its lease lapses',
-            );
-            return;
-          }
-        }
-        // Past the close deadline: it was released to the queue (`close`).
-        if (!this.#keeps) return;
-        result = await this.#runner.run(workflow, row.trigger, {
-          executionId: row.id,
-          mode: row.mode,
-          attempt: row.attempt,
-          ...(credentials ? { credentials } : {}),
-          ...(variables ? { variables } : {}),
-          ...(resumeJson !== undefined ? { resumeJson } : {}),
-          ...(workflow.trigger.type !== 'schedule' && workflow.trigger.response.mode === 'respondStep'
-            ? { onRespond: (response: StepResponse) => this.#responded(row.id, response) }
-            : {}),
-        });
-      }
-    } catch (err) {
-      // Cut off by a close past its deadline: released to the queue, the next attempt runs it.
-      if (!this.#keeps) return;
-      if (err instanceof EngineThreadLost) return this.#runAgain(row, workflow, err, log);
-      log().error({ err }, 'execution crashed');
-      result = failedRun(err instanceof Error ? err.message : String(err));
-    }
-    if (this.#slots.freeBeforeRecord) freeSlot();
-    if (result.status === 'failed') log().info({ error: result.error }, 'execution failed');
-    else if (result.status === 'waiting') log().info({ resumeAt: result.resumeAt }, 'execution waiting');
-    else if (this.#deps.log.isLevelEnabled('debug'))
-      log().debug({ status: result.status, steps: result.steps.length }, 'execution finished');
-    let recorded: boolean;
-    try {
-      recorded = await this.#record(row.id, result, row.resume_state != null);
-    } catch (err) {
-      log().error({ err }, 'recording the execution result failed');
-      // Run it again after a backoff; if even that cannot be written, the lease lapses instead.
-      const next = await this.#deps.queue
-        .retryLater(row.id, row.attempt, err instanceof Error ? err.message : String(err))
-        .catch(() => 'left to its lease' as const);
-      log().warn(
-        { attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' },
-        'execution result not recorded',
-      );
-      if (typeof next === 'object') {
-        await this.#finished.failed(row, workflow, next.failed);
-        await this.#finished.ended(row);
-      }
-      return;
-    }
-    // Recorded (or taken over by another worker): this worker holds the row no more, so its slot is
-    // free before the notices (a NOTIFY round trip, and the error workflow's insert) are sent.
-    freeSlot();
-    // Not recorded: this worker's lease lapsed and another worker runs the execution now.
-    if (!recorded)
-      log().warn({ attempt: row.attempt }, 'lease lost; the result of this attempt was discarded');
-    // Parked, not finished: nothing to announce; the queue knows when it is due.
-    else if (result.status === 'waiting') this.#armWaitingTimer();
-    else {
-      // Its key's turn passes to the next execution of the key: claim it now, not at the next poll
-      // (on a shared store any worker may have the room, so all are told).
-      if (row.concurrency_key != null) this.#tellQueued();
-      if (result.status === 'failed') await this.#finished.failed(row, workflow, result.error);
-      await this.#finished.published(row.id, result.status);
-      await this.#finished.ended(row);
-    }
-  }
-
-  /**
-   * The engine thread was lost under this execution through no fault of its own (another execution
-   * overran its budget, or exhausted the thread's memory: engine-runner.ts): it is queued again as
-   * its next attempt, after the queue's backoff, as after a crash; the queue fails it past
-   * MAX_ATTEMPTS. If even that cannot be written, its lease lapses and it runs again then.
-   */
-  async #runAgain(
-    row: ExecutionRow,
-    workflow: Workflow | undefined,
-    lost: EngineThreadLost,
-    log: () => Logger,
-  ): Promise<void> {
-    const next = await this.#deps.queue
-      .retryLater(row.id, row.attempt, lost.message)
-      .catch((err: unknown) => {
-        log().error({ err }, 'queueing the execution again failed');
-        return 'left to its lease' as const;
-      });
-    log().warn({ attempt: row.attempt, next: typeof next === 'string' ? next : 'failed' }, lost.message);
-    if (typeof next === 'object') {
-      await this.#finished.failed(row, workflow, next.failed);
-      await this.#finished.published(row.id, 'failed');
-      await this.#finished.ended(row);
-    }
-  }
-
-  /**
-   * `queue.complete`, retried while the store is out of service (a database restart is a second or
-   * two) for as long as the lease would last: the result of a finished execution is kept instead of
-   * the execution being run again. If the lease lapsed meanwhile and another worker took the
-   * execution over, `complete` says so (false) and that worker's attempt is the one recorded.
-   */
-  async #record(id: string, result: RunResult, resumed: boolean): Promise<boolean> {
-    const giveUpAt = this.#clock.now() + this.#deps.queue.leaseMs;
-    for (let delay = RECORD_RETRY_MIN_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
-      try {
-        return await this.#deps.queue.complete(id, result, { resumed });
-      } catch (err) {
-        if (!isStoreUnavailable(err) || this.#clock.now() + delay > giveUpAt) throw err;
-        await sleep(this.#clock, delay);
-      }
-    }
-  }
-
-  /**
-   * A `respondStep` execution ran its `respond` step: the waiting webhook call can be answered now
-   * instead of when the execution ends (a slow step after it no longer delays the caller). A
-   * response too big for a bus notice is answered at the end, from the stored execution.
-   */
-  #responded(executionId: string, response: StepResponse): void {
-    if (JSON.stringify(response).length > MAX_EARLY_RESPONSE_CHARS) return;
-    this.#deps.bus
-      .publish('execution.responded', { executionId, response })
-      .catch((err) => this.#deps.log.error({ err, executionId }, 'announcing the response failed'));
   }
 
   /**

@@ -5,7 +5,7 @@ import { Link } from '../router';
 
 /**
  * The message, with the other workflow of a path conflict named as a link to it, not by id
- * (issue 17 #6): the server says `Workflow "Orders" (<id>) is already active on …`.
+ * (the server says `Workflow "Orders" (<id>) is already active on …`).
  */
 function Message({ error }: { error: ApiError }) {
   const other = error.conflictingWorkflow;

@@ -91,7 +91,7 @@ export function ExpressionInput({
           setPreview({
             ok: true,
             text: result === undefined ? 'nothing (undefined)' : short(result, 300),
-            // Keys and text parts that vanish are named, not silently dropped (issue 17 #7).
+            // Keys and text parts that vanish are named, not silently dropped.
             missing: describeMissing(missing),
           }),
         (err: Error) => !cancelled && setPreview({ ok: false, text: err.message }),

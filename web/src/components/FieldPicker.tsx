@@ -51,7 +51,7 @@ export function FieldPicker({
   }, [open]);
 
   // Keep the panel inside the window: it hangs from the button's right edge, which on a phone can be
-  // nearer the left edge of the screen than the panel is wide (issue 17 #8).
+  // nearer the left edge of the screen than the panel is wide.
   useLayoutEffect(() => {
     const panel = panelRef.current;
     if (!open || !panel) return;

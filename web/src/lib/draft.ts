@@ -66,7 +66,7 @@ export interface Draft {
   steps: StepDraft[];
   /** settings.errorWorkflowId (SPEC 7c); '' for none. */
   errorWorkflowId: string;
-  /** settings.searchFields (issue 19): dotted paths of the trigger item; '' while being typed. */
+  /** settings.searchFields: dotted paths of the trigger item; '' while being typed. */
   searchFields: string[];
   /** settings.concurrency (SPEC 7d): the key expression ('' for none), the limit and newest wins as typed. */
   concurrency: ConcurrencyDraft;

@@ -1,5 +1,5 @@
 /**
- * The links of an error summary (issue 17 #6): a field is found by the JSON pointer of its problem
+ * The links of an error summary: a field is found by the JSON pointer of its problem
  * (`data-field="/steps/1/url"` on the input), or else by the nearest enclosing one
  * (`/steps/1`, the step's heading), focused and scrolled to the middle of the screen.
  */

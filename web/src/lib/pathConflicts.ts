@@ -1,5 +1,5 @@
 /**
- * Whether another active workflow already serves this workflow's method+path (issue 17 #6). The
+ * Whether another active workflow already serves this workflow's method+path. The
  * server refuses that for an active workflow (409 path_conflict, on save, publish and activate);
  * an inactive one may be saved there, and the editor warns at once instead of at Activate.
  * Production URLs belong to *published* triggers, so an active workflow whose draft is ahead is

@@ -1,5 +1,5 @@
 /**
- * Draft and published, as the editor says it (SPEC 1; issue 17). Every save is a new version, the
+ * Draft and published, as the editor says it (SPEC 1). Every save is a new version, the
  * draft; production runs `publishedVersion` until Publish (or Activate) makes the latest version
  * live. These sentences are the one place the editor words that, so the header, the notices and
  * the publish dialog cannot disagree.

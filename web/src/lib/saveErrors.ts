@@ -1,5 +1,5 @@
 /**
- * Which part of a failed save is still true (issue 17 #5). A failed save is a snapshot: the body
+ * Which part of a failed save is still true. A failed save is a snapshot: the body
  * that was sent and the problems found in it. Once the user edits a field, its problem is about a
  * value that is no longer there, so it goes; "Not saved" goes with the last of them, and at once
  * when the draft is back to the saved version (nothing is unsaved then).

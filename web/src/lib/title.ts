@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 
-/** "Workflows · hookflow": what the page is first, so tabs and history tell pages apart (issue 17 #9). */
+/** "Workflows · hookflow": what the page is first, so tabs and history tell pages apart. */
 export function pageTitle(...parts: (string | undefined)[]): string {
   return [...parts.filter((p): p is string => Boolean(p?.trim())), 'hookflow'].join(' · ');
 }

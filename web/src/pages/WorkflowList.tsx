@@ -33,7 +33,7 @@ export function WorkflowList() {
   const [notice, setNotice] = useState<string | null>(null);
   const nameRef = useRef<HTMLInputElement>(null);
   // After a delete, its row (and the button that opened the dialog) is gone: focus goes to the page
-  // heading, under which the notice says what happened, not to <body> (issue 17 #9). In an effect,
+  // heading, under which the notice says what happened, not to <body>. In an effect,
   // so it comes after the dialog's own (a child's effects run first), which closes it and hands
   // focus back to the removed button.
   const focusHeading = useRef(false);

@@ -14,7 +14,7 @@ interface Rejection {
 }
 
 /**
- * The trigger's last refused calls (issue 19; kept in the store for 7 days, up to 50): a caller
+ * The trigger's last refused calls (kept in the store for 7 days, up to 50): a caller
  * whose requests never start an execution sees why here — wrong method, bad signature, too big,
  * rate limited — without reading the server's logs.
  */

@@ -12,7 +12,7 @@ import type { Page, Workflow } from '../../types';
 /**
  * Workflow settings: the error workflow (SPEC 7c) — run (mode `error`) with the failure as its
  * trigger item when a production execution of this one fails, active or not; and the searchable
- * fields (issue 19) — fields of the trigger item indexed for the executions search; and concurrency
+ * fields — fields of the trigger item indexed for the executions search; and concurrency
  * (SPEC 7d) — a key per execution, how many of one key run at once, and newest wins.
  */
 export function SettingsPanel({

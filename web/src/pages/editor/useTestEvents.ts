@@ -91,7 +91,7 @@ export function useTestEvents(workflowId: string, onCapture: (event: TestEvent) 
   }, [base, addEvent]);
 
   // The live region follows the listener: once it is gone (expired, stopped elsewhere, consumed),
-  // "Listening" must not stay the last word (issue 17 #9). Captures and Stop say their own.
+  // "Listening" must not stay the last word. Captures and Stop say their own.
   const wasListening = useRef(false);
   useEffect(() => {
     const listening = listener !== null;

@@ -6,7 +6,7 @@ const FINISHED = new Set(['succeeded', 'failed', 'filtered', 'skipped']);
 
 /**
  * The steps of the version an execution ran that have no record in it: after a failure or a
- * filter the run stops, and those steps are listed as "Not run" rather than missing (issue 17 #4).
+ * filter the run stops, and those steps are listed as "Not run" rather than missing.
  * Empty while the run goes on, and when the version cannot be read.
  */
 export function useNotRunSteps(execution: Execution | null): Step[] {
