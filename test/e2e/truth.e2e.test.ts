@@ -673,7 +673,8 @@ describe('the editor shows the steps first', () => {
     // Phone: the trigger card opens its details as a full-screen sheet, by keyboard too.
     await page.setViewportSize(PHONE);
     await page.evaluate('window.scrollTo(0, 0)');
-    expect(await side.count()).toBe(0);
+    // The side panel goes once React has seen the narrower window (a matchMedia change): waited for.
+    await side.waitFor({ state: 'detached' });
     await card.focus();
     await page.keyboard.press('Enter');
     const sheet = page.getByRole('dialog', { name: 'Trigger' });
