@@ -246,10 +246,10 @@ export class Engine {
       );
     }
     const outcome = node.type.run(config, this.#context(node, run, resume));
-    // A step answering a promise waits on something outside this run (an outbound call, a code
-    // thread, a timer): the compute slot goes to another execution meanwhile (SPEC 7d), whatever
-    // the step type. Expressions rendered asynchronously are computation and keep it.
-    if (isPromise(outcome)) run.ctx.compute?.release();
+    // A step answering a promise waits on something outside this run (an outbound call, a timer):
+    // the compute slot goes to another execution meanwhile (SPEC 7d). A contained step (`code`)
+    // answers a promise too, but computes meanwhile (on its sandbox thread): it keeps the slot.
+    if (isPromise(outcome) && !node.type.contained) run.ctx.compute?.release();
     return outcome;
   }
 

@@ -3,7 +3,8 @@
  * compute at once; the others in flight (up to HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT, the worker's cap)
  * wait on the outside world or for a slot. An execution takes a slot before its first step and
  * gives it up whenever a step answers with a promise (engine/run.ts: an `http` call, and so any
- * step type that waits on something outside the thread, without knowing of slots), and takes one
+ * step type that waits on something outside the thread, without knowing of slots; not a
+ * contained one, the `code` step, which computes on its sandbox thread meanwhile), and takes one
  * again before the run goes on. A run that comes back from a wait is served before new ones
  * start: finishing what started keeps fewer executions (and their memory) in flight.
  *

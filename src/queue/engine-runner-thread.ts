@@ -11,6 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { TokenResult, TokenSource } from '../engine/credentials.js';
 import type { EngineOptions, RunResult } from '../engine/run.js';
 import type { EngineServices } from '../engine/services.js';
+import type { ComputeSlot } from '../engine/types.js';
 import type { Workflow } from '../model/workflow.js';
 import { JsonSizer, recordJson } from '../model/record-json.js';
 import { isPromise } from '../shared/maybe-promise.js';
@@ -165,8 +166,20 @@ async function run({ id, version, workflow: sent, trigger, ctx }: RunMessage): P
   }
   // Its budget counts from when it first holds a slot: the runner is told when it has to wait
   // for one (the message arrives long before any budget could run out).
-  const compute = slots.slot();
-  const got = compute.acquire();
+  const slot = slots.slot();
+  // The engine gives the slot up while a step waits on the outside world and takes it again
+  // after: the worker hears of both, to count the runs that compute here (queue/slots.ts).
+  const compute: ComputeSlot = {
+    release() {
+      slot.release();
+      post({ id, slot: 'outside' });
+    },
+    acquire() {
+      post({ id, slot: 'back' });
+      return slot.acquire();
+    },
+  };
+  const got = slot.acquire();
   if (isPromise(got)) {
     post({ id, slot: 'queued' });
     await got;
@@ -188,7 +201,7 @@ async function run({ id, version, workflow: sent, trigger, ctx }: RunMessage): P
     const e = err instanceof Error ? err : new Error(String(err));
     post({ id, crash: { message: e.message, stack: e.stack } });
   } finally {
-    compute.release();
+    slot.release();
   }
 }
 

@@ -148,9 +148,17 @@ export type FromThread =
   | { token: { rid: number; credentialId: string; rejected?: string } }
   /**
    * The execution waits for a compute slot on the thread (`queued`: its budget does not run), or
-   * got one after waiting (`started`: it runs from now). See compute-slots.ts.
+   * got one after waiting (`started`: it runs from now); it gave its slot up to wait on the outside
+   * world (`outside`: an outbound call, a timer), or is back from that wait (`back`). See
+   * compute-slots.ts; the worker counts the runs that compute from these (slots.ts).
    */
-  | { id: number; slot: 'queued' | 'started'; response?: undefined; result?: undefined; crash?: undefined }
+  | {
+      id: number;
+      slot: 'queued' | 'started' | 'outside' | 'back';
+      response?: undefined;
+      result?: undefined;
+      crash?: undefined;
+    }
   | { id: number; response: StepResponse; slot?: undefined; result?: undefined; crash?: undefined }
   | { id: number; result: RunResult; slot?: undefined; response?: undefined; crash?: undefined }
   | {
@@ -168,6 +176,8 @@ interface Pending {
   onRespond: RunContext['onRespond'];
   /** Epoch ms past which the thread is stopped for this execution (Infinity until the thread is ready). */
   stopAt: number;
+  /** Waiting on the outside world (its compute slot given up). */
+  outside: boolean;
 }
 
 export class EngineRunner {
@@ -181,6 +191,10 @@ export class EngineRunner {
   /** Per execution, how often it was on a lost thread in this process (see the header). */
   readonly #losses = new Map<string, { lost: number; outOfMemory: number }>();
   readonly #pending = new Map<number, Pending>();
+  /** Runs of `#pending` waiting on the outside world: the others compute, or wait for a slot to. */
+  #outside = 0;
+  /** Told when a run starts or stops waiting on the outside world (the worker's `Holding.outside`). */
+  readonly #onOutside: ((outside: number) => void) | undefined;
   #thread: Thread | undefined;
   /**
    * Whether the thread has loaded the engine. Until then no execution's budget runs: loading its
@@ -211,6 +225,7 @@ export class EngineRunner {
     files,
     tokens,
     services,
+    onOutside,
   }: {
     options: EngineRunnerOptions;
     /** HOOKFLOW_EXECUTOR_CONCURRENCY. */
@@ -219,7 +234,9 @@ export class EngineRunner {
     files?: StoredFiles;
     tokens?: TokenSource | undefined;
     services?: EngineServices | undefined;
+    onOutside?: (outside: number) => void;
   }) {
+    this.#onOutside = onOutside;
     this.#files = files;
     this.#tokens = tokens;
     this.#services = services;
@@ -265,6 +282,7 @@ export class EngineRunner {
         reject,
         onRespond: ctx.onRespond,
         stopAt: this.#ready ? this.#stopAt() : Number.POSITIVE_INFINITY,
+        outside: false,
       });
       const version = `${workflow.id}@${workflow.version}`;
       const known = this.#sent.has(version);
@@ -427,6 +445,10 @@ export class EngineRunner {
   #reply(reply: RunReply): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
+    if (reply.slot === 'outside' || reply.slot === 'back') {
+      this.#waitsOutside(pending, reply.slot === 'outside');
+      return;
+    }
     if (reply.slot) {
       // Its budget runs only while it holds a slot or waits on the outside world: not while it
       // waits for a slot before its first step.
@@ -446,7 +468,16 @@ export class EngineRunner {
     } else pending.resolve(reply.result!);
   }
 
+  #waitsOutside(pending: Pending, outside: boolean): void {
+    if (pending.outside === outside) return;
+    pending.outside = outside;
+    this.#outside += outside ? 1 : -1;
+    this.#onOutside?.(this.#outside);
+  }
+
   #settled(id: number): void {
+    const pending = this.#pending.get(id);
+    if (pending) this.#waitsOutside(pending, false);
     this.#pending.delete(id);
     if (this.#pending.size === 0) {
       this.#thread?.unref();

@@ -111,7 +111,14 @@ export class Worker implements ExecutionEntry {
   /** Claimed or handed-over executions not started yet (the in-flight cap was reached). */
   readonly #ready: ExecutionRow[] = [];
   /** What this worker holds, for the slot policy. */
-  readonly #holding: Holding = { inFlight: 0, inFlightBytes: 0, ready: 0, reserved: 0, readyBytes: 0 };
+  readonly #holding: Holding = {
+    inFlight: 0,
+    inFlightBytes: 0,
+    ready: 0,
+    reserved: 0,
+    readyBytes: 0,
+    outside: 0,
+  };
   /** PostgreSQL: queued rows are taken in batches, pure ones run in the batch (pure-batch.ts). */
   readonly #batches: PureBatches | undefined;
   /** The claim or batch in progress (`poke`), which `close` lets finish; `#again`: poked meanwhile. */
@@ -147,6 +154,14 @@ export class Worker implements ExecutionEntry {
       files: new StoredFiles(deps.store),
       tokens: deps.tokens,
       services: deps.services,
+      // A run that waits on the outside world leaves room for another to compute.
+      onOutside: (outside) => {
+        const more = outside > this.#holding.outside;
+        this.#holding.outside = outside;
+        if (!more || this.#mode !== 'running') return;
+        this.#startReady();
+        if (this.#backlog) this.poke();
+      },
     });
     this.#slots = slotPolicy({
       shared: deps.store.caps.shared,

@@ -4,7 +4,9 @@
  * (the API sees 50 requests open together), and a host that holds its answers does not starve
  * calls to another one. A parent waiting on its sub-workflow holds no place in flight: with
  * HOOKFLOW_EXECUTOR_MAX_IN_FLIGHT=2, four parents whose children need those places all finish.
- * Asserted by what the APIs see, not by timing.
+ * Executions that compute (a `code` step: CPU on its sandbox thread, not a wait on the outside
+ * world) are not all started at once: two per compute slot at most, the rest wait their turn.
+ * Asserted by what the APIs and /metrics see, not by timing.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -125,6 +127,33 @@ describe('executions waiting on the network', () => {
     expect(backlog.body).toMatchObject({ queued: 0, oldestQueuedAt: null, inFlight: 50 });
     api.release();
     await eventually(async () => (await statuses(server, ids)).succeeded === 50, 20_000);
+  });
+
+  it('executions that compute are in flight two per compute slot at most, whatever the backlog', async () => {
+    await createActiveWorkflow(server, {
+      name: 'busy',
+      trigger: { path: 'busy' },
+      steps: [
+        {
+          name: 'spin',
+          type: 'code',
+          source: 'const t = Date.now(); while (Date.now() - t < 30) {} return { i: $input.body.i }',
+        },
+      ],
+    });
+    const ids = await send(server, 'busy', 40);
+    let most = 0;
+    let done = 0;
+    while (done < 40) {
+      const metrics = String((await server.api('GET', '/metrics')).body);
+      most = Math.max(most, Number(/^hookflow_executions_in_flight (\d+)$/m.exec(metrics)![1]));
+      done = (await statuses(server, ids)).succeeded ?? 0;
+    }
+    // Four computing or waiting for a slot on the engine thread, and those whose results are being
+    // stored (the gauge counts an execution until then). Were a code step's run a wait on the
+    // outside world, all 40 would be started at once, waiting for the sandbox thread.
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(most).toBeLessThanOrEqual(8);
   });
 
   it('a host that holds its answers does not starve calls to another host', async () => {

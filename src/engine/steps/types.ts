@@ -140,7 +140,8 @@ export interface StepType<S extends TSchema = TSchema> {
    * True when `run` has no effect outside the execution either, but may take longer than a pure
    * step's slice (the `code` step: CPU in its sandbox, up to HOOKFLOW_CODE_TIMEOUT_MS). A run of
    * such steps can be abandoned and done again without anyone outside telling
-   * (Engine.runsWithoutEffects).
+   * (Engine.runsWithoutEffects). While its promise is pending it computes (on a thread of its
+   * own), so the run keeps its compute slot (engine/run.ts `#runRendered`).
    */
   contained?: boolean;
   /**
