@@ -16,22 +16,9 @@ import {
 } from './load.js';
 import { cleanups, freePort, hookflowArgs, startChild, tokenClient, waitForReady } from './processes.js';
 import { log, mean, sum } from './util.js';
+import { ROUTED_STEPS } from './workflows.js';
 
-/** Issue 18's case: one URL routed by an event header (switch), a code step in one branch. */
-export const ROUTED_STEPS = [
-  {
-    name: 'route',
-    type: 'switch',
-    value: '{{ body.param1 }}',
-    cases: [
-      {
-        equals: 'a',
-        steps: [{ name: 'total', type: 'code', source: 'return { total: $input.body.param2.length * 2 }' }],
-      },
-      { equals: 'b', steps: [{ name: 'other', type: 'set', fields: { other: true } }] },
-    ],
-  },
-];
+export { ROUTED_STEPS };
 
 // The baseline: the least a receiver can do (read the body, answer 200 with a small JSON body).
 export const BARE_SERVER = `

@@ -94,12 +94,15 @@ export async function waitForReady(url, child) {
   }
 }
 
-/** An API client with a new token, made by `hookflow tokens create` on the store `env` points at. */
-export async function tokenClient(base, env, name) {
+/**
+ * An API client with a new token, made by `hookflow tokens create` on the store `env` points at
+ * (by the checkout at `tree`: the one whose server uses that store).
+ */
+export async function tokenClient(base, env, name, tree = root) {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [path.join(root, 'bin/hookflow.js'), 'tokens', 'create', '--name', name],
-    { env, cwd: root },
+    [path.join(tree, 'bin/hookflow.js'), 'tokens', 'create', '--name', name],
+    { env, cwd: tree },
   );
   return apiClient(base, stdout.trim().split('\n').at(-1));
 }

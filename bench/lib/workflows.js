@@ -1,0 +1,17 @@
+/** The workflows the cases serve (bench/run.js and bench/ab.js), beside FLOW_STEPS (floor-server.js). */
+
+/** The routed case: one URL routed by a field of the body (switch), a code step in one branch. */
+export const ROUTED_STEPS = [
+  {
+    name: 'route',
+    type: 'switch',
+    value: '{{ body.param1 }}',
+    cases: [
+      {
+        equals: 'a',
+        steps: [{ name: 'total', type: 'code', source: 'return { total: $input.body.param2.length * 2 }' }],
+      },
+      { equals: 'b', steps: [{ name: 'other', type: 'set', fields: { other: true } }] },
+    ],
+  },
+];
