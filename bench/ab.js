@@ -10,10 +10,10 @@
  * bin/node-flags.js) and takes the load in slices that alternate between them (in reverse order
  * every other slice), so drift hits each alike. Per case and checkout: accepted req/s, CPU of the
  * server process per request (the executions it runs included: the routed case's backlog is
- * drained in the slice), p99; for routed also the backlog left at the end of a slice and accepted
+ * drained in the slice), p99 (`single`: from one connection, timed per request); for routed also the backlog left at the end of a slice and accepted
  * ÷ (load + drain time); and each figure's ratio to the first checkout's.
  *
- *   npm run bench:ab -- [--slices 20] [--seconds 2] [--cases webhook,workflow,routed] [--json] . ../hookflow-before
+ *   npm run bench:ab -- [--slices 20] [--seconds 2] [--cases webhook,workflow,routed,single] [--json] . ../hookflow-before
  *
  * Each checkout must be built (`npm run build` there: dist/ and the UI). Checkouts older than this
  * bench are served as they are (their own bin/hookflow.js; the V8 flags given again are harmless).
@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { NODE_FLAGS } from '../bin/node-flags.js';
 import { FLOW_STEPS } from './floor-server.js';
 import { processTicks, CLOCK_TICKS } from './lib/cpu.js';
-import { countExecutions, drain, load } from './lib/load.js';
+import { countExecutions, drain, load, oneSender } from './lib/load.js';
 import {
   cleanup,
   cleanups,
@@ -38,13 +38,15 @@ import {
 import { log } from './lib/util.js';
 import { ROUTED_STEPS } from './lib/workflows.js';
 
-const STEPS = { webhook: undefined, workflow: FLOW_STEPS, routed: ROUTED_STEPS };
+const STEPS = { webhook: undefined, workflow: FLOW_STEPS, routed: ROUTED_STEPS, single: undefined };
+/** `single`: the webhook case from one connection (bench/run.js's, oneSender: one sender's latency). */
+const ONE_SENDER = ['single'];
 
 const { values: opts, positionals: checkouts } = parseArgs({
   options: {
     slices: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '2' },
-    cases: { type: 'string', default: 'webhook,workflow,routed' },
+    cases: { type: 'string', default: 'webhook,workflow,routed,single' },
     connections: { type: 'string', default: '50' },
     json: { type: 'boolean', default: false },
   },
@@ -60,7 +62,9 @@ const problems = [
   ...checkouts
     .filter((c) => !fs.existsSync(path.join(c, 'dist/cli.js')))
     .map((c) => `${c} is not a built checkout (no dist/cli.js: run npm run build there)`),
-  ...cases.filter((c) => !(c in STEPS)).map((c) => `--cases: no case ${c} (webhook, workflow, routed)`),
+  ...cases
+    .filter((c) => !(c in STEPS))
+    .map((c) => `--cases: no case ${c} (${Object.keys(STEPS).join(', ')})`),
   ...([slices, seconds, connections].some((n) => !Number.isInteger(n) || n < 1)
     ? ['--slices, --seconds and --connections are whole numbers ≥ 1']
     : []),
@@ -110,7 +114,10 @@ async function serve(checkout, i) {
 /** One slice of one case on one server: the load, then (routed) the backlog and its drain. */
 async function slice(server, name) {
   const before = processTicks(server.child.pid);
-  const result = await load(`${server.url}/webhook/ab-${name}`, seconds, connections);
+  const url = `${server.url}/webhook/ab-${name}`;
+  const result = ONE_SENDER.includes(name)
+    ? await oneSender(url, seconds)
+    : await load(url, seconds, connections);
   const t = server.totals[name];
   t.requests += result['2xx'];
   t.seconds += seconds;
@@ -148,7 +155,7 @@ async function main() {
   for (const [i, c] of checkouts.entries()) servers.push(await serve(c, i));
   log(`warming up ${servers.length} servers on ${cases.join(', ')}`);
   for (const s of servers)
-    for (const name of cases) {
+    for (const name of cases.filter((c) => !ONE_SENDER.includes(c))) {
       await load(`${s.url}/webhook/ab-${name}`, 2, Math.min(connections, 10));
       await drain(s.api, s.child);
     }
@@ -173,7 +180,7 @@ async function main() {
         const line = [
           `${f.reqPerSec.toFixed(0)} req/s (${f.ratio.reqPerSec})`,
           `${f.cpuUsPerRequest.toFixed(1)} µs CPU/request (${f.ratio.cpuUsPerRequest})`,
-          `p99 ${f.p99Ms} ms`,
+          `p99 ${Number(f.p99Ms.toFixed(2))} ms`,
           ...(name === 'routed'
             ? [
                 `backlog ${f.backlog.toFixed(0)}`,
