@@ -169,13 +169,18 @@ async function run({ id, version, workflow: sent, trigger, ctx }: RunMessage): P
   const slot = slots.slot();
   // The engine gives the slot up while a step waits on the outside world and takes it again
   // after: the worker hears of both, to count the runs that compute here (queue/slots.ts).
+  let away = false;
   const compute: ComputeSlot = {
     release() {
       slot.release();
+      away = true;
       post({ id, slot: 'outside' });
     },
     acquire() {
-      post({ id, slot: 'back' });
+      if (away) {
+        away = false;
+        post({ id, slot: 'back' });
+      }
       return slot.acquire();
     },
   };

@@ -205,8 +205,8 @@ export const extensionMigrations: Record<string, MigrationFactory> = {
     async up(db: Kysely<unknown>) {
       // 0022's index held an entry for every execution, nearly all without a parent, and each
       // insert paid for it. Partial: only children are in it, still one per parent step. In the
-      // bench's webhook and workflow cases after the routed case's backlog had grown the table to
-      // ~400 000 rows, the whole index cost ~10 % of the CPU per request.
+      // bench's webhook and workflow cases, once the routed case's backlog had grown the table to
+      // ~400 000 rows, CPU per request fell by ~3 % and ~6 % (docs/performance.md, bench:ab).
       await db.schema.dropIndex('executions_parent').execute();
       await db.schema
         .createIndex('executions_parent')
