@@ -33,10 +33,10 @@ import {
   startChild,
   tokenClient,
   waitForReady,
-  withoutBenchOwnedEnv,
+  serverEnv,
 } from './lib/processes.js';
 import { log } from './lib/util.js';
-import { ROUTED_STEPS } from './lib/workflows.js';
+import { activeWorkflow, ROUTED_STEPS } from './lib/workflows.js';
 
 const STEPS = { webhook: undefined, workflow: FLOW_STEPS, routed: ROUTED_STEPS, single: undefined };
 /** `single`: the webhook case from one connection (bench/run.js's, oneSender: one sender's latency). */
@@ -80,13 +80,7 @@ async function serve(checkout, i) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookflow-ab-'));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
-  const env = {
-    ...withoutBenchOwnedEnv(process.env),
-    HOOKFLOW_DATA_DIR: dataDir,
-    HOOKFLOW_PORT: String(port),
-    HOOKFLOW_HOST: '127.0.0.1',
-    HOOKFLOW_LOG_LEVEL: 'warn',
-  };
+  const env = serverEnv(dataDir, port);
   const label = `${i + 1}:${checkout}`;
   const child = startChild(
     label,
@@ -97,14 +91,12 @@ async function serve(checkout, i) {
   const url = `http://127.0.0.1:${port}`;
   await waitForReady(url, child);
   const api = await tokenClient(url, env, 'bench-ab', tree);
-  for (const name of cases) {
-    const wf = await api('POST', '/api/v1/workflows', {
+  for (const name of cases)
+    await activeWorkflow(api, {
       name: `ab-${name}`,
       trigger: { path: `ab-${name}`, methods: ['POST'] },
       ...(STEPS[name] ? { steps: STEPS[name] } : {}),
     });
-    await api('POST', `/api/v1/workflows/${wf.id}/activate`);
-  }
   const totals = Object.fromEntries(
     cases.map((c) => [c, { requests: 0, seconds: 0, ticks: 0, backlog: 0, drainMs: 0, p99: [] }]),
   );

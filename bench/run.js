@@ -77,14 +77,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  activeWorkflow,
   BARE_SERVER,
   CASES,
   connectionsOf,
   HOOKFLOW_CASES,
   measure,
   mergeSlices,
-  ROUTED_STEPS,
   runSoak,
 } from './lib/cases.js';
 import {
@@ -117,10 +115,11 @@ import {
   startChild,
   tokenClient,
   waitForReady,
-  withoutBenchOwnedEnv,
+  serverEnv,
 } from './lib/processes.js';
 import { printReport, summarize } from './lib/report.js';
 import { log, MiB } from './lib/util.js';
+import { activeWorkflow, ROUTED_STEPS } from './lib/workflows.js';
 import { FLOW_STEPS } from './floor-server.js';
 
 async function main() {
@@ -133,13 +132,7 @@ async function main() {
     await freePort(),
   ];
   const env = {
-    // Tuning variables (HOOKFLOW_SQLITE_SYNCHRONOUS, HOOKFLOW_EXECUTOR_CONCURRENCY …) pass through;
-    // where the data lives and how hookflow is reached are the bench's own.
-    ...withoutBenchOwnedEnv(process.env),
-    HOOKFLOW_DATA_DIR: dataDir,
-    HOOKFLOW_PORT: String(hookPort),
-    HOOKFLOW_HOST: '127.0.0.1',
-    HOOKFLOW_LOG_LEVEL: 'warn',
+    ...serverEnv(dataDir, hookPort),
     // The io case's API listens on loopback.
     ...(onlyCase === 'io' ? { HOOKFLOW_ALLOW_PRIVATE_NETWORK: 'true' } : {}),
   };

@@ -16,9 +16,7 @@ import {
 } from './load.js';
 import { cleanups, freePort, hookflowArgs, startChild, tokenClient, waitForReady } from './processes.js';
 import { log, mean, sum } from './util.js';
-import { ROUTED_STEPS } from './workflows.js';
-
-export { ROUTED_STEPS };
+import { activeWorkflow } from './workflows.js';
 
 // The baseline: the least a receiver can do (read the body, answer 200 with a small JSON body).
 export const BARE_SERVER = `
@@ -57,12 +55,6 @@ export const ONE_SENDER = ['single', 'floor1'];
 /** Cases whose runs are compared with the floor of their round. */
 export const TO_FLOOR = ['contract', 'flowfloor', ...HOOKFLOW_CASES];
 export const connectionsOf = (name) => (ONE_SENDER.includes(name) ? 1 : connections);
-
-export async function activeWorkflow(api, body) {
-  const wf = await api('POST', '/api/v1/workflows', body);
-  await api('POST', `/api/v1/workflows/${wf.id}/activate`);
-  return wf;
-}
 
 /**
  * One autocannon run against `target`, with the peak RSS of its process meanwhile and the CPU each

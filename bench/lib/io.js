@@ -20,7 +20,7 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import fs from 'node:fs';
-import { activeWorkflow } from './cases.js';
+import { activeWorkflow } from './workflows.js';
 import { connections, duration, warmup, warmupConnections } from './cli.js';
 import { CLOCK_TICKS, machineTicks, processTicks } from './cpu.js';
 import { BODY, FORM, load, pollRss } from './load.js';

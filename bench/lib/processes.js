@@ -143,6 +143,21 @@ export const BENCH_OWNED_ENV = [
   'HOOKFLOW_LOG_LEVEL',
 ];
 
+/**
+ * The environment of a hookflow server the bench starts: tuning variables (HOOKFLOW_SQLITE_SYNCHRONOUS,
+ * HOOKFLOW_EXECUTOR_CONCURRENCY …) pass through; where the data lives and how hookflow is reached
+ * are the bench's own.
+ */
+export function serverEnv(dataDir, port) {
+  return {
+    ...withoutBenchOwnedEnv(process.env),
+    HOOKFLOW_DATA_DIR: dataDir,
+    HOOKFLOW_PORT: String(port),
+    HOOKFLOW_HOST: '127.0.0.1',
+    HOOKFLOW_LOG_LEVEL: 'warn',
+  };
+}
+
 export function withoutBenchOwnedEnv(env) {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !BENCH_OWNED_ENV.includes(k)));
 }

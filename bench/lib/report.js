@@ -1,6 +1,7 @@
 /** The report: the figures of every case over the rounds, the targets, and the printed tables. */
 import os from 'node:os';
-import { CASES, connectionsOf, FLOOR, HOOKFLOW_CASES, ROUTED_STEPS, TO_FLOOR } from './cases.js';
+import { CASES, connectionsOf, FLOOR, HOOKFLOW_CASES, TO_FLOOR } from './cases.js';
+import { ROUTED_STEPS } from './workflows.js';
 import {
   connections,
   duration,

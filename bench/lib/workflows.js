@@ -15,3 +15,10 @@ export const ROUTED_STEPS = [
     ],
   },
 ];
+
+/** Creates a workflow through the API (`api`: processes.js apiClient) and activates it. */
+export async function activeWorkflow(api, body) {
+  const wf = await api('POST', '/api/v1/workflows', body);
+  await api('POST', `/api/v1/workflows/${wf.id}/activate`);
+  return wf;
+}

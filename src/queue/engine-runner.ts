@@ -459,7 +459,7 @@ export class EngineRunner {
       pending.onRespond?.(reply.response);
       return;
     }
-    this.#settled(reply.id);
+    this.#settled(reply.id, pending);
     this.#losses.delete(pending.executionId);
     if (reply.crash) {
       const err = new Error(reply.crash.message);
@@ -475,9 +475,8 @@ export class EngineRunner {
     this.#onOutside?.(this.#outside);
   }
 
-  #settled(id: number): void {
-    const pending = this.#pending.get(id);
-    if (pending) this.#waitsOutside(pending, false);
+  #settled(id: number, pending: Pending): void {
+    this.#waitsOutside(pending, false);
     this.#pending.delete(id);
     if (this.#pending.size === 0) {
       this.#thread?.unref();
@@ -498,7 +497,7 @@ export class EngineRunner {
     );
     const ms = this.#options.executionTimeoutMs;
     for (const [id, p] of overran) {
-      this.#settled(id);
+      this.#settled(id, p);
       p.resolve({
         status: 'failed',
         steps: [],
@@ -538,7 +537,7 @@ export class EngineRunner {
   #rerunAll(reason: string, outOfMemory: boolean): void {
     if (this.#losses.size > MAX_COUNTED) this.#losses.clear();
     for (const [id, p] of [...this.#pending.entries()]) {
-      this.#settled(id);
+      this.#settled(id, p);
       const counts = this.#losses.get(p.executionId) ?? { lost: 0, outOfMemory: 0 };
       counts.lost++;
       if (outOfMemory) counts.outOfMemory++;
