@@ -374,8 +374,10 @@ describe('the webhook hot path with and without event waits (PostgreSQL statisti
       const c = await counters();
       return c.inserted >= before.inserted + 100 && c.inserted > 0 ? c : undefined;
     }, 30_000);
-    // At most one: the watched workflows' periodic re-read (once a minute) may fall in the window.
-    expect(after.waitScans - before.waitScans).toBeLessThanOrEqual(1);
+    // Read per request, it would be 100 or more. A few reads of the process's own may land in the
+    // window: the watched workflows' re-read (at start, once a minute, after a bus reconnect, which
+    // a ping unanswered for 5 s on a loaded machine causes), whose statistics reach the view late.
+    expect(after.waitScans - before.waitScans).toBeLessThanOrEqual(5);
 
     // A run now waits on this workflow's requests: each request is matched in its transaction.
     await createActiveWorkflow(server, {
