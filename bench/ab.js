@@ -8,10 +8,12 @@
  * 1.7× between runs a few minutes apart here, and its floor-relative figures by ±10 %. This runs
  * every checkout's server side by side (each on a fresh data directory, the V8 flags of
  * bin/node-flags.js) and takes the load in slices that alternate between them (in reverse order
- * every other slice), so drift hits each alike. Per case and checkout: accepted req/s, CPU of the
- * server process per request (the executions it runs included: the routed case's backlog is
- * drained in the slice), p99 (`single`: from one connection, timed per request); for routed also the backlog left at the end of a slice and accepted
- * ÷ (load + drain time); and each figure's ratio to the first checkout's.
+ * every other slice), so drift hits each alike. Every slice ends with its server's queue drained,
+ * so no server runs its leftovers while another takes its load (two cores are shared). Per case and
+ * checkout: accepted req/s, CPU of the server process per request (the executions it runs
+ * included, the drain too), p99 (`single`: from one connection, timed per request), the backlog
+ * left at the end of a slice and accepted ÷ (load + drain time); and each figure's ratio to the
+ * first checkout's.
  *
  *   npm run bench:ab -- [--slices 20] [--seconds 2] [--cases webhook,workflow,routed,single] [--json] . ../hookflow-before
  *
@@ -103,7 +105,7 @@ async function serve(checkout, i) {
   return { label, checkout, child, api, dataDir, url, totals };
 }
 
-/** One slice of one case on one server: the load, then (routed) the backlog and its drain. */
+/** One slice of one case on one server: the load, then the backlog and its drain. */
 async function slice(server, name) {
   const before = processTicks(server.child.pid);
   const url = `${server.url}/webhook/ab-${name}`;
@@ -114,12 +116,10 @@ async function slice(server, name) {
   t.requests += result['2xx'];
   t.seconds += seconds;
   t.p99.push(result.latency.p99);
-  if (name === 'routed') {
-    t.backlog += countExecutions(server.dataDir, "status in ('queued', 'running')");
-    const drained = await drain(server.api, server.child);
-    if (!drained.ok) throw new Error(`${server.label}: the routed backlog did not drain`);
-    t.drainMs += drained.ms;
-  }
+  t.backlog += countExecutions(server.dataDir, "status in ('queued', 'running')");
+  const drained = await drain(server.api, server.child);
+  if (!drained.ok) throw new Error(`${server.label}: the ${name} backlog did not drain`);
+  t.drainMs += drained.ms;
   t.ticks += processTicks(server.child.pid) - before;
 }
 
@@ -132,11 +132,10 @@ function figures(server) {
         cpuUsPerRequest: (t.ticks / CLOCK_TICKS / Math.max(1, t.requests)) * 1e6,
         p99Ms: [...t.p99].sort((a, b) => a - b)[Math.floor(t.p99.length / 2)],
       };
-      if (name === 'routed')
-        Object.assign(f, {
-          backlog: t.backlog / slices,
-          acceptedPerSecWithDrain: t.requests / (t.seconds + t.drainMs / 1000),
-        });
+      Object.assign(f, {
+        backlog: t.backlog / slices,
+        acceptedPerSecWithDrain: t.requests / (t.seconds + t.drainMs / 1000),
+      });
       return [name, f];
     }),
   );
@@ -173,12 +172,8 @@ async function main() {
           `${f.reqPerSec.toFixed(0)} req/s (${f.ratio.reqPerSec})`,
           `${f.cpuUsPerRequest.toFixed(1)} µs CPU/request (${f.ratio.cpuUsPerRequest})`,
           `p99 ${Number(f.p99Ms.toFixed(2))} ms`,
-          ...(name === 'routed'
-            ? [
-                `backlog ${f.backlog.toFixed(0)}`,
-                `with drain ${f.acceptedPerSecWithDrain.toFixed(0)}/s (${f.ratio.acceptedPerSecWithDrain})`,
-              ]
-            : []),
+          `backlog ${f.backlog.toFixed(0)}`,
+          `with drain ${f.acceptedPerSecWithDrain.toFixed(0)}/s (${f.ratio.acceptedPerSecWithDrain})`,
         ];
         console.log(`  ${r.checkout.padEnd(24)} ${line.join(', ')}`);
       }

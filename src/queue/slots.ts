@@ -9,11 +9,10 @@
  * moment it starts here until its slot is freed (see `freeBeforeRecord`); handed-over executions
  * waiting to start (`ready`) and those ingest reserved room for (`reserved`) are held too.
  *
- * Of those in flight, only COMPUTE_AHEAD per compute slot may be computing or waiting for a slot
- * on the thread (the others wait on the outside world): more would only wait there, each with its
- * run's state alive across the thread's garbage collections. Executions of a workflow that waits
- * on nothing (the bench's routed case: switch + code step) then cost about what they did before
- * the in-flight cap, when 8 were in flight.
+ * Of those in flight, only HOOKFLOW_EXECUTOR_CONCURRENCY may be computing or waiting for a slot on
+ * the thread (the others wait on the outside world): more would only wait there, each with its
+ * run's state alive across the thread's garbage collections, and would take the CPU the accepting
+ * event loop needs while a load lasts (COMPUTE_AHEAD below).
  */
 
 /** What a worker holds now. */
@@ -42,16 +41,16 @@ export interface Holding {
 const CLAIM_PER_SLOT = 8;
 
 /**
- * Executions computing or waiting for a slot on the engine thread, per compute slot: one computes,
- * one waits to take the slot when it is freed, without a round trip to the event loop. The bench's
- * routed case (switch + code step), CPU of `hookflow start` per request accepted and executed,
- * 6 slices of 2 s alternated with 6c3e95a (before the in-flight cap) in three runs: 863–902 µs
- * when every claimed execution started at once (up to 1 000), 545–625 µs with 2 per slot, 4 per
- * slot the same; 6c3e95a 553–596 µs. With 4, the executor ran more of the backlog while the load
- * lasted and accepted 32 % fewer requests meanwhile (2: within 7 %); an `io` execution (waiting on
- * an API) cost 0.05 ms more of the event loop with 2 than with 4, at the same drain rate.
+ * Executions computing or waiting for a slot on the engine thread, per compute slot: one. Two (one
+ * computing, one waiting to take the slot without a round trip to the event loop) kept the thread
+ * busier while the event loop was: measured side by side with 6c3e95a (before the in-flight cap),
+ * the bench's routed case (switch + code step) accepted 0.905–0.929 as many requests meanwhile,
+ * with 1 1.072, and the whole work (load + drain) took 0.94 and 1.00 of the time. The io case
+ * (`webhook → http (100 ms) → set`) drains 1 060/s with one on SQLite (two: 1 083–1 116/s) and
+ * 1 029/s on PostgreSQL (two: 943/s). Starting every claimed run at once (up to 1 000) cost
+ * 863–902 µs of CPU per routed request against 553–596 µs.
  */
-const COMPUTE_AHEAD = 2;
+const COMPUTE_AHEAD = 1;
 
 /**
  * Handed-over executions are taken only under 64 KiB of JSON each, at most 4 MiB in all waiting to
@@ -105,7 +104,7 @@ export function slotPolicy({
   concurrency: number;
   maxInFlight: number;
 }): SlotPolicy {
-  // Room to start more: under the cap, under COMPUTE_AHEAD, and under the bytes bound (one
+  // Room to start more: under the cap, under the compute bound, and under the bytes bound (one
   // execution always may).
   const underBytes = (h: Holding, bytes: number) =>
     h.inFlight === 0 || h.inFlightBytes + bytes <= IN_FLIGHT_MAX_BYTES;
