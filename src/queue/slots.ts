@@ -43,12 +43,14 @@ const CLAIM_PER_SLOT = 8;
 /**
  * Executions computing or waiting for a slot on the engine thread, per compute slot: one. Two (one
  * computing, one waiting to take the slot without a round trip to the event loop) kept the thread
- * busier while the event loop was: measured side by side with 6c3e95a (before the in-flight cap),
- * the bench's routed case (switch + code step) accepted 0.905–0.929 as many requests meanwhile,
- * with 1 1.072, and the whole work (load + drain) took 0.94 and 1.00 of the time. The io case
- * (`webhook → http (100 ms) → set`) drains 1 060/s with one on SQLite (two: 1 083–1 116/s) and
- * 1 029/s on PostgreSQL (two: 943/s). Starting every claimed run at once (up to 1 000) cost
- * 863–902 µs of CPU per routed request against 553–596 µs.
+ * busy while the accepting event loop was, and took the CPU it needed. Side by side with 6c3e95a
+ * (before the in-flight cap), the bench's routed case (switch + code step) accepted 0.905–0.929
+ * as many requests while the load lasted with two, 0.972–1.072 with one; the whole work (load +
+ * drain) went at 1.03–1.07 of 6c3e95a's rate with two, 0.94–1.00 with one. Senders are answered
+ * first: what they sent is stored and waits its turn. The io case (`webhook → http (100 ms) →
+ * set`) drains 1 053–1 060/s with one on SQLite (two: 1 083–1 116/s) and 1 029/s on PostgreSQL
+ * (two: 943/s). Starting every claimed run at once (up to 1 000) cost 863–902 µs of CPU per
+ * routed request against 553–596 µs.
  */
 const COMPUTE_AHEAD = 1;
 

@@ -150,8 +150,8 @@ describe('executions waiting on the network', () => {
       done = (await statuses(server, ids)).succeeded ?? 0;
     }
     // Two computing on the engine thread, and those whose results are being stored (the gauge
-    // counts an execution until then). Were a code step's run a wait on the
-    // outside world, all 40 would be started at once, waiting for the sandbox thread.
+    // counts an execution until then). Were a code step's run a wait on the outside world, all 40
+    // would be started at once, waiting for the sandbox thread.
     expect(most).toBeGreaterThanOrEqual(2);
     expect(most).toBeLessThanOrEqual(8);
   });
