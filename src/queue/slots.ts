@@ -12,7 +12,7 @@
  * Of those in flight, only HOOKFLOW_EXECUTOR_CONCURRENCY may be computing or waiting for a slot on
  * the thread (the others wait on the outside world): more would only wait there, each with its
  * run's state alive across the thread's garbage collections, and would take the CPU the accepting
- * event loop needs while a load lasts (COMPUTE_AHEAD below).
+ * event loop needs while a load lasts (`computeRoom` below).
  */
 
 /** What a worker holds now. */
@@ -39,20 +39,6 @@ export interface Holding {
  * (alternated, three runs each).
  */
 const CLAIM_PER_SLOT = 8;
-
-/**
- * Executions computing or waiting for a slot on the engine thread, per compute slot: one. Two (one
- * computing, one waiting to take the slot without a round trip to the event loop) kept the thread
- * busy while the accepting event loop was, and took the CPU it needed. Side by side with 6c3e95a
- * (before the in-flight cap), the bench's routed case (switch + code step) accepted 0.905–0.929
- * as many requests while the load lasted with two, 0.972–1.072 with one; the whole work (load +
- * drain) went at 1.03–1.07 of 6c3e95a's rate with two, 0.94–1.00 with one. Senders are answered
- * first: what they sent is stored and waits its turn. The io case (`webhook → http (100 ms) →
- * set`) drains 1 053–1 060/s with one on SQLite (two: 1 083–1 116/s) and 1 029/s on PostgreSQL
- * (two: 943/s). Starting every claimed run at once (up to 1 000) cost 863–902 µs of CPU per
- * routed request against 553–596 µs.
- */
-const COMPUTE_AHEAD = 1;
 
 /**
  * Handed-over executions are taken only under 64 KiB of JSON each, at most 4 MiB in all waiting to
@@ -110,7 +96,17 @@ export function slotPolicy({
   // execution always may).
   const underBytes = (h: Holding, bytes: number) =>
     h.inFlight === 0 || h.inFlightBytes + bytes <= IN_FLIGHT_MAX_BYTES;
-  const computeRoom = (h: Holding) => COMPUTE_AHEAD * concurrency - (h.inFlight - h.outside);
+  // Computing or waiting for a slot on the engine thread: one run per compute slot. Two (one
+  // computing, one waiting to take the slot without a round trip to the event loop) kept the thread
+  // busy while the accepting event loop was, and took the CPU it needed. Side by side with 6c3e95a
+  // (before the in-flight cap), the bench's routed case (switch + code step) accepted 0.905–0.929
+  // as many requests while the load lasted with two, 0.972–1.072 with one; the whole work (load +
+  // drain) went at 1.03–1.07 of 6c3e95a's rate with two, 0.94–1.00 with one. Senders are answered
+  // first: what they sent is stored and waits its turn. The io case (`webhook → http (100 ms) →
+  // set`) drains 1 053–1 060/s with one on SQLite (two: 1 083–1 116/s) and 1 029/s on PostgreSQL
+  // (two: 943/s). Starting every claimed run at once (up to 1 000) cost 863–902 µs of CPU per
+  // routed request against 553–596 µs.
+  const computeRoom = (h: Holding) => concurrency - (h.inFlight - h.outside);
   const canStart = (h: Holding, bytes: number) =>
     h.inFlight < maxInFlight && computeRoom(h) > 0 && underBytes(h, bytes);
   // Not started yet, counted against both bounds.
